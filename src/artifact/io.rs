@@ -1,0 +1,155 @@
+//! Reading artifacts with errors that name the file and field, and writing them atomically.
+
+use super::{validate, Artifact, Ceilings, ResultRow, RunInfo, SCHEMA_VERSION};
+use crate::env::Env;
+use anyhow::{bail, Context, Result};
+use serde::Serialize;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Writes `value` as pretty JSON to `path` atomically: a temporary file in the same folder,
+/// fsynced, then renamed over the target. Readers see the old file or the new one, never half.
+pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> Result<()> {
+    let bytes = serde_json::to_vec_pretty(value).context("serializing JSON")?;
+    write_bytes_atomic(path, &bytes)
+}
+
+/// Atomic write of raw bytes (see [`write_json_atomic`]).
+pub fn write_bytes_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("creating output folder {}", dir.display()))?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".opbench-")
+        .suffix(".tmp")
+        .tempfile_in(&dir)
+        .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
+    tmp.write_all(bytes)
+        .and_then(|_| tmp.as_file().sync_all())
+        .with_context(|| format!("writing {}", path.display()))?;
+    tmp.persist(path)
+        .with_context(|| format!("renaming the temporary file onto {}", path.display()))?;
+    Ok(())
+}
+
+/// Reads, parses and validates one artifact. Errors name the file and the field at fault.
+pub fn read_artifact(path: &Path) -> Result<Artifact> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("{}: cannot read the file", path.display()))?;
+    parse_artifact(&text)
+        .with_context(|| format!("{}: not a valid opbench artifact", path.display()))
+}
+
+/// Parses and validates artifact JSON text.
+pub fn parse_artifact(text: &str) -> Result<Artifact> {
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        anyhow::anyhow!(
+            "JSON syntax error at line {}, column {}: {e} (truncated or hand-edited file?)",
+            e.line(),
+            e.column()
+        )
+    })?;
+    match value.get("schema_version") {
+        None => bail!("field `schema_version` is missing: every artifact starts with one"),
+        Some(v) => match v.as_u64() {
+            Some(n) if n as u32 > SCHEMA_VERSION => bail!(
+                "field `schema_version` is {n}, newer than the {SCHEMA_VERSION} this opbench reads: \
+                 upgrade opbench"
+            ),
+            Some(0) | None => bail!("field `schema_version` is {v}, expected an integer >= 1"),
+            Some(_) => {}
+        },
+    }
+    let artifact: Artifact = serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        anyhow::anyhow!("field `{path}`: {}", e.into_inner())
+    })?;
+    validate(&artifact)?;
+    Ok(artifact)
+}
+
+/// Keeps a benchmark's artifact on disk as results come in.
+///
+/// While the run goes on, every `push` rewrites `<path>.partial` atomically, so a crash
+/// keeps what was finished and never touches the last complete artifact at `<path>`.
+/// `finish` validates and atomically renames the partial file onto `<path>`.
+pub struct ArtifactWriter {
+    path: PathBuf,
+    partial: PathBuf,
+    pub artifact: Artifact,
+}
+
+impl ArtifactWriter {
+    /// Starts a run of `kind` that will end up at `path`.
+    pub fn start(kind: &str, path: &Path, env: Env) -> Result<Self> {
+        let now = crate::env::now_utc();
+        let (git_commit, git_dirty) = crate::env::git_state();
+        let artifact = Artifact {
+            schema_version: SCHEMA_VERSION,
+            kind: kind.to_string(),
+            run: RunInfo {
+                id: crate::env::new_run_id(),
+                started_utc: now.clone(),
+                finished_utc: now,
+                complete: false,
+                git_commit,
+                git_dirty,
+                tool_version: env!("CARGO_PKG_VERSION").to_string(),
+                command_line: std::env::args().collect(),
+            },
+            env,
+            ceilings: Ceilings::default(),
+            results: Vec::new(),
+            notes: Vec::new(),
+        };
+        let mut partial = path.as_os_str().to_owned();
+        partial.push(".partial");
+        let w = ArtifactWriter {
+            path: path.to_path_buf(),
+            partial: partial.into(),
+            artifact,
+        };
+        w.flush()?;
+        Ok(w)
+    }
+
+    /// Where the in-progress copy lives.
+    pub fn partial_path(&self) -> &Path {
+        &self.partial
+    }
+
+    /// Adds one finished point and saves.
+    pub fn push(&mut self, row: ResultRow) -> Result<()> {
+        self.artifact.results.push(row);
+        self.flush()
+    }
+
+    /// Saves the in-progress copy.
+    pub fn flush(&self) -> Result<()> {
+        write_json_atomic(&self.partial, &self.artifact)
+    }
+
+    /// Marks the run complete, validates it and moves it onto the final path.
+    pub fn finish(mut self) -> Result<PathBuf> {
+        self.artifact.run.finished_utc = crate::env::now_utc();
+        self.artifact.run.complete = true;
+        validate(&self.artifact).with_context(|| {
+            format!(
+                "the finished artifact is invalid; the raw results stay in {}",
+                self.partial.display()
+            )
+        })?;
+        self.flush()?;
+        std::fs::rename(&self.partial, &self.path).with_context(|| {
+            format!(
+                "moving {} onto {}",
+                self.partial.display(),
+                self.path.display()
+            )
+        })?;
+        Ok(self.path)
+    }
+}

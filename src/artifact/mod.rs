@@ -1,0 +1,218 @@
+//! The versioned artifact schema (version 1) that every benchmark writes: types, I/O, checks.
+//!
+//! One JSON file per benchmark run. `docs/artifacts.md` explains every field and
+//! `docs/artifact.schema.json` is the JSON Schema for other producers.
+
+mod io;
+mod validate;
+
+pub use io::{
+    parse_artifact, read_artifact, write_bytes_atomic, write_json_atomic, ArtifactWriter,
+};
+pub use validate::validate;
+
+use crate::env::Env;
+use crate::stats::Summary;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The schema version this build writes and the newest it reads.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A whole artifact file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Artifact {
+    pub schema_version: u32,
+    /// Which benchmark wrote it: "layernorm", "gemm", "llm", ...
+    pub kind: String,
+    pub run: RunInfo,
+    pub env: Env,
+    #[serde(default)]
+    pub ceilings: Ceilings,
+    pub results: Vec<ResultRow>,
+    /// Free-form notes on the run as a whole.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// Who ran what, when, on which commit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunInfo {
+    pub id: String,
+    /// RFC 3339 UTC.
+    pub started_utc: String,
+    /// RFC 3339 UTC; equals `started_utc` until the run finishes.
+    pub finished_utc: String,
+    /// False while the run is in progress or when it was interrupted.
+    pub complete: bool,
+    pub git_commit: Option<String>,
+    pub git_dirty: Option<bool>,
+    pub tool_version: String,
+    pub command_line: Vec<String>,
+}
+
+/// Ceilings measured in the same process as the results, for "% of ceiling" metrics.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ceilings {
+    /// Device-to-device copy bandwidth, bytes read + bytes written per second, in GB/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy_gbps: Option<f64>,
+    /// Best matrix-multiply rate per dtype ("f32", "tf32", "f16", "bf16") in TFLOP/s.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub matmul_tflops: BTreeMap<String, f64>,
+    /// How each ceiling was measured.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub method: Vec<String>,
+}
+
+/// A parameter value: shapes, dtypes, batch sizes, names.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Param {
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Text(String),
+}
+
+impl std::fmt::Display for Param {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Param::Int(v) => write!(f, "{v}"),
+            Param::Float(v) => write!(f, "{v}"),
+            Param::Bool(v) => write!(f, "{v}"),
+            Param::Text(v) => write!(f, "{v}"),
+        }
+    }
+}
+
+impl From<&str> for Param {
+    fn from(v: &str) -> Self {
+        Param::Text(v.to_string())
+    }
+}
+impl From<String> for Param {
+    fn from(v: String) -> Self {
+        Param::Text(v)
+    }
+}
+impl From<i64> for Param {
+    fn from(v: i64) -> Self {
+        Param::Int(v)
+    }
+}
+impl From<usize> for Param {
+    fn from(v: usize) -> Self {
+        Param::Int(v as i64)
+    }
+}
+impl From<f64> for Param {
+    fn from(v: f64) -> Self {
+        Param::Float(v)
+    }
+}
+impl From<bool> for Param {
+    fn from(v: bool) -> Self {
+        Param::Bool(v)
+    }
+}
+
+/// Whether a point was measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Measured, and its correctness check (if any) passed.
+    Ok,
+    /// Correctness failed or the run errored: no timing is reported.
+    Failed,
+    /// Not run (does not fit in memory, unsupported dtype, ...): see notes.
+    Skipped,
+}
+
+/// How the timings were taken.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Timing {
+    /// "cuda_events", "host_clock_synchronized", ...
+    pub method: String,
+    pub warmup: usize,
+    /// Launches timed together per sample (time is divided by it).
+    pub launches_per_sample: usize,
+    /// Whether L2 was flushed before each timed launch (cold) or not (warm).
+    pub l2_cleared: bool,
+}
+
+/// Comparison of an output against a reference.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Correctness {
+    /// What it was compared with, e.g. "cpu_f64".
+    pub reference: String,
+    pub max_abs_err: f64,
+    /// ||y - ref||_2 / ||ref||_2
+    pub rel_err: f64,
+    /// Threshold on rel_err that `passed` was judged by.
+    pub tolerance: f64,
+    pub passed: bool,
+}
+
+/// One measured point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResultRow {
+    /// What was measured, e.g. "layernorm_forward", "gemm", "decode".
+    pub benchmark: String,
+    /// Who computed it, e.g. "candle", "opbench", "cublas", "transformers-eager".
+    pub implementation: String,
+    pub status: Status,
+    /// Shape, dtype, batch, ...: the point's coordinates.
+    pub params: BTreeMap<String, Param>,
+    /// Sampled quantities; keys carry their unit (`time_us`, `decode_step_ms`).
+    #[serde(default)]
+    pub stats: BTreeMap<String, Summary>,
+    /// Derived figures; keys carry their unit (`gbps`, `tflops`, `tokens_per_s`, `pct_of_copy_bw`).
+    #[serde(default)]
+    pub metrics: BTreeMap<String, f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timing: Option<Timing>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub correctness: Option<Correctness>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+impl ResultRow {
+    /// A row with coordinates and no measurements yet.
+    pub fn new(benchmark: &str, implementation: &str) -> Self {
+        ResultRow {
+            benchmark: benchmark.to_string(),
+            implementation: implementation.to_string(),
+            status: Status::Ok,
+            params: BTreeMap::new(),
+            stats: BTreeMap::new(),
+            metrics: BTreeMap::new(),
+            timing: None,
+            correctness: None,
+            notes: Vec::new(),
+        }
+    }
+
+    /// Builder-style parameter.
+    pub fn param(mut self, key: &str, value: impl Into<Param>) -> Self {
+        self.params.insert(key.to_string(), value.into());
+        self
+    }
+
+    /// A parameter as text, for grouping and display.
+    pub fn param_str(&self, key: &str) -> Option<String> {
+        self.params.get(key).map(|p| p.to_string())
+    }
+
+    /// The median of a sampled quantity.
+    pub fn p50(&self, stat: &str) -> Option<f64> {
+        self.stats.get(stat).map(|s| s.p50)
+    }
+}

@@ -1,0 +1,7 @@
+//! opbench: GPU operator benchmarks that write versioned JSON artifacts, a summary, and a static dashboard.
+
+pub mod artifact;
+pub mod cli;
+pub mod env;
+pub mod stats;
+pub mod summary;

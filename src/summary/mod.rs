@@ -1,0 +1,182 @@
+//! `summarize`: load every artifact under a folder, validate, merge into summary.json + summary.csv.
+
+mod flat;
+
+pub use flat::{flatten, FlatRow};
+
+use crate::artifact::{read_artifact, write_bytes_atomic, write_json_atomic, Artifact, ResultRow};
+use anyhow::{bail, Context, Result};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// File names `summarize` writes; never read back as inputs.
+pub const SUMMARY_JSON: &str = "summary.json";
+pub const SUMMARY_CSV: &str = "summary.csv";
+
+/// One artifact as loaded from disk.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// Path relative to the folder it was found in, with '/' separators.
+    pub file: String,
+    pub artifact: Artifact,
+}
+
+/// Whether a file under the artifacts folder is an artifact: `*.json`, not our own outputs,
+/// not hidden, not a trace export (`*.trace.json`).
+pub fn is_artifact_file(path: &Path) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    name.ends_with(".json")
+        && name != SUMMARY_JSON
+        && !name.starts_with('.')
+        && !name.ends_with(".trace.json")
+}
+
+/// Loads every artifact under `dir`, sorted by path. With `skip_invalid`, a bad file becomes a
+/// warning (returned) instead of an error.
+pub fn load_dir(dir: &Path, skip_invalid: bool) -> Result<(Vec<Loaded>, Vec<String>)> {
+    if !dir.is_dir() {
+        bail!(
+            "artifacts folder {} does not exist: pass --artifacts DIR with the folder your benchmarks wrote",
+            dir.display()
+        );
+    }
+    let mut paths: Vec<PathBuf> = Vec::new();
+    for entry in walkdir::WalkDir::new(dir).follow_links(false) {
+        let entry = entry.with_context(|| format!("walking {}", dir.display()))?;
+        if entry.file_type().is_file() && is_artifact_file(entry.path()) {
+            paths.push(entry.into_path());
+        }
+    }
+    paths.sort();
+    let mut loaded = Vec::new();
+    let mut warnings = Vec::new();
+    for p in paths {
+        match read_artifact(&p) {
+            Ok(artifact) => {
+                let rel = p.strip_prefix(dir).unwrap_or(&p);
+                let file = rel
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy())
+                    .collect::<Vec<_>>()
+                    .join("/");
+                loaded.push(Loaded { file, artifact })
+            }
+            Err(e) if skip_invalid => warnings.push(format!("skipped {:#}", e)),
+            Err(e) => {
+                return Err(e.context("use --skip-invalid to leave bad files out and go on"));
+            }
+        }
+    }
+    Ok((loaded, warnings))
+}
+
+/// One artifact's identity in summary.json.
+#[derive(Debug, Clone, Serialize)]
+pub struct ArtifactEntry<'a> {
+    pub file: &'a str,
+    pub kind: &'a str,
+    pub run: &'a crate::artifact::RunInfo,
+    pub env: &'a crate::env::Env,
+    pub ceilings: &'a crate::artifact::Ceilings,
+    pub result_count: usize,
+}
+
+/// A result row with a pointer to the artifact it came from.
+#[derive(Debug, Clone, Serialize)]
+pub struct SummaryRow<'a> {
+    /// Index into `artifacts`.
+    pub artifact: usize,
+    #[serde(flatten)]
+    pub row: &'a ResultRow,
+}
+
+/// The merged document written to summary.json.
+#[derive(Debug, Clone, Serialize)]
+pub struct SummaryDoc<'a> {
+    pub schema_version: u32,
+    pub generated_utc: String,
+    pub artifacts: Vec<ArtifactEntry<'a>>,
+    /// Results grouped by artifact kind.
+    pub kinds: BTreeMap<&'a str, Vec<SummaryRow<'a>>>,
+}
+
+/// Builds the merged document.
+pub fn build(loaded: &[Loaded]) -> SummaryDoc<'_> {
+    let mut kinds: BTreeMap<&str, Vec<SummaryRow>> = BTreeMap::new();
+    let artifacts = loaded
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let a = &l.artifact;
+            kinds
+                .entry(a.kind.as_str())
+                .or_default()
+                .extend(a.results.iter().map(|row| SummaryRow { artifact: i, row }));
+            ArtifactEntry {
+                file: &l.file,
+                kind: &a.kind,
+                run: &a.run,
+                env: &a.env,
+                ceilings: &a.ceilings,
+                result_count: a.results.len(),
+            }
+        })
+        .collect();
+    SummaryDoc {
+        schema_version: crate::artifact::SCHEMA_VERSION,
+        generated_utc: crate::env::now_utc(),
+        artifacts,
+        kinds,
+    }
+}
+
+/// Renders the flat CSV: fixed identity columns, then the union of params, stats and metrics.
+pub fn to_csv(loaded: &[Loaded]) -> Result<Vec<u8>> {
+    let rows: Vec<FlatRow> = loaded.iter().flat_map(flatten).collect();
+    let mut columns: Vec<String> = flat::FIXED_COLUMNS.iter().map(|s| s.to_string()).collect();
+    let mut extra: std::collections::BTreeSet<&str> = Default::default();
+    for r in &rows {
+        extra.extend(r.extra.keys().map(|k| k.as_str()));
+    }
+    columns.extend(extra.iter().map(|s| s.to_string()));
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(&columns)?;
+    for r in &rows {
+        let mut rec: Vec<String> = r.fixed.to_vec();
+        rec.extend(
+            extra
+                .iter()
+                .map(|k| r.extra.get(*k).cloned().unwrap_or_default()),
+        );
+        w.write_record(&rec)?;
+    }
+    w.into_inner().context("finishing CSV")
+}
+
+/// What `summarize` did.
+#[derive(Debug)]
+pub struct Outcome {
+    pub artifacts: usize,
+    pub results: usize,
+    pub json: PathBuf,
+    pub csv: PathBuf,
+    pub warnings: Vec<String>,
+}
+
+/// The whole `summarize` command.
+pub fn run(artifacts_dir: &Path, out_dir: &Path, skip_invalid: bool) -> Result<Outcome> {
+    let (loaded, warnings) = load_dir(artifacts_dir, skip_invalid)?;
+    let doc = build(&loaded);
+    let json = out_dir.join(SUMMARY_JSON);
+    let csv_path = out_dir.join(SUMMARY_CSV);
+    write_json_atomic(&json, &doc)?;
+    write_bytes_atomic(&csv_path, &to_csv(&loaded)?)?;
+    Ok(Outcome {
+        artifacts: loaded.len(),
+        results: loaded.iter().map(|l| l.artifact.results.len()).sum(),
+        json,
+        csv: csv_path,
+        warnings,
+    })
+}
