@@ -3,5 +3,7 @@
 pub mod artifact;
 pub mod cli;
 pub mod env;
+#[cfg(feature = "cuda")]
+pub mod gpu;
 pub mod stats;
 pub mod summary;

@@ -1,0 +1,33 @@
+//! Ceilings measured in-process: device-to-device copy bandwidth.
+
+use super::{measure, Gpu, TimingConfig, TimingMode};
+use anyhow::{Context, Result};
+
+/// Device-to-device copy of `bytes` (default 1 GiB), counting read + write, median of 20
+/// back-to-back copies. Returns (GB/s, description of the method).
+pub fn copy_bandwidth_gbps(gpu: &mut Gpu, bytes: usize) -> Result<(f64, String)> {
+    let src = gpu
+        .stream
+        .alloc_zeros::<u8>(bytes)
+        .context("allocating the copy-bandwidth source")?;
+    let mut dst = gpu
+        .stream
+        .alloc_zeros::<u8>(bytes)
+        .context("allocating the copy-bandwidth destination")?;
+    let cfg = TimingConfig {
+        warmup: 3,
+        samples: 20,
+        batch: 5,
+    };
+    let m = measure(gpu, cfg, TimingMode::Warm, |g| {
+        g.stream.memcpy_dtod(&src, &mut dst).context("cuMemcpyDtoD")
+    })?;
+    let gbps = 2.0 * bytes as f64 / (m.time_us.p50 * 1e-6) / 1e9;
+    let method = format!(
+        "copy_gbps: cuMemcpyDtoDAsync of {} MiB, (read + write bytes) / median of {} samples x {} copies",
+        bytes >> 20,
+        cfg.samples,
+        cfg.batch
+    );
+    Ok((gbps, method))
+}
