@@ -2,8 +2,10 @@
 
 pub mod artifact;
 pub mod cli;
+pub mod compare;
 pub mod env;
 #[cfg(feature = "cuda")]
 pub mod gpu;
+pub mod history;
 pub mod stats;
 pub mod summary;

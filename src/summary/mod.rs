@@ -32,8 +32,11 @@ pub fn is_artifact_file(path: &Path) -> bool {
         && !name.ends_with(".trace.json")
 }
 
-/// Loads every artifact under `dir`, sorted by path. With `skip_invalid`, a bad file becomes a
-/// warning (returned) instead of an error.
+/// Loads every artifact under `dir`, sorted by path, plus the newest history run of each kind
+/// and GPU from `dir/history` when it is newer than what lies outside the history (see
+/// [`crate::history::merge_newest`]; history files are `*.json.gz`, never walked as artifacts).
+/// With `skip_invalid`, a bad file becomes a warning (returned) instead of an error; files
+/// left out as superseded are reported there too.
 pub fn load_dir(dir: &Path, skip_invalid: bool) -> Result<(Vec<Loaded>, Vec<String>)> {
     if !dir.is_dir() {
         bail!(
@@ -68,6 +71,8 @@ pub fn load_dir(dir: &Path, skip_invalid: bool) -> Result<(Vec<Loaded>, Vec<Stri
             }
         }
     }
+    let (loaded, history_notes) = crate::history::merge_newest(dir, loaded, skip_invalid)?;
+    warnings.extend(history_notes);
     Ok((loaded, warnings))
 }
 
@@ -99,6 +104,10 @@ pub struct SummaryDoc<'a> {
     pub artifacts: Vec<ArtifactEntry<'a>>,
     /// Results grouped by artifact kind.
     pub kinds: BTreeMap<&'a str, Vec<SummaryRow<'a>>>,
+    /// Per kind and GPU in the history: the newest run against the previous commit's run,
+    /// with its SLOWER/FAILED points (see docs/history.md). Absent without a history.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub regressions: Vec<crate::history::LatestChange>,
 }
 
 /// Builds the merged document.
@@ -128,6 +137,7 @@ pub fn build(loaded: &[Loaded]) -> SummaryDoc<'_> {
         generated_utc: crate::env::now_utc(),
         artifacts,
         kinds,
+        regressions: Vec::new(),
     }
 }
 
@@ -166,8 +176,18 @@ pub struct Outcome {
 
 /// The whole `summarize` command.
 pub fn run(artifacts_dir: &Path, out_dir: &Path, skip_invalid: bool) -> Result<Outcome> {
-    let (loaded, warnings) = load_dir(artifacts_dir, skip_invalid)?;
-    let doc = build(&loaded);
+    let (loaded, mut warnings) = load_dir(artifacts_dir, skip_invalid)?;
+    let mut doc = build(&loaded);
+    let history = crate::history::History::load(
+        &artifacts_dir.join(crate::history::HISTORY_DIR),
+        skip_invalid,
+    )?;
+    for w in &history.warnings {
+        if !warnings.contains(w) {
+            warnings.push(w.clone());
+        }
+    }
+    doc.regressions = history.latest_changes(crate::compare::Options::default());
     let json = out_dir.join(SUMMARY_JSON);
     let csv_path = out_dir.join(SUMMARY_CSV);
     write_json_atomic(&json, &doc)?;

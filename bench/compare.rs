@@ -1,0 +1,105 @@
+//! `compare`: a per-point verdict table (SAME/FASTER/SLOWER/UNCERTAIN) between two sets of runs.
+
+use clap::{Parser, ValueEnum};
+use opbench::compare::{compare, render, resolve, Options, DEFAULT_MIN_EFFECT};
+use std::path::PathBuf;
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    /// Aligned columns for a terminal.
+    Text,
+    /// A GitHub-flavoured Markdown table (pull-request comments).
+    Markdown,
+    /// The full report as JSON.
+    Json,
+}
+
+/// Compare two sets of benchmark runs point by point.
+///
+/// BASE and HEAD are each, tried in this order: an artifact file (.json) or history file
+/// (.json.gz); a folder (its current runs, as `summarize` counts them); a run id (whole, or
+/// its random tail); a commit (hex prefix, 4+ digits); a GPU (part of its name, e.g. h100).
+/// Ids, commits and GPUs are looked up among the artifacts and the history under --artifacts.
+///
+/// Points match on kind, benchmark, implementation and parameters; GPUs pair by name, or
+/// directly when each side ran on one GPU (so `--base h100 --head h200` compares models).
+/// When a side holds several runs of a point, the newest is used.
+///
+/// Verdict rule, per sampled quantity (lower is better for times: time_us, *_ms; higher for
+/// rates named *_per_*): FASTER or SLOWER when the two 95% confidence intervals of the median
+/// (median_ci95) do not overlap AND the medians differ by at least --min-effect; SAME when
+/// they differ by less, or when the intervals overlap and no change of --min-effect fits
+/// both intervals; otherwise UNCERTAIN (too noisy to tell). A fixed ratio alone never
+/// decides. Points present on one side only are listed as ADDED or REMOVED; a point that
+/// was measured in BASE and fails its correctness check in HEAD is FAILED.
+#[derive(Parser)]
+#[command(version)]
+struct Args {
+    /// The reference: folder, file, run id, commit or GPU.
+    #[arg(long)]
+    base: String,
+    /// What is judged against the reference: folder, file, run id, commit or GPU.
+    #[arg(long)]
+    head: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Smallest relative change of the median that counts as FASTER/SLOWER (0.03 = 3%).
+    #[arg(long, default_value_t = DEFAULT_MIN_EFFECT)]
+    min_effect: f64,
+    /// Keep only runs on a GPU whose name contains this (e.g. h100), on both sides.
+    #[arg(long)]
+    gpu: Option<String>,
+    /// Exit with status 1 when any point is SLOWER (or FAILED), after printing the table.
+    #[arg(long)]
+    fail_on_regression: bool,
+    /// Where run ids, commits and GPUs are looked up (its history/ folder included).
+    #[arg(long, default_value = "artifacts")]
+    artifacts: PathBuf,
+    /// Leave invalid artifacts out of folder specs instead of failing.
+    #[arg(long)]
+    skip_invalid: bool,
+    /// Also write the output to this file.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+fn main() {
+    opbench::cli::main_with(|| {
+        let a = Args::parse();
+        if !(0.0..1.0).contains(&a.min_effect) {
+            anyhow::bail!(
+                "--min-effect {} is outside [0, 1): give a fraction, e.g. 0.03 for 3%",
+                a.min_effect
+            );
+        }
+        let base = resolve(&a.base, &a.artifacts, a.gpu.as_deref(), a.skip_invalid)
+            .map_err(|e| e.context(format!("--base {}", a.base)))?;
+        let head = resolve(&a.head, &a.artifacts, a.gpu.as_deref(), a.skip_invalid)
+            .map_err(|e| e.context(format!("--head {}", a.head)))?;
+        let report = compare(
+            &format!("{} ({})", base.label, base.how),
+            &base.runs,
+            &format!("{} ({})", head.label, head.how),
+            &head.runs,
+            Options {
+                min_effect: a.min_effect,
+            },
+        );
+        let text = match a.format {
+            Format::Text => render::text(&report),
+            Format::Markdown => render::markdown(&report),
+            Format::Json => serde_json::to_string_pretty(&report)? + "\n",
+        };
+        print!("{text}");
+        if let Some(out) = &a.out {
+            opbench::artifact::write_bytes_atomic(out, text.as_bytes())?;
+        }
+        let slower = report.regressions().count();
+        if a.fail_on_regression && slower > 0 {
+            eprintln!("compare: {slower} regression(s) (SLOWER or FAILED); failing as asked by --fail-on-regression");
+            std::process::exit(1);
+        }
+        Ok(())
+    });
+}

@@ -1,0 +1,416 @@
+//! Matching the points of two sets of runs and judging every common one: the comparison report.
+
+use super::verdict::{judge, Direction, Judgement, Verdict};
+use crate::artifact::{ResultRow, Status};
+use crate::history::gpu_label;
+use crate::stats::Summary;
+use crate::summary::Loaded;
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A point's identity, the same on both sides: kind, benchmark, implementation, parameters.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct PointKey {
+    pub kind: String,
+    pub benchmark: String,
+    pub implementation: String,
+    /// Parameters as `k=v` joined by ", ", keys sorted.
+    pub params: String,
+}
+
+impl PointKey {
+    pub fn of(kind: &str, row: &ResultRow) -> Self {
+        PointKey {
+            kind: kind.to_string(),
+            benchmark: row.benchmark.clone(),
+            implementation: row.implementation.clone(),
+            params: params_text(row),
+        }
+    }
+}
+
+/// A row's parameters as `k=v, k=v` (keys sorted): how points are told apart.
+pub fn params_text(row: &ResultRow) -> String {
+    row.params
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// What one side says about a quantity: median and its interval.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Side {
+    pub p50: f64,
+    pub median_ci95: [f64; 2],
+    pub n: usize,
+    pub run_id: String,
+}
+
+impl Side {
+    fn of(s: &Summary, run_id: &str) -> Self {
+        Side {
+            p50: s.p50,
+            median_ci95: s.median_ci95,
+            n: s.n,
+            run_id: run_id.to_string(),
+        }
+    }
+}
+
+/// How a point (one quantity) changed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "change", rename_all = "snake_case")]
+pub enum Change {
+    /// Measured on both sides and judged.
+    Compared(Judgement),
+    /// Only in head.
+    Added,
+    /// Only in base.
+    Removed,
+    /// Measured in base, failed its correctness check (or errored) in head: a regression.
+    Failed,
+    /// Present on both sides without two measurements to compare (skipped, failed in base, ...).
+    NotComparable { reason: String },
+}
+
+/// One line of the table.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Line {
+    /// "NVIDIA H100 80GB HBM3", or "base GPU -> head GPU" when they differ.
+    pub gpu: String,
+    pub point: PointKey,
+    /// The sampled quantity (`time_us`, ...); "-" when the point has none.
+    pub stat: String,
+    pub base: Option<Side>,
+    pub head: Option<Side>,
+    pub change: Change,
+}
+
+impl Line {
+    /// The verdict word for tables: SAME, FASTER, SLOWER, UNCERTAIN, ADDED, REMOVED, FAILED, N/A.
+    pub fn label(&self) -> &'static str {
+        match &self.change {
+            Change::Compared(j) => j.verdict.as_str(),
+            Change::Added => "ADDED",
+            Change::Removed => "REMOVED",
+            Change::Failed => "FAILED",
+            Change::NotComparable { .. } => "N/A",
+        }
+    }
+
+    pub fn verdict(&self) -> Option<Verdict> {
+        match &self.change {
+            Change::Compared(j) => Some(j.verdict),
+            _ => None,
+        }
+    }
+
+    /// SLOWER, or a point that was measured in base and fails in head.
+    pub fn is_regression(&self) -> bool {
+        matches!(self.change, Change::Failed) || self.verdict() == Some(Verdict::Slower)
+    }
+
+    pub fn ratio(&self) -> Option<f64> {
+        match &self.change {
+            Change::Compared(j) => j.ratio,
+            _ => None,
+        }
+    }
+}
+
+/// Settings of a comparison.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// Minimum relative change of the median that counts (0.03 = 3%).
+    pub min_effect: f64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            min_effect: super::verdict::DEFAULT_MIN_EFFECT,
+        }
+    }
+}
+
+/// The whole comparison.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub base_label: String,
+    pub head_label: String,
+    pub min_effect: f64,
+    /// Runs used on each side: (GPU, kind, run id, commit).
+    pub base_runs: Vec<RunUsed>,
+    pub head_runs: Vec<RunUsed>,
+    pub lines: Vec<Line>,
+    /// Things a reader should know (several runs of one kind on a side, GPU pairing).
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunUsed {
+    pub gpu: String,
+    pub kind: String,
+    pub run_id: String,
+    pub commit: Option<String>,
+    pub file: String,
+}
+
+/// Counts per table label, in a fixed order.
+pub fn counts(lines: &[Line]) -> Vec<(&'static str, usize)> {
+    let order = [
+        "SLOWER",
+        "FAILED",
+        "FASTER",
+        "SAME",
+        "UNCERTAIN",
+        "ADDED",
+        "REMOVED",
+        "N/A",
+    ];
+    order
+        .iter()
+        .map(|l| (*l, lines.iter().filter(|x| x.label() == *l).count()))
+        .filter(|(_, n)| *n > 0)
+        .collect()
+}
+
+impl Report {
+    pub fn regressions(&self) -> impl Iterator<Item = &Line> {
+        self.lines.iter().filter(|l| l.is_regression())
+    }
+
+    /// "3 SLOWER, 40 SAME, 2 ADDED"
+    pub fn tally(&self) -> String {
+        let c = counts(&self.lines);
+        if c.is_empty() {
+            return "no points".into();
+        }
+        c.iter()
+            .map(|(l, n)| format!("{n} {l}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Newest row per point (and the runs it came from) among one side's runs of one GPU.
+struct Points<'a> {
+    rows: BTreeMap<PointKey, (&'a ResultRow, &'a str)>,
+    runs: Vec<RunUsed>,
+}
+
+fn run_used(l: &Loaded) -> RunUsed {
+    RunUsed {
+        gpu: gpu_label(&l.artifact),
+        kind: l.artifact.kind.clone(),
+        run_id: l.artifact.run.id.clone(),
+        commit: l.artifact.run.git_commit.clone(),
+        file: l.file.clone(),
+    }
+}
+
+fn points<'a>(runs: &[&'a Loaded], side: &str, notes: &mut Vec<String>) -> Points<'a> {
+    let mut sorted: Vec<&Loaded> = runs.to_vec();
+    // Oldest first, so a newer run's row replaces an older one's for the same point.
+    sorted.sort_by(|a, b| {
+        (&a.artifact.run.started_utc, &a.artifact.run.id)
+            .cmp(&(&b.artifact.run.started_utc, &b.artifact.run.id))
+    });
+    let mut per_kind: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut rows = BTreeMap::new();
+    for l in &sorted {
+        *per_kind.entry(l.artifact.kind.as_str()).or_default() += 1;
+        for r in &l.artifact.results {
+            rows.insert(
+                PointKey::of(&l.artifact.kind, r),
+                (r, l.artifact.run.id.as_str()),
+            );
+        }
+    }
+    if let Some(first) = sorted.first() {
+        for (kind, n) in per_kind.iter().filter(|(_, n)| **n > 1) {
+            notes.push(format!(
+                "{side}: {n} {kind} runs on {}; where they share a point, the newest run's row is used",
+                gpu_label(&first.artifact)
+            ));
+        }
+    }
+    Points {
+        rows,
+        runs: sorted.iter().map(|l| run_used(l)).collect(),
+    }
+}
+
+fn group_by_gpu(runs: &[Loaded]) -> BTreeMap<String, Vec<&Loaded>> {
+    let mut m: BTreeMap<String, Vec<&Loaded>> = BTreeMap::new();
+    for l in runs {
+        m.entry(gpu_label(&l.artifact)).or_default().push(l);
+    }
+    m
+}
+
+fn sampled(row: &ResultRow) -> bool {
+    row.status == Status::Ok && !row.stats.is_empty()
+}
+
+fn status_word(s: Status) -> &'static str {
+    match s {
+        Status::Ok => "ok",
+        Status::Failed => "failed",
+        Status::Skipped => "skipped",
+    }
+}
+
+fn compare_rows(
+    gpu: &str,
+    key: &PointKey,
+    base: Option<(&ResultRow, &str)>,
+    head: Option<(&ResultRow, &str)>,
+    opts: Options,
+    out: &mut Vec<Line>,
+) {
+    let line = |stat: &str, b: Option<Side>, h: Option<Side>, change: Change| Line {
+        gpu: gpu.to_string(),
+        point: key.clone(),
+        stat: stat.to_string(),
+        base: b,
+        head: h,
+        change,
+    };
+    let stat_names = |r: &ResultRow| -> Vec<String> {
+        if r.stats.is_empty() {
+            vec!["-".to_string()]
+        } else {
+            r.stats.keys().cloned().collect()
+        }
+    };
+    let side = |r: &ResultRow, id: &str, stat: &str| r.stats.get(stat).map(|s| Side::of(s, id));
+    match (base, head) {
+        (None, None) => {}
+        (Some((b, bid)), None) => {
+            for s in stat_names(b) {
+                out.push(line(&s, side(b, bid, &s), None, Change::Removed));
+            }
+        }
+        (None, Some((h, hid))) => {
+            for s in stat_names(h) {
+                out.push(line(&s, None, side(h, hid, &s), Change::Added));
+            }
+        }
+        (Some((b, bid)), Some((h, hid))) => {
+            if sampled(b) && h.status == Status::Failed {
+                for s in stat_names(b) {
+                    out.push(line(&s, side(b, bid, &s), None, Change::Failed));
+                }
+                return;
+            }
+            if !sampled(b) || !sampled(h) {
+                let reason = if b.status != Status::Ok || h.status != Status::Ok {
+                    format!(
+                        "status {} in base, {} in head",
+                        status_word(b.status),
+                        status_word(h.status)
+                    )
+                } else {
+                    "no sampled statistics (metrics only)".to_string()
+                };
+                let stat = if b.stats.is_empty() && h.stats.is_empty() {
+                    "-".to_string()
+                } else {
+                    b.stats.keys().chain(h.stats.keys()).next().cloned().unwrap()
+                };
+                out.push(line(
+                    &stat,
+                    side(b, bid, &stat),
+                    side(h, hid, &stat),
+                    Change::NotComparable { reason },
+                ));
+                return;
+            }
+            let names: BTreeSet<&String> = b.stats.keys().chain(h.stats.keys()).collect();
+            for s in names {
+                let change = match (b.stats.get(s), h.stats.get(s)) {
+                    (Some(bs), Some(hs)) => {
+                        Change::Compared(judge(bs, hs, Direction::of_stat(s), opts.min_effect))
+                    }
+                    (Some(_), None) => Change::Removed,
+                    _ => Change::Added,
+                };
+                out.push(line(s, side(b, bid, s), side(h, hid, s), change));
+            }
+        }
+    }
+}
+
+/// Compares two sets of runs point by point.
+///
+/// GPUs are paired first: when each side ran on exactly one GPU the two are compared (even
+/// across models, e.g. H100 against H200); otherwise runs pair by equal GPU name and a GPU on
+/// one side only shows as added or removed points. Within a GPU, a point is matched on kind,
+/// benchmark, implementation and parameters; when a side has several runs holding the same
+/// point, the newest run's row is used (and a note says so).
+pub fn compare(
+    base_label: &str,
+    base: &[Loaded],
+    head_label: &str,
+    head: &[Loaded],
+    opts: Options,
+) -> Report {
+    let bg = group_by_gpu(base);
+    let hg = group_by_gpu(head);
+    let mut pairs: Vec<(String, Option<&Vec<&Loaded>>, Option<&Vec<&Loaded>>)> = Vec::new();
+    let mut notes = Vec::new();
+    if bg.len() == 1 && hg.len() == 1 {
+        let (bn, bruns) = bg.iter().next().unwrap();
+        let (hn, hruns) = hg.iter().next().unwrap();
+        let gpu = if bn == hn {
+            bn.clone()
+        } else {
+            notes.push(format!("comparing across GPUs: base on {bn}, head on {hn}"));
+            format!("{bn} -> {hn}")
+        };
+        pairs.push((gpu, Some(bruns), Some(hruns)));
+    } else {
+        let names: BTreeSet<&String> = bg.keys().chain(hg.keys()).collect();
+        for n in names {
+            pairs.push((n.clone(), bg.get(n), hg.get(n)));
+        }
+    }
+    let mut lines = Vec::new();
+    let (mut base_runs, mut head_runs) = (Vec::new(), Vec::new());
+    let empty = Vec::new();
+    for (gpu, b, h) in pairs {
+        let bp = points(b.unwrap_or(&empty), "base", &mut notes);
+        let hp = points(h.unwrap_or(&empty), "head", &mut notes);
+        let keys: BTreeSet<&PointKey> = bp.rows.keys().chain(hp.rows.keys()).collect();
+        for k in keys {
+            compare_rows(
+                &gpu,
+                k,
+                bp.rows.get(k).copied(),
+                hp.rows.get(k).copied(),
+                opts,
+                &mut lines,
+            );
+        }
+        base_runs.extend(bp.runs);
+        head_runs.extend(hp.runs);
+    }
+    // Judged lines first (table order), then added, removed and the rest.
+    lines.sort_by_key(|l| match l.change {
+        Change::Compared(_) | Change::Failed => 0,
+        Change::Added => 1,
+        Change::Removed => 2,
+        Change::NotComparable { .. } => 3,
+    });
+    Report {
+        base_label: base_label.to_string(),
+        head_label: head_label.to_string(),
+        min_effect: opts.min_effect,
+        base_runs,
+        head_runs,
+        lines,
+        notes,
+    }
+}

@@ -1,0 +1,226 @@
+//! The comparison report as a plain-text table (aligned columns) or a Markdown table.
+
+use super::diff::{Line, Report, Side};
+use std::fmt::Write;
+
+/// A number with about 4 significant digits, no exponent for everyday magnitudes.
+pub fn fmt_num(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let mag = x.abs().log10().floor() as i32;
+    if !(-4..=9).contains(&mag) {
+        return format!("{x:.3e}");
+    }
+    let decimals = (3 - mag).clamp(0, 7) as usize;
+    format!("{x:.decimals$}")
+}
+
+fn side_cell(s: &Option<Side>) -> String {
+    match s {
+        Some(s) => format!(
+            "{} [{}, {}]",
+            fmt_num(s.p50),
+            fmt_num(s.median_ci95[0]),
+            fmt_num(s.median_ci95[1])
+        ),
+        None => "-".into(),
+    }
+}
+
+fn ratio_cell(l: &Line) -> String {
+    match l.ratio() {
+        Some(r) => format!("{r:.3} ({:+.1}%)", (r - 1.0) * 100.0),
+        None => "-".into(),
+    }
+}
+
+fn verdict_cell(l: &Line) -> String {
+    match &l.change {
+        super::diff::Change::NotComparable { reason } => format!("N/A ({reason})"),
+        _ => l.label().to_string(),
+    }
+}
+
+const HEADERS: [&str; 9] = [
+    "gpu",
+    "kind",
+    "benchmark",
+    "implementation",
+    "params",
+    "stat",
+    "base p50 [95% CI]",
+    "head p50 [95% CI]",
+    "head/base",
+];
+
+/// Table cells: the GPU column only when the lines span more than one GPU pairing.
+fn cells(r: &Report) -> (Vec<String>, Vec<Vec<String>>) {
+    let multi_gpu = r
+        .lines
+        .iter()
+        .map(|l| &l.gpu)
+        .collect::<std::collections::BTreeSet<_>>()
+        .len()
+        > 1;
+    let mut headers: Vec<String> = HEADERS.iter().map(|s| s.to_string()).collect();
+    headers.push("verdict".into());
+    if !multi_gpu {
+        headers.remove(0);
+    }
+    let rows = r
+        .lines
+        .iter()
+        .map(|l| {
+            let mut c = vec![
+                l.gpu.clone(),
+                l.point.kind.clone(),
+                l.point.benchmark.clone(),
+                l.point.implementation.clone(),
+                l.point.params.clone(),
+                l.stat.clone(),
+                side_cell(&l.base),
+                side_cell(&l.head),
+                ratio_cell(l),
+                verdict_cell(l),
+            ];
+            if !multi_gpu {
+                c.remove(0);
+            }
+            c
+        })
+        .collect();
+    (headers, rows)
+}
+
+fn rule_text(r: &Report) -> String {
+    format!(
+        "verdict rule: FASTER/SLOWER when the 95% CIs of the two medians do not overlap and the \
+         medians differ by at least {:.1}%; SAME when they differ by less, or when no change of \
+         {:.1}% fits both intervals; otherwise UNCERTAIN. Lower is better for times.",
+        r.min_effect * 100.0,
+        r.min_effect * 100.0
+    )
+}
+
+fn gpus_used(r: &Report) -> Vec<String> {
+    let mut g: Vec<String> = r.lines.iter().map(|l| l.gpu.clone()).collect();
+    g.dedup();
+    g.sort();
+    g.dedup();
+    g
+}
+
+fn runs_text(runs: &[super::diff::RunUsed]) -> String {
+    if runs.is_empty() {
+        return "no runs".into();
+    }
+    runs.iter()
+        .map(|u| {
+            let commit = u
+                .commit
+                .as_deref()
+                .map(|c| c.chars().take(12).collect::<String>())
+                .unwrap_or_else(|| "no commit".into());
+            format!("{} {} @ {} ({})", u.kind, u.run_id, commit, u.gpu)
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Plain text: a header, an aligned table, notes.
+pub fn text(r: &Report) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "base: {} = {}", r.base_label, runs_text(&r.base_runs));
+    let _ = writeln!(out, "head: {} = {}", r.head_label, runs_text(&r.head_runs));
+    if let [gpu] = gpus_used(r).as_slice() {
+        let _ = writeln!(out, "gpu:  {gpu}");
+    }
+    let _ = writeln!(out, "{}", rule_text(r));
+    let _ = writeln!(out, "result: {}", r.tally());
+    let (headers, rows) = cells(r);
+    let mut width: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
+    for row in &rows {
+        for (w, c) in width.iter_mut().zip(row) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |cells: &[String]| -> String {
+        cells
+            .iter()
+            .zip(&width)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect::<Vec<_>>()
+            .join("  ")
+            .trim_end()
+            .to_string()
+    };
+    let _ = writeln!(out);
+    let _ = writeln!(out, "{}", line(&headers));
+    let _ = writeln!(
+        out,
+        "{}",
+        width
+            .iter()
+            .map(|w| "-".repeat(*w))
+            .collect::<Vec<_>>()
+            .join("  ")
+    );
+    for row in &rows {
+        let _ = writeln!(out, "{}", line(row));
+    }
+    for n in &r.notes {
+        let _ = writeln!(out, "note: {n}");
+    }
+    out
+}
+
+fn md_escape(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+/// GitHub-flavoured Markdown: a short header, the table, notes.
+pub fn markdown(r: &Report) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "### opbench compare: {}", r.tally());
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "- base `{}`: {}",
+        md_escape(&r.base_label),
+        md_escape(&runs_text(&r.base_runs))
+    );
+    let _ = writeln!(
+        out,
+        "- head `{}`: {}",
+        md_escape(&r.head_label),
+        md_escape(&runs_text(&r.head_runs))
+    );
+    if let [gpu] = gpus_used(r).as_slice() {
+        let _ = writeln!(out, "- GPU: {}", md_escape(gpu));
+    }
+    let _ = writeln!(out, "- {}", rule_text(r));
+    let _ = writeln!(out);
+    let (headers, rows) = cells(r);
+    let _ = writeln!(out, "| {} |", headers.join(" | "));
+    let _ = writeln!(
+        out,
+        "|{}|",
+        headers.iter().map(|_| "---").collect::<Vec<_>>().join("|")
+    );
+    for row in rows {
+        let mut row: Vec<String> = row.iter().map(|c| md_escape(c)).collect();
+        let last = row.last_mut().unwrap();
+        if last == "SLOWER" || last == "FAILED" {
+            *last = format!("**{last}**");
+        }
+        let _ = writeln!(out, "| {} |", row.join(" | "));
+    }
+    if !r.notes.is_empty() {
+        let _ = writeln!(out);
+        for n in &r.notes {
+            let _ = writeln!(out, "- note: {}", md_escape(n));
+        }
+    }
+    out
+}

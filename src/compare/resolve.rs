@@ -1,0 +1,215 @@
+//! Turning a `--base`/`--head` spec into runs: a folder, a file, a run id, a commit or a GPU.
+
+use crate::artifact::read_artifact;
+use crate::history::{gpu_label, is_history_file, read_history_file, slug, History, HISTORY_DIR};
+use crate::summary::{is_artifact_file, load_dir, Loaded};
+use anyhow::{bail, Context, Result};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// The runs a spec stands for.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    /// The spec as given.
+    pub label: String,
+    /// How it was understood: "folder", "file", "run id", "commit 0123abcd", "GPU h100".
+    pub how: String,
+    pub runs: Vec<Loaded>,
+}
+
+fn rel(dir: &Path, p: &Path) -> String {
+    p.strip_prefix(dir)
+        .unwrap_or(p)
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Every run known under `artifacts_dir`: plain artifacts (all of them, not just the current
+/// ones) and the whole history, each run once (a plain artifact wins over its history copy).
+fn pool(artifacts_dir: &Path) -> Result<Vec<Loaded>> {
+    let mut runs: Vec<Loaded> = Vec::new();
+    if artifacts_dir.is_dir() {
+        let hist = artifacts_dir.join(HISTORY_DIR);
+        for e in walkdir::WalkDir::new(artifacts_dir).follow_links(false) {
+            let e = e.with_context(|| format!("walking {}", artifacts_dir.display()))?;
+            if e.file_type().is_file()
+                && is_artifact_file(e.path())
+                && !e.path().starts_with(&hist)
+            {
+                // Invalid files are the business of `summarize`; a lookup just skips them.
+                if let Ok(a) = read_artifact(e.path()) {
+                    runs.push(Loaded {
+                        file: rel(artifacts_dir, e.path()),
+                        artifact: a,
+                    });
+                }
+            }
+        }
+        let h = History::load(&hist, true)?;
+        for r in &h.runs {
+            if !runs.iter().any(|l| l.artifact.run.id == r.run_id()) {
+                runs.push(r.to_loaded());
+            }
+        }
+    }
+    Ok(runs)
+}
+
+fn is_hex(s: &str) -> bool {
+    s.len() >= 4 && s.chars().all(|c| c.is_ascii_hexdigit())
+}
+
+/// Resolves `spec`, in this order: an existing file (`.json` artifact or `.json.gz` history
+/// file); an existing folder (its current runs, as `summarize` counts them, or, for a folder
+/// of history files, all of them); then, against every run under `artifacts_dir`: a run id
+/// (whole, its random tail, or its history file name), a commit (a hex prefix of 4 or more
+/// digits), a GPU (part of its name: `h100`). `gpu` keeps only runs on a matching GPU.
+pub fn resolve(
+    spec: &str,
+    artifacts_dir: &Path,
+    gpu: Option<&str>,
+    skip_invalid: bool,
+) -> Result<Resolved> {
+    let (how, mut runs) = resolve_unfiltered(spec, artifacts_dir, skip_invalid)?;
+    if let Some(g) = gpu {
+        let want = slug(g);
+        runs.retain(|l| slug(&gpu_label(&l.artifact)).contains(&want));
+        if runs.is_empty() {
+            bail!("{spec} ({how}) has no run on a GPU matching --gpu {g:?}");
+        }
+    }
+    Ok(Resolved {
+        label: spec.to_string(),
+        how,
+        runs,
+    })
+}
+
+fn resolve_unfiltered(
+    spec: &str,
+    artifacts_dir: &Path,
+    skip_invalid: bool,
+) -> Result<(String, Vec<Loaded>)> {
+    let p = Path::new(spec);
+    if p.is_file() {
+        let artifact = crate::history::read_any(p)?;
+        return Ok((
+            "file".into(),
+            vec![Loaded {
+                file: spec.to_string(),
+                artifact,
+            }],
+        ));
+    }
+    if p.is_dir() {
+        let (mut runs, _) = load_dir(p, skip_invalid)?;
+        if runs.is_empty() {
+            for e in walkdir::WalkDir::new(p).follow_links(false) {
+                let e = e.with_context(|| format!("walking {}", p.display()))?;
+                if e.file_type().is_file() && is_history_file(e.path()) {
+                    runs.push(Loaded {
+                        file: rel(p, e.path()),
+                        artifact: read_history_file(e.path())?,
+                    });
+                }
+            }
+        }
+        if runs.is_empty() {
+            bail!(
+                "folder {spec} holds no artifacts (*.json) and no history files (*.json.gz)"
+            );
+        }
+        return Ok(("folder".into(), runs));
+    }
+    let all = pool(artifacts_dir)?;
+    let by_id: Vec<Loaded> = all
+        .iter()
+        .filter(|l| {
+            let id = &l.artifact.run.id;
+            let name = l.file.rsplit('/').next().unwrap_or("");
+            id == spec
+                || id.rsplit('-').next() == Some(spec)
+                || name == spec
+                || name.strip_suffix(crate::history::HISTORY_EXT) == Some(spec)
+        })
+        .cloned()
+        .collect();
+    if !by_id.is_empty() {
+        return Ok(("run id".into(), by_id));
+    }
+    if is_hex(spec) {
+        let lower = spec.to_lowercase();
+        let by_commit: Vec<Loaded> = all
+            .iter()
+            .filter(|l| {
+                l.artifact
+                    .run
+                    .git_commit
+                    .as_deref()
+                    .is_some_and(|c| c.to_lowercase().starts_with(&lower))
+            })
+            .cloned()
+            .collect();
+        let commits: BTreeSet<&str> = by_commit
+            .iter()
+            .filter_map(|l| l.artifact.run.git_commit.as_deref())
+            .collect();
+        if commits.len() > 1 {
+            bail!(
+                "commit prefix {spec} is ambiguous: it matches {}; give more digits",
+                commits.into_iter().collect::<Vec<_>>().join(", ")
+            );
+        }
+        if !by_commit.is_empty() {
+            return Ok((format!("commit {spec}"), by_commit));
+        }
+    }
+    let want = slug(spec);
+    if !want.is_empty() {
+        let by_gpu: Vec<Loaded> = all
+            .iter()
+            .filter(|l| slug(&gpu_label(&l.artifact)).contains(&want))
+            .cloned()
+            .collect();
+        if !by_gpu.is_empty() {
+            return Ok((format!("GPU {spec}"), by_gpu));
+        }
+    }
+    let gpus: BTreeSet<String> = all.iter().map(|l| gpu_label(&l.artifact)).collect();
+    let mut commits: Vec<(&str, &str)> = all
+        .iter()
+        .filter_map(|l| {
+            l.artifact
+                .run
+                .git_commit
+                .as_deref()
+                .map(|c| (l.artifact.run.started_utc.as_str(), c))
+        })
+        .collect();
+    commits.sort();
+    commits.dedup_by(|a, b| a.1 == b.1);
+    let recent: Vec<String> = commits
+        .iter()
+        .rev()
+        .take(5)
+        .map(|(_, c)| c.chars().take(12).collect())
+        .collect();
+    bail!(
+        "{spec:?} is no file or folder, and matches no run id, commit or GPU among the {} runs \
+         under {}. Known GPUs: {}. Recent commits: {}",
+        all.len(),
+        artifacts_dir.display(),
+        if gpus.is_empty() {
+            "none".to_string()
+        } else {
+            gpus.into_iter().collect::<Vec<_>>().join(", ")
+        },
+        if recent.is_empty() {
+            "none".to_string()
+        } else {
+            recent.join(", ")
+        }
+    )
+}

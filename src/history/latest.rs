@@ -1,0 +1,62 @@
+//! Regressions of the newest run of each kind and GPU against the previous commit's run on
+//! the same GPU: what `summary.json` lists under `regressions`.
+
+use super::load::{History, HistoryRun};
+use crate::compare::{compare, Line, Options};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// The newest run of one kind on one GPU, judged against the run before it.
+#[derive(Debug, Clone, Serialize)]
+pub struct LatestChange {
+    pub kind: String,
+    pub gpu: String,
+    pub base_run_id: String,
+    pub base_commit: Option<String>,
+    pub head_run_id: String,
+    pub head_commit: Option<String>,
+    /// Counts of every verdict, e.g. "1 SLOWER, 40 SAME".
+    pub tally: String,
+    /// Only the SLOWER and FAILED lines.
+    pub regressions: Vec<Line>,
+}
+
+impl History {
+    /// For each (kind, GPU) with at least two commits in the history: the newest run against
+    /// the newest run of an earlier commit on the same GPU.
+    pub fn latest_changes(&self, opts: Options) -> Vec<LatestChange> {
+        let mut groups: BTreeMap<(String, String), Vec<&HistoryRun>> = BTreeMap::new();
+        for r in &self.runs {
+            groups
+                .entry((r.kind().to_string(), r.gpu()))
+                .or_default()
+                .push(r);
+        }
+        let mut out = Vec::new();
+        for ((kind, gpu), runs) in groups {
+            // self.runs is oldest first, so each group is too.
+            let head = runs[runs.len() - 1];
+            let Some(base) = runs.iter().rev().find(|r| r.commit() != head.commit()) else {
+                continue;
+            };
+            let report = compare(
+                base.run_id(),
+                &[base.to_loaded()],
+                head.run_id(),
+                &[head.to_loaded()],
+                opts,
+            );
+            out.push(LatestChange {
+                kind,
+                gpu,
+                base_run_id: base.run_id().to_string(),
+                base_commit: base.commit().map(String::from),
+                head_run_id: head.run_id().to_string(),
+                head_commit: head.commit().map(String::from),
+                tally: report.tally(),
+                regressions: report.regressions().cloned().collect(),
+            });
+        }
+        out
+    }
+}

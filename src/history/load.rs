@@ -1,0 +1,286 @@
+//! Loading the history: an index from file names alone, full runs keyed by commit, GPU and time.
+
+use super::naming::{gpu_label, slug, HistoryName, HISTORY_EXT};
+use super::store::read_history_file;
+use crate::artifact::Artifact;
+use crate::summary::Loaded;
+use anyhow::{bail, Context, Result};
+use chrono::{DateTime, Utc};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The folder name of the history inside an artifacts folder.
+pub const HISTORY_DIR: &str = "history";
+
+/// A history file known by its name only (nothing decompressed yet).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct IndexEntry {
+    pub name: HistoryName,
+    /// The `<kind>` folder it lies in.
+    pub kind_dir: String,
+    /// Path relative to the history folder, '/' separated: `layernorm/2026...json.gz`.
+    pub file: String,
+    pub path: PathBuf,
+}
+
+/// Lists every history file under `dir` (`<kind>/<name>.json.gz`), sorted by time. Files
+/// that look like history files but are not named by `history record` become warnings.
+pub fn index(dir: &Path) -> Result<(Vec<IndexEntry>, Vec<String>)> {
+    let mut entries = Vec::new();
+    let mut warnings = Vec::new();
+    if !dir.is_dir() {
+        return Ok((entries, warnings));
+    }
+    for e in walkdir::WalkDir::new(dir).min_depth(1).follow_links(false) {
+        let e = e.with_context(|| format!("walking {}", dir.display()))?;
+        if !e.file_type().is_file() {
+            continue;
+        }
+        let fname = e.file_name().to_string_lossy().to_string();
+        if fname.starts_with('.') || !(fname.ends_with(".gz") || fname.ends_with(".json")) {
+            continue;
+        }
+        let rel = e.path().strip_prefix(dir).unwrap_or(e.path());
+        let parts: Vec<String> = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().to_string())
+            .collect();
+        match (parts.len(), HistoryName::parse(&fname)) {
+            (2, Some(name)) => entries.push(IndexEntry {
+                name,
+                kind_dir: parts[0].clone(),
+                file: parts.join("/"),
+                path: e.path().to_path_buf(),
+            }),
+            _ => warnings.push(format!(
+                "{}: not a history file (expected <kind>/<time>-<commit12>-<gpu>-<run>{HISTORY_EXT} \
+                 written by `history record`); left out",
+                e.path().display()
+            )),
+        }
+    }
+    entries.sort_by(|a, b| (&a.name.started, &a.file).cmp(&(&b.name.started, &b.file)));
+    Ok((entries, warnings))
+}
+
+/// One recorded run.
+#[derive(Debug, Clone)]
+pub struct HistoryRun {
+    /// Path relative to the history folder (`layernorm/2026...json.gz`).
+    pub file: String,
+    pub name: HistoryName,
+    pub artifact: Artifact,
+}
+
+impl HistoryRun {
+    pub fn kind(&self) -> &str {
+        &self.artifact.kind
+    }
+    /// Full commit hash, when the run had one.
+    pub fn commit(&self) -> Option<&str> {
+        self.artifact.run.git_commit.as_deref()
+    }
+    /// GPU name, or "cpu".
+    pub fn gpu(&self) -> String {
+        gpu_label(&self.artifact)
+    }
+    pub fn started(&self) -> DateTime<Utc> {
+        self.name.started
+    }
+    pub fn run_id(&self) -> &str {
+        &self.artifact.run.id
+    }
+    /// As a summary input, its file named relative to the artifacts folder (`history/...`).
+    pub fn to_loaded(&self) -> Loaded {
+        Loaded {
+            file: format!("{HISTORY_DIR}/{}", self.file),
+            artifact: self.artifact.clone(),
+        }
+    }
+}
+
+fn load_entry(e: &IndexEntry) -> Result<HistoryRun> {
+    let artifact = read_history_file(&e.path)?;
+    let expect = HistoryName::of(&artifact)?;
+    if expect != e.name || slug(&artifact.kind) != e.kind_dir {
+        bail!(
+            "{}: the file's name and folder do not match its content (expected {}/{}): \
+             renamed by hand? Re-record the run with `history record`",
+            e.path.display(),
+            slug(&artifact.kind),
+            expect.file_name()
+        );
+    }
+    Ok(HistoryRun {
+        file: e.file.clone(),
+        name: e.name.clone(),
+        artifact,
+    })
+}
+
+/// Every run in a history folder, oldest first.
+#[derive(Debug, Clone, Default)]
+pub struct History {
+    pub root: PathBuf,
+    pub runs: Vec<HistoryRun>,
+    /// Files left out (with `skip_invalid`, or not named like history files).
+    pub warnings: Vec<String>,
+}
+
+impl History {
+    /// Loads every run under `dir` (usually `artifacts/history`). A missing folder is an
+    /// empty history. A bad file stops the load unless `skip_invalid`, which makes it a warning.
+    pub fn load(dir: &Path, skip_invalid: bool) -> Result<History> {
+        let (entries, mut warnings) = index(dir)?;
+        let mut runs = Vec::with_capacity(entries.len());
+        for e in &entries {
+            match load_entry(e) {
+                Ok(r) => runs.push(r),
+                Err(err) if skip_invalid => warnings.push(format!("skipped {err:#}")),
+                Err(err) => {
+                    return Err(err.context("use --skip-invalid to leave bad files out and go on"))
+                }
+            }
+        }
+        Ok(History {
+            root: dir.to_path_buf(),
+            runs,
+            warnings,
+        })
+    }
+
+    /// Runs grouped by full commit hash ("nocommit" for runs without one), oldest first.
+    pub fn by_commit(&self) -> BTreeMap<String, Vec<&HistoryRun>> {
+        let mut m: BTreeMap<String, Vec<&HistoryRun>> = BTreeMap::new();
+        for r in &self.runs {
+            m.entry(r.commit().unwrap_or("nocommit").to_string())
+                .or_default()
+                .push(r);
+        }
+        m
+    }
+
+    /// Runs grouped by GPU name ("cpu" for CPU runs), oldest first.
+    pub fn by_gpu(&self) -> BTreeMap<String, Vec<&HistoryRun>> {
+        let mut m: BTreeMap<String, Vec<&HistoryRun>> = BTreeMap::new();
+        for r in &self.runs {
+            m.entry(r.gpu()).or_default().push(r);
+        }
+        m
+    }
+
+    /// Commits in the order their first run started (the x axis of "over commits").
+    pub fn commits(&self) -> Vec<String> {
+        let mut seen = Vec::<String>::new();
+        for r in &self.runs {
+            let c = r.commit().unwrap_or("nocommit").to_string();
+            if !seen.contains(&c) {
+                seen.push(c);
+            }
+        }
+        seen
+    }
+
+    /// Runs matching every given filter: commit prefix, GPU (substring of the GPU name's
+    /// slug, so "h100" matches "NVIDIA H100 80GB HBM3"), kind.
+    pub fn find(
+        &self,
+        commit_prefix: Option<&str>,
+        gpu: Option<&str>,
+        kind: Option<&str>,
+    ) -> Vec<&HistoryRun> {
+        self.runs
+            .iter()
+            .filter(|r| {
+                commit_prefix.is_none_or(|c| {
+                    r.commit()
+                        .is_some_and(|rc| rc.to_lowercase().starts_with(&c.to_lowercase()))
+                })
+            })
+            .filter(|r| gpu.is_none_or(|g| slug(&r.gpu()).contains(&slug(g))))
+            .filter(|r| kind.is_none_or(|k| r.kind() == k))
+            .collect()
+    }
+
+    /// The run with this id, if recorded.
+    pub fn run(&self, run_id: &str) -> Option<&HistoryRun> {
+        self.runs.iter().find(|r| r.run_id() == run_id)
+    }
+}
+
+fn started(a: &Artifact) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(&a.run.started_utc)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
+}
+
+/// What `summarize` counts, given the artifacts outside the history (`loaded`) and the
+/// history folder `artifacts_dir/history`:
+///
+/// - every artifact outside the history counts, as before;
+/// - from the history, only the newest run of each (kind, GPU) is considered; it is left out
+///   when an artifact outside the history has the same run id (it is a copy of it) or the
+///   same kind and GPU and started at the same time or later; otherwise it counts, and the
+///   older artifacts outside the history of that kind and GPU are left out as superseded.
+///
+/// So a summary holds one current run per kind and GPU, the fleet's newest runs included,
+/// and never the same run twice. Returns the kept set and a message per file left out.
+pub fn merge_newest(
+    artifacts_dir: &Path,
+    loaded: Vec<Loaded>,
+    skip_invalid: bool,
+) -> Result<(Vec<Loaded>, Vec<String>)> {
+    let hist_dir = artifacts_dir.join(HISTORY_DIR);
+    let (entries, mut messages) = index(&hist_dir)?;
+    // Newest entry per (kind folder, GPU slug), by the name alone.
+    let mut newest: BTreeMap<(String, String), &IndexEntry> = BTreeMap::new();
+    for e in &entries {
+        let key = (e.kind_dir.clone(), e.name.gpu_slug.clone());
+        if newest.get(&key).is_none_or(|old| {
+            (&e.name.started, &e.name.run_suffix) >= (&old.name.started, &old.name.run_suffix)
+        }) {
+            newest.insert(key, e);
+        }
+    }
+    let mut loaded = loaded;
+    for e in newest.values() {
+        let run = match load_entry(e) {
+            Ok(r) => r,
+            Err(err) if skip_invalid => {
+                messages.push(format!("skipped {err:#}"));
+                continue;
+            }
+            Err(err) => {
+                return Err(err.context("use --skip-invalid to leave bad files out and go on"))
+            }
+        };
+        let a = &run.artifact;
+        let same_key = |l: &Loaded| {
+            l.artifact.kind == a.kind && slug(&gpu_label(&l.artifact)) == slug(&run.gpu())
+        };
+        if loaded.iter().any(|l| l.artifact.run.id == a.run.id) {
+            continue; // A copy of an artifact already counted.
+        }
+        let t = run.started();
+        if loaded
+            .iter()
+            .any(|l| same_key(l) && started(&l.artifact).is_some_and(|lt| lt >= t))
+        {
+            continue; // An artifact outside the history is as new or newer.
+        }
+        loaded.retain(|l| {
+            if same_key(l) {
+                messages.push(format!(
+                    "left out {}: superseded by the newer history run {}/{} (same kind and GPU)",
+                    l.file, HISTORY_DIR, run.file
+                ));
+                false
+            } else {
+                true
+            }
+        });
+        loaded.push(run.to_loaded());
+    }
+    loaded.sort_by(|a, b| a.file.cmp(&b.file));
+    Ok((loaded, messages))
+}
