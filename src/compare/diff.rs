@@ -242,6 +242,9 @@ fn points<'a>(runs: &[&'a Loaded], side: &str, notes: &mut Vec<String>) -> Point
     }
 }
 
+/// A GPU label and that GPU's runs on each side (None: the side has no run on it).
+type GpuPair<'a> = (String, Option<&'a Vec<&'a Loaded>>, Option<&'a Vec<&'a Loaded>>);
+
 fn group_by_gpu(runs: &[Loaded]) -> BTreeMap<String, Vec<&Loaded>> {
     let mut m: BTreeMap<String, Vec<&Loaded>> = BTreeMap::new();
     for l in runs {
@@ -318,7 +321,12 @@ fn compare_rows(
                 let stat = if b.stats.is_empty() && h.stats.is_empty() {
                     "-".to_string()
                 } else {
-                    b.stats.keys().chain(h.stats.keys()).next().cloned().unwrap()
+                    b.stats
+                        .keys()
+                        .chain(h.stats.keys())
+                        .next()
+                        .cloned()
+                        .unwrap()
                 };
                 out.push(line(
                     &stat,
@@ -359,7 +367,7 @@ pub fn compare(
 ) -> Report {
     let bg = group_by_gpu(base);
     let hg = group_by_gpu(head);
-    let mut pairs: Vec<(String, Option<&Vec<&Loaded>>, Option<&Vec<&Loaded>>)> = Vec::new();
+    let mut pairs: Vec<GpuPair> = Vec::new();
     let mut notes = Vec::new();
     if bg.len() == 1 && hg.len() == 1 {
         let (bn, bruns) = bg.iter().next().unwrap();

@@ -10,6 +10,11 @@ pub mod render;
 mod resolve;
 mod verdict;
 
-pub use diff::{compare, counts, params_text, Change, Line, Options, PointKey, Report, RunUsed, Side};
+pub use diff::{
+    compare, counts, params_text, Change, Line, Options, PointKey, Report, RunUsed, Side,
+};
 pub use resolve::{resolve, Resolved};
 pub use verdict::{judge, Direction, Judgement, Verdict, DEFAULT_MIN_EFFECT};
+
+#[cfg(test)]
+mod tests;

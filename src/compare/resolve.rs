@@ -34,9 +34,7 @@ fn pool(artifacts_dir: &Path) -> Result<Vec<Loaded>> {
         let hist = artifacts_dir.join(HISTORY_DIR);
         for e in walkdir::WalkDir::new(artifacts_dir).follow_links(false) {
             let e = e.with_context(|| format!("walking {}", artifacts_dir.display()))?;
-            if e.file_type().is_file()
-                && is_artifact_file(e.path())
-                && !e.path().starts_with(&hist)
+            if e.file_type().is_file() && is_artifact_file(e.path()) && !e.path().starts_with(&hist)
             {
                 // Invalid files are the business of `summarize`; a lookup just skips them.
                 if let Ok(a) = read_artifact(e.path()) {
@@ -117,9 +115,7 @@ fn resolve_unfiltered(
             }
         }
         if runs.is_empty() {
-            bail!(
-                "folder {spec} holds no artifacts (*.json) and no history files (*.json.gz)"
-            );
+            bail!("folder {spec} holds no artifacts (*.json) and no history files (*.json.gz)");
         }
         return Ok(("folder".into(), runs));
     }

@@ -174,12 +174,24 @@ mod tests {
         );
         // Overlapping, wide: a 3% change cannot be ruled out.
         assert_eq!(
-            judge(&block(100.0, 95.0, 105.0), &block(104.0, 99.0, 109.0), t, 0.03).verdict,
+            judge(
+                &block(100.0, 95.0, 105.0),
+                &block(104.0, 99.0, 109.0),
+                t,
+                0.03
+            )
+            .verdict,
             Verdict::Uncertain
         );
         // A fixed ratio alone never decides: 20% apart but overlapping intervals.
         assert_eq!(
-            judge(&block(100.0, 70.0, 130.0), &block(120.0, 90.0, 150.0), t, 0.03).verdict,
+            judge(
+                &block(100.0, 70.0, 130.0),
+                &block(120.0, 90.0, 150.0),
+                t,
+                0.03
+            )
+            .verdict,
             Verdict::Uncertain
         );
         // Rates: higher is better.

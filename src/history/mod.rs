@@ -12,6 +12,7 @@ mod load;
 mod naming;
 mod series;
 mod store;
+pub mod synthetic;
 
 pub use latest::LatestChange;
 pub use load::{index, merge_newest, History, HistoryRun, IndexEntry, HISTORY_DIR};
@@ -21,3 +22,6 @@ pub use store::{
     compact, encode, history_path, is_history_file, read_any, read_history_file, record,
     record_artifact, round_sig, RecordOptions, Recorded, COMPACT_NOTE, SIGNIFICANT_DIGITS,
 };
+
+#[cfg(test)]
+mod tests;

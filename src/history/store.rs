@@ -111,9 +111,7 @@ pub fn history_path(history_dir: &Path, a: &Artifact) -> Result<PathBuf> {
             a.kind
         );
     }
-    Ok(history_dir
-        .join(kind)
-        .join(HistoryName::of(a)?.file_name()))
+    Ok(history_dir.join(kind).join(HistoryName::of(a)?.file_name()))
 }
 
 /// Options of [`record`].

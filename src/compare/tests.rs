@@ -1,0 +1,238 @@
+//! Tests of `compare` on synthetic runs: noise, one injected slowdown, added/removed, failures.
+
+use super::*;
+use crate::artifact::{Artifact, Status};
+use crate::history::synthetic::{self, RunSpec};
+use crate::summary::Loaded;
+
+const H100: &str = "NVIDIA H100 80GB HBM3";
+const KINDS: [&str; 3] = ["layernorm", "gemm", "llm"];
+
+/// All three kinds on one commit and GPU, with changes injected into some points.
+fn suite_run(commit: usize, gpu: &str, seed: u64, factors: &[(usize, f64)]) -> Vec<Loaded> {
+    KINDS
+        .iter()
+        .enumerate()
+        .map(|(j, kind)| {
+            let mut spec = RunSpec::new(
+                kind,
+                &synthetic::commit(commit),
+                gpu,
+                &synthetic::started(commit),
+                seed * 10 + j as u64,
+            );
+            spec.factors = factors.iter().copied().collect();
+            Loaded {
+                file: format!("{kind}.json"),
+                artifact: synthetic::run(&spec),
+            }
+        })
+        .collect()
+}
+
+/// The identity of point `idx` of `synthetic::suite()`.
+fn key_of(idx: usize) -> PointKey {
+    let suite = synthetic::suite();
+    let kind = suite[idx].kind;
+    let first = suite.iter().position(|p| p.kind == kind).unwrap();
+    let a = synthetic::run(&RunSpec::new(kind, "c", H100, "2026-01-01T00:00:00Z", 1));
+    PointKey::of(kind, &a.results[idx - first])
+}
+
+fn cmp(base: &[Loaded], head: &[Loaded]) -> Report {
+    compare("base", base, "head", head, Options::default())
+}
+
+fn count(r: &Report, label: &str) -> usize {
+    r.lines.iter().filter(|l| l.label() == label).count()
+}
+
+#[test]
+fn pure_noise_gives_no_slower_verdicts() {
+    let lines_per_suite: usize = synthetic::suite().iter().map(|p| p.stats.len()).sum();
+    let mut same = 0;
+    let mut total = 0;
+    for seed in 0..20u64 {
+        let r = cmp(
+            &suite_run(0, H100, 2 * seed, &[]),
+            &suite_run(1, H100, 2 * seed + 1, &[]),
+        );
+        assert_eq!(r.lines.len(), lines_per_suite);
+        assert_eq!(count(&r, "SLOWER"), 0, "seed {seed}: {}", r.tally());
+        assert_eq!(count(&r, "FASTER"), 0, "seed {seed}: {}", r.tally());
+        assert_eq!(r.regressions().count(), 0);
+        same += count(&r, "SAME");
+        total += r.lines.len();
+    }
+    // The rule is not vacuous: with 2% noise and 100 samples almost every point is SAME.
+    assert!(same as f64 >= 0.95 * total as f64, "{same} of {total} SAME");
+}
+
+#[test]
+fn a_ten_percent_slowdown_is_found_and_only_it() {
+    let suite = synthetic::suite();
+    let lines_per_suite: usize = suite.iter().map(|p| p.stats.len()).sum();
+    // A cold LayerNorm point, a GEMM point, an LLM point (two quantities: both slow down).
+    for (k, idx) in [3usize, 130, 170].into_iter().enumerate() {
+        let seed = 40 + 2 * k as u64;
+        let r = cmp(
+            &suite_run(0, H100, seed, &[]),
+            &suite_run(1, H100, seed + 1, &[(idx, 1.10)]),
+        );
+        assert_eq!(r.lines.len(), lines_per_suite);
+        let slow: Vec<&Line> = r.regressions().collect();
+        assert_eq!(
+            slow.len(),
+            suite[idx].stats.len(),
+            "point {idx}: {}",
+            r.tally()
+        );
+        for l in slow {
+            assert_eq!(l.point, key_of(idx));
+            let ratio = l.ratio().unwrap();
+            assert!((ratio - 1.10).abs() < 0.03, "ratio {ratio}");
+            assert_eq!(l.label(), "SLOWER");
+        }
+        // And a 10% speed-up is FASTER, not a regression.
+        let r = cmp(
+            &suite_run(0, H100, seed, &[]),
+            &suite_run(1, H100, seed + 1, &[(idx, 1.0 / 1.10)]),
+        );
+        assert_eq!(count(&r, "FASTER"), suite[idx].stats.len());
+        assert_eq!(r.regressions().count(), 0);
+    }
+}
+
+fn drop_point(runs: &mut [Loaded], kind: &str, index: usize) -> String {
+    let a = &mut runs
+        .iter_mut()
+        .find(|l| l.artifact.kind == kind)
+        .unwrap()
+        .artifact;
+    let row = a.results.remove(index);
+    params_text(&row)
+}
+
+#[test]
+fn points_on_one_side_are_added_or_removed() {
+    let mut base = suite_run(0, H100, 1, &[]);
+    let mut head = suite_run(1, H100, 2, &[]);
+    let removed = drop_point(&mut head, "layernorm", 7);
+    let added = drop_point(&mut base, "gemm", 2);
+    let r = cmp(&base, &head);
+    let rem: Vec<&Line> = r.lines.iter().filter(|l| l.label() == "REMOVED").collect();
+    let add: Vec<&Line> = r.lines.iter().filter(|l| l.label() == "ADDED").collect();
+    assert_eq!(rem.len(), 1);
+    assert_eq!(add.len(), 1);
+    assert_eq!(
+        (rem[0].point.kind.as_str(), rem[0].point.params.as_str()),
+        ("layernorm", removed.as_str())
+    );
+    assert_eq!(
+        (add[0].point.kind.as_str(), add[0].point.params.as_str()),
+        ("gemm", added.as_str())
+    );
+    assert!(rem[0].head.is_none() && rem[0].base.is_some());
+    assert!(add[0].base.is_none() && add[0].head.is_some());
+    assert_eq!(r.regressions().count(), 0);
+    // A whole kind missing from head: every one of its points is removed.
+    // (6 LLM points with two quantities each.)
+    let r = cmp(
+        &suite_run(0, H100, 1, &[]),
+        &suite_run(1, H100, 2, &[])[..2],
+    );
+    assert_eq!(count(&r, "REMOVED"), 12);
+    assert!(r
+        .lines
+        .iter()
+        .filter(|l| l.label() == "REMOVED")
+        .all(|l| l.point.kind == "llm"));
+}
+
+fn fail_row(runs: &mut [Loaded], kind: &str, index: usize) {
+    let a: &mut Artifact = &mut runs
+        .iter_mut()
+        .find(|l| l.artifact.kind == kind)
+        .unwrap()
+        .artifact;
+    let row = &mut a.results[index];
+    row.status = Status::Failed;
+    row.stats.clear();
+    row.metrics.clear();
+    if let Some(c) = row.correctness.as_mut() {
+        c.passed = false;
+        c.rel_err = 1.0;
+    }
+}
+
+#[test]
+fn a_point_failing_in_head_is_a_regression() {
+    let base = suite_run(0, H100, 1, &[]);
+    let mut head = suite_run(1, H100, 2, &[]);
+    fail_row(&mut head, "gemm", 4);
+    let r = cmp(&base, &head);
+    assert_eq!(count(&r, "FAILED"), 1);
+    assert_eq!(r.regressions().count(), 1);
+    // Failing in base and passing in head is not judged (nothing to compare against).
+    let r = cmp(&head, &base);
+    assert_eq!(count(&r, "FAILED"), 0);
+    assert_eq!(count(&r, "N/A"), 1);
+}
+
+#[test]
+fn gpus_pair_by_name_or_directly_when_alone() {
+    let h200 = "NVIDIA H200";
+    // One GPU per side: H100 against H200, every point judged (H200 is drawn equal here).
+    let r = cmp(&suite_run(0, H100, 1, &[]), &suite_run(0, h200, 2, &[]));
+    assert_eq!(count(&r, "ADDED") + count(&r, "REMOVED"), 0);
+    assert!(r.lines.iter().all(|l| l.gpu == format!("{H100} -> {h200}")));
+    assert!(r.notes.iter().any(|n| n.contains("across GPUs")));
+    // Two GPUs per side pair by name; a GPU only in head adds its points.
+    let mut base = suite_run(0, H100, 1, &[]);
+    base.extend(suite_run(0, h200, 2, &[]));
+    let mut head = suite_run(1, H100, 3, &[]);
+    head.extend(suite_run(1, h200, 4, &[(0, 1.2)]));
+    head.extend(suite_run(1, "NVIDIA B200", 5, &[]));
+    let r = cmp(&base, &head);
+    let slow: Vec<&Line> = r.regressions().collect();
+    assert_eq!(slow.len(), 1);
+    assert_eq!(slow[0].gpu, h200);
+    let lines_per_suite: usize = synthetic::suite().iter().map(|p| p.stats.len()).sum();
+    assert_eq!(count(&r, "ADDED"), lines_per_suite);
+}
+
+#[test]
+fn the_newest_run_of_a_point_wins_within_a_side() {
+    let old = suite_run(0, H100, 1, &[(0, 2.0)]);
+    let new = suite_run(2, H100, 2, &[]);
+    let mut base: Vec<Loaded> = old;
+    base.extend(new);
+    let r = cmp(&base, &suite_run(3, H100, 3, &[]));
+    assert_eq!(r.regressions().count(), 0, "{}", r.tally());
+    assert_eq!(count(&r, "FASTER"), 0);
+    assert!(r.notes.iter().any(|n| n.contains("newest run")));
+}
+
+#[test]
+fn tables_render_in_text_and_markdown() {
+    let suite = synthetic::suite();
+    let mut base = suite_run(0, H100, 1, &[]);
+    let head = suite_run(1, H100, 2, &[(130, 1.10)]);
+    drop_point(&mut base, "llm", 0);
+    let r = cmp(&base, &head);
+    let md = render::markdown(&r);
+    assert!(md.starts_with("### opbench compare: 1 SLOWER"), "{md}");
+    assert!(md.contains("| kind | benchmark | implementation | params | stat |"));
+    assert!(md.contains("| **SLOWER** |"));
+    assert!(md.contains("| ADDED |"));
+    assert_eq!(
+        md.lines().filter(|l| l.starts_with("| ")).count(),
+        1 + r.lines.len()
+    );
+    let txt = render::text(&r);
+    let slow_line = txt.lines().find(|l| l.ends_with("SLOWER")).unwrap();
+    assert!(slow_line.contains(suite[130].implementation));
+    assert!(slow_line.contains("(+1"), "{slow_line}");
+    assert!(txt.contains("gpu:  NVIDIA H100 80GB HBM3"));
+    assert!(txt.contains("do not overlap"));
+}

@@ -1,0 +1,287 @@
+//! Tests of the history: record, naming, loading, series, summary merge, size math.
+
+use super::synthetic::{self, RunSpec};
+use super::*;
+use crate::artifact::{write_json_atomic, Artifact};
+use std::path::Path;
+
+const H100: &str = "NVIDIA H100 80GB HBM3";
+const H200: &str = "NVIDIA H200";
+const KINDS: [&str; 3] = ["layernorm", "gemm", "llm"];
+
+fn run(kind: &str, i: usize, gpu: &str, seed: u64) -> Artifact {
+    synthetic::run(&RunSpec::new(
+        kind,
+        &synthetic::commit(i),
+        gpu,
+        &synthetic::started(i),
+        seed,
+    ))
+}
+
+fn write(dir: &Path, name: &str, a: &Artifact) -> std::path::PathBuf {
+    let p = dir.join(name);
+    write_json_atomic(&p, a).unwrap();
+    p
+}
+
+#[test]
+fn record_names_files_and_is_idempotent() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = run("layernorm", 3, H100, 7);
+    let src = write(tmp.path(), "layernorm.json", &a);
+    let hist = tmp.path().join("artifacts/history");
+    let r = record(&src, &hist, RecordOptions::default()).unwrap();
+    assert!(!r.already_present);
+    let name = HistoryName::of(&a).unwrap().file_name();
+    assert_eq!(r.path, hist.join("layernorm").join(&name));
+    // <time>-<commit12>-<gpu-slug>-<run suffix>.json.gz
+    let expect = format!(
+        "{}-{}-nvidia-h100-80gb-hbm3-{}.json.gz",
+        synthetic::started(3).replace(['-', ':'], ""),
+        &synthetic::commit(3)[..12],
+        a.run.id.rsplit('-').next().unwrap()
+    );
+    assert_eq!(name, expect);
+    // Recording the same run again writes nothing.
+    let again = record(&src, &hist, RecordOptions::default()).unwrap();
+    assert!(again.already_present);
+    // The history copy is the artifact itself, compacted: same points, rounded numbers.
+    let back = read_history_file(&r.path).unwrap();
+    assert_eq!(back, compact(&a));
+    assert_eq!(back.results.len(), a.results.len());
+    let (p_orig, p_back) = (
+        &a.results[5].stats["time_us"],
+        &back.results[5].stats["time_us"],
+    );
+    assert!((p_orig.p50 - p_back.p50).abs() <= 1e-5 * p_orig.p50);
+    assert!(back.notes.iter().any(|n| n == COMPACT_NOTE));
+}
+
+#[test]
+fn record_refuses_interrupted_dirty_and_partial_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let hist = tmp.path().join("history");
+    let mut a = run("gemm", 1, H100, 1);
+    a.run.complete = false;
+    let e = record_artifact(&a, &hist, RecordOptions::default()).unwrap_err();
+    assert!(e.to_string().contains("not complete"), "{e}");
+    a.run.complete = true;
+    a.run.git_dirty = Some(true);
+    let e = record_artifact(&a, &hist, RecordOptions::default()).unwrap_err();
+    assert!(e.to_string().contains("--allow-dirty"), "{e}");
+    let r = record_artifact(&a, &hist, RecordOptions { allow_dirty: true }).unwrap();
+    assert!(r.path.to_string_lossy().contains("+dirty-"));
+    let p = write(tmp.path(), "gemm.json.partial", &a);
+    assert!(record(&p, &hist, RecordOptions::default()).is_err());
+    assert!(!hist.join("gemm").read_dir().unwrap().any(|e| e
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .starts_with('.')));
+}
+
+/// Two commits x two GPUs x three kinds, recorded; returns the artifacts folder.
+fn fleet(tmp: &Path) -> std::path::PathBuf {
+    let arts = tmp.join("artifacts");
+    let hist = arts.join(HISTORY_DIR);
+    let mut seed = 100;
+    for i in 0..2 {
+        for gpu in [H100, H200] {
+            for kind in KINDS {
+                seed += 1;
+                record_artifact(&run(kind, i, gpu, seed), &hist, RecordOptions::default()).unwrap();
+            }
+        }
+    }
+    arts
+}
+
+#[test]
+fn loader_keys_runs_by_commit_gpu_and_time() {
+    let tmp = tempfile::tempdir().unwrap();
+    let arts = fleet(tmp.path());
+    let h = History::load(&arts.join(HISTORY_DIR), false).unwrap();
+    assert_eq!(h.runs.len(), 12);
+    assert!(h.warnings.is_empty());
+    assert!(h.runs.windows(2).all(|w| w[0].started() <= w[1].started()));
+    let by_commit = h.by_commit();
+    assert_eq!(by_commit.len(), 2);
+    assert!(by_commit.values().all(|v| v.len() == 6));
+    assert_eq!(
+        h.commits(),
+        vec![synthetic::commit(0), synthetic::commit(1)]
+    );
+    let by_gpu = h.by_gpu();
+    assert_eq!(by_gpu.keys().collect::<Vec<_>>(), vec![H100, H200]);
+    assert_eq!(h.find(None, Some("h100"), None).len(), 6);
+    assert_eq!(
+        h.find(Some(&synthetic::commit(1)[..8]), Some("h200"), Some("gemm"))
+            .len(),
+        1
+    );
+    let one = h.find(None, None, Some("llm"))[0];
+    assert_eq!(h.run(one.run_id()).unwrap().file, one.file);
+
+    // Series: one line per point, quantity and GPU, two runs each, judged against the first.
+    let series = h.series(0.03);
+    let per_gpu_lines: usize = synthetic::suite().iter().map(|p| p.stats.len()).sum();
+    assert_eq!(series.len(), 2 * per_gpu_lines);
+    for s in &series {
+        assert_eq!(s.points.len(), 2, "{:?}", s.point);
+        assert!(s.points[0].vs_previous.is_none());
+        let j = s.points[1].vs_previous.unwrap();
+        assert_ne!(j.verdict, crate::compare::Verdict::Slower, "{:?}", s.point);
+        assert!(s.points[0].median_ci95[0] <= s.points[0].p50);
+        assert!(s.points[0].started_utc < s.points[1].started_utc);
+    }
+    let headline: Vec<_> = series.iter().filter(|s| s.headline).collect();
+    assert!(headline
+        .iter()
+        .all(|s| s.stat == "time_us" || s.stat == "decode_step_ms"));
+    // Latest changes: one per kind and GPU, none of them a regression (no change injected).
+    let latest = h.latest_changes(crate::compare::Options::default());
+    assert_eq!(latest.len(), 6);
+    assert!(
+        latest.iter().all(|c| c.regressions.is_empty()),
+        "{latest:?}"
+    );
+}
+
+#[test]
+fn loader_rejects_renamed_files_and_warns_on_strays() {
+    let tmp = tempfile::tempdir().unwrap();
+    let arts = fleet(tmp.path());
+    let hist = arts.join(HISTORY_DIR);
+    std::fs::write(hist.join("gemm/notes.json"), "{}").unwrap();
+    let h = History::load(&hist, false).unwrap();
+    assert_eq!(h.runs.len(), 12);
+    assert_eq!(h.warnings.len(), 1, "{:?}", h.warnings);
+    // A file moved to another kind's folder no longer matches its content.
+    let f = h.find(None, None, Some("gemm"))[0].file.clone();
+    let moved = hist.join("llm").join(f.rsplit('/').next().unwrap());
+    std::fs::rename(hist.join(&f), &moved).unwrap();
+    let e = History::load(&hist, false).unwrap_err();
+    assert!(
+        format!("{e:#}").contains("do not match its content"),
+        "{e:#}"
+    );
+    assert_eq!(History::load(&hist, true).unwrap().runs.len(), 11);
+}
+
+#[test]
+fn summarize_counts_each_run_once_and_the_newest_per_gpu() {
+    let tmp = tempfile::tempdir().unwrap();
+    let arts = fleet(tmp.path());
+    // The latest H200 layernorm run is also kept as a plain artifact: a copy, not a second run.
+    let h = History::load(&arts.join(HISTORY_DIR), false).unwrap();
+    let latest_h200 = h.find(Some(&synthetic::commit(1)), Some("h200"), Some("layernorm"))[0]
+        .artifact
+        .clone();
+    write(&arts, "layernorm.json", &latest_h200);
+    // An older H100 gemm artifact outside the history is superseded by the newer history run.
+    write(&arts, "gemm-old.json", &run("gemm", 0, H100, 999));
+    // A newer H100 llm artifact outside the history wins over the history.
+    let newer = run("llm", 5, H100, 555);
+    write(&arts, "llm.json", &newer);
+
+    let (loaded, notes) = crate::summary::load_dir(&arts, false).unwrap();
+    let ids: Vec<&str> = loaded.iter().map(|l| l.artifact.run.id.as_str()).collect();
+    let unique: std::collections::BTreeSet<&&str> = ids.iter().collect();
+    assert_eq!(ids.len(), unique.len(), "a run counted twice: {ids:?}");
+    // One run per kind and GPU: 3 kinds x 2 GPUs.
+    assert_eq!(
+        loaded.len(),
+        6,
+        "{:?}",
+        loaded.iter().map(|l| &l.file).collect::<Vec<_>>()
+    );
+    let file_of = |kind: &str, gpu: &str| {
+        loaded
+            .iter()
+            .find(|l| l.artifact.kind == kind && gpu_label(&l.artifact) == gpu)
+            .unwrap()
+            .file
+            .clone()
+    };
+    assert_eq!(file_of("layernorm", H200), "layernorm.json");
+    assert!(file_of("gemm", H100).starts_with("history/gemm/"));
+    assert_eq!(file_of("llm", H100), "llm.json");
+    assert!(file_of("gemm", H200).starts_with("history/gemm/"));
+    assert!(
+        notes.iter().any(|n| n.contains("left out gemm-old.json")),
+        "{notes:?}"
+    );
+
+    let o = crate::summary::run(&arts, &arts, false).unwrap();
+    assert_eq!(o.artifacts, 6);
+    let csv = std::fs::read_to_string(&o.csv).unwrap();
+    let per_gpu: usize = synthetic::suite().len();
+    assert_eq!(csv.lines().count(), 1 + 2 * per_gpu);
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&o.json).unwrap()).unwrap();
+    assert_eq!(doc["regressions"].as_array().unwrap().len(), 6);
+}
+
+#[test]
+fn summary_lists_a_regression_of_the_newest_commit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let arts = tmp.path().join("artifacts");
+    let hist = arts.join(HISTORY_DIR);
+    let slowed = synthetic::suite()
+        .iter()
+        .position(|p| p.kind == "gemm")
+        .unwrap();
+    for i in 0..3 {
+        let mut spec = RunSpec::new(
+            "gemm",
+            &synthetic::commit(i),
+            H100,
+            &synthetic::started(i),
+            i as u64,
+        );
+        if i == 2 {
+            spec.factors.insert(slowed, 1.10);
+        }
+        record_artifact(&synthetic::run(&spec), &hist, RecordOptions::default()).unwrap();
+    }
+    let o = crate::summary::run(&arts, &arts, false).unwrap();
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&o.json).unwrap()).unwrap();
+    let regs = doc["regressions"].as_array().unwrap();
+    assert_eq!(regs.len(), 1);
+    assert_eq!(regs[0]["base_commit"], synthetic::commit(1));
+    let lines = regs[0]["regressions"].as_array().unwrap();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0]["point"]["implementation"], "cublas");
+    assert_eq!(lines[0]["change"]["verdict"], "SLOWER");
+}
+
+/// The size math of docs/history.md: one commit of all three kinds, compacted and compressed.
+#[test]
+fn a_thousand_commits_stay_well_under_50_mb() {
+    let mut per_commit = 0usize;
+    let mut pretty = 0usize;
+    let mut points = 0usize;
+    for (j, kind) in KINDS.iter().enumerate() {
+        // Average a few runs: compressed size depends on the numbers.
+        let sizes: Vec<usize> = (0..4)
+            .map(|i| {
+                encode(&run(kind, i, H100, (10 * j + i) as u64))
+                    .unwrap()
+                    .len()
+            })
+            .collect();
+        let a = run(kind, 0, H100, 1);
+        points += a.results.len();
+        pretty += serde_json::to_vec_pretty(&a).unwrap().len();
+        per_commit += sizes.iter().sum::<usize>() / sizes.len();
+    }
+    let thousand_mb = per_commit as f64 * 1000.0 / 1e6;
+    eprintln!(
+        "size math: {points} points per commit; pretty artifacts {pretty} bytes; history files \
+         {per_commit} bytes per commit; 1000 commits = {thousand_mb:.1} MB"
+    );
+    assert_eq!(points, synthetic::suite().len());
+    assert!(thousand_mb < 25.0, "{thousand_mb} MB per 1000 commits");
+}

@@ -1,0 +1,152 @@
+//! End-to-end: `history record` then `compare` on synthetic runs, through the real binaries.
+
+use opbench::artifact::write_json_atomic;
+use opbench::history::synthetic::{self, RunSpec};
+use std::path::Path;
+use std::process::{Command, Output};
+
+const H100: &str = "NVIDIA H100 80GB HBM3";
+const H200: &str = "NVIDIA H200";
+
+fn bin(name: &str, args: &[&str], cwd: &Path) -> Output {
+    let exe = match name {
+        "compare" => env!("CARGO_BIN_EXE_compare"),
+        _ => env!("CARGO_BIN_EXE_history"),
+    };
+    Command::new(exe)
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("the binary runs")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// Writes a gemm run as a plain artifact and records it with the `history` binary.
+fn record(dir: &Path, i: usize, gpu: &str, seed: u64, slow_first: bool) -> String {
+    let mut spec = RunSpec::new(
+        "gemm",
+        &synthetic::commit(i),
+        gpu,
+        &synthetic::started(i),
+        seed,
+    );
+    if slow_first {
+        let first = synthetic::suite()
+            .iter()
+            .position(|p| p.kind == "gemm")
+            .unwrap();
+        spec.factors.insert(first, 1.10);
+    }
+    let a = synthetic::run(&spec);
+    let p = dir.join(format!("runs/gemm-{i}-{seed}.json"));
+    write_json_atomic(&p, &a).unwrap();
+    let o = bin(
+        "history",
+        &["record", p.to_str().unwrap(), "--into", "artifacts"],
+        dir,
+    );
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    assert!(out.starts_with("recorded artifacts/history/gemm/"), "{out}");
+    a.run.id
+}
+
+#[test]
+fn record_then_compare_commits_gpus_and_run_ids() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let id0 = record(d, 0, H100, 1, false);
+    record(d, 1, H100, 2, false);
+    let id2 = record(d, 2, H100, 3, true);
+    record(d, 2, H200, 4, false);
+    let c = |i: usize| synthetic::commit(i)[..10].to_string();
+
+    // Noise only between commits 0 and 1: no regression, exit 0 even when asked to fail.
+    let o = bin(
+        "compare",
+        &[
+            "--base",
+            &c(0),
+            "--head",
+            &c(1),
+            "--gpu",
+            "h100",
+            "--fail-on-regression",
+        ],
+        d,
+    );
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    assert!(!out.lines().any(|l| l.ends_with("SLOWER")), "{out}");
+    assert!(out.contains(&format!("commit {}", c(0))));
+
+    // Commit 2 slowed one point by 10%: the table says so; --fail-on-regression exits 1.
+    let args = ["--base", &c(1), "--head", &c(2), "--gpu", "h100"];
+    let o = bin("compare", &args, d);
+    let (out, _) = text(&o);
+    assert!(o.status.success());
+    assert_eq!(
+        out.lines().filter(|l| l.ends_with("SLOWER")).count(),
+        1,
+        "{out}"
+    );
+    let mut failing = args.to_vec();
+    failing.push("--fail-on-regression");
+    let o = bin("compare", &failing, d);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(err.contains("1 regression"), "{err}");
+
+    // Markdown, run ids (whole and random tail) and GPUs resolve against the history.
+    let tail0 = id0.rsplit('-').next().unwrap();
+    let o = bin(
+        "compare",
+        &["--base", tail0, "--head", &id2, "--format", "markdown"],
+        d,
+    );
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.starts_with("### opbench compare: 1 SLOWER"), "{out}");
+    let o = bin("compare", &["--base", "h100", "--head", "h200"], d);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("comparing across GPUs"), "{out}");
+
+    // Files and folders work too; the history folder itself holds every run.
+    let o = bin(
+        "compare",
+        &[
+            "--base",
+            "artifacts/history",
+            "--head",
+            "artifacts",
+            "--format",
+            "json",
+        ],
+        d,
+    );
+    assert!(o.status.success(), "{}", text(&o).1);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["lines"].as_array().unwrap().len() >= 48);
+
+    // A spec that matches nothing names what is known.
+    let o = bin("compare", &["--base", "a100", "--head", "h200"], d);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        err.contains("--base a100")
+            && err.contains("Known GPUs: NVIDIA H100 80GB HBM3, NVIDIA H200"),
+        "{err}"
+    );
+
+    // `history list` shows the four runs.
+    let o = bin("history", &["list", "--artifacts", "artifacts"], d);
+    let (out, _) = text(&o);
+    assert!(out.contains("4 runs, 3 commits"), "{out}");
+}
