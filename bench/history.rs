@@ -44,6 +44,49 @@ enum Cmd {
         #[arg(long)]
         kind: Option<String>,
     },
+    /// Write a SYNTHETIC history (seeded RNG, marked as such in every file) for demos and
+    /// for measuring size and load time. Refuses folders named `artifacts` so fake runs never
+    /// mix with measured ones.
+    Synth {
+        /// Folder whose history/ receives the runs (must not be, or lie in, an `artifacts` folder).
+        #[arg(long)]
+        out: PathBuf,
+        /// Number of commits; each gets one run of every kind on every GPU.
+        #[arg(long, default_value_t = 10)]
+        commits: usize,
+        /// GPU names to run on.
+        #[arg(long, default_values_t = ["NVIDIA H100 80GB HBM3".to_string(), "NVIDIA H200".to_string()])]
+        gpu: Vec<String>,
+        /// Seed of the first run.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+}
+
+fn synth(out: &std::path::Path, commits: usize, gpus: &[String], seed: u64) -> anyhow::Result<()> {
+    use opbench::history::synthetic::{commit, run, started, RunSpec};
+    if out.components().any(|c| c.as_os_str() == "artifacts") {
+        anyhow::bail!(
+            "--out {} lies in an `artifacts` folder: synthetic runs must not mix with measured ones",
+            out.display()
+        );
+    }
+    let dir = out.join(HISTORY_DIR);
+    let bar = indicatif::ProgressBar::new((commits * gpus.len() * 3) as u64);
+    let mut s = seed;
+    for i in 0..commits {
+        for gpu in gpus {
+            for kind in ["layernorm", "gemm", "llm"] {
+                let a = run(&RunSpec::new(kind, &commit(i), gpu, &started(i), s));
+                opbench::history::record_artifact(&a, &dir, RecordOptions::default())?;
+                s += 1;
+                bar.inc(1);
+            }
+        }
+    }
+    bar.finish_and_clear();
+    println!("wrote {} synthetic runs into {}", s - seed, dir.display());
+    Ok(())
 }
 
 fn main() {
@@ -110,5 +153,11 @@ fn main() {
             );
             Ok(())
         }
+        Cmd::Synth {
+            out,
+            commits,
+            gpu,
+            seed,
+        } => synth(&out, commits, &gpu, seed),
     });
 }

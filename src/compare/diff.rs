@@ -243,7 +243,11 @@ fn points<'a>(runs: &[&'a Loaded], side: &str, notes: &mut Vec<String>) -> Point
 }
 
 /// A GPU label and that GPU's runs on each side (None: the side has no run on it).
-type GpuPair<'a> = (String, Option<&'a Vec<&'a Loaded>>, Option<&'a Vec<&'a Loaded>>);
+type GpuPair<'a> = (
+    String,
+    Option<&'a Vec<&'a Loaded>>,
+    Option<&'a Vec<&'a Loaded>>,
+);
 
 fn group_by_gpu(runs: &[Loaded]) -> BTreeMap<String, Vec<&Loaded>> {
     let mut m: BTreeMap<String, Vec<&Loaded>> = BTreeMap::new();

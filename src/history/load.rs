@@ -149,6 +149,47 @@ impl History {
         })
     }
 
+    /// Only what [`History::latest_changes`] needs, chosen by file name before anything is
+    /// decompressed: per kind and GPU, the newest run and the newest run of another commit.
+    pub fn load_latest_pairs(dir: &Path, skip_invalid: bool) -> Result<History> {
+        let (entries, warnings) = index(dir)?;
+        let mut groups: BTreeMap<(&str, &str), Vec<&IndexEntry>> = BTreeMap::new();
+        for e in &entries {
+            groups
+                .entry((e.kind_dir.as_str(), e.name.gpu_slug.as_str()))
+                .or_default()
+                .push(e);
+        }
+        let mut keep: Vec<IndexEntry> = Vec::new();
+        for group in groups.values() {
+            let head = group[group.len() - 1];
+            keep.push(head.clone());
+            if let Some(base) = group
+                .iter()
+                .rev()
+                .find(|e| e.name.commit12 != head.name.commit12)
+            {
+                keep.push((*base).clone());
+            }
+        }
+        keep.sort_by(|a, b| (&a.name.started, &a.file).cmp(&(&b.name.started, &b.file)));
+        let mut h = History {
+            root: dir.to_path_buf(),
+            runs: Vec::new(),
+            warnings,
+        };
+        for e in &keep {
+            match load_entry(e) {
+                Ok(r) => h.runs.push(r),
+                Err(err) if skip_invalid => h.warnings.push(format!("skipped {err:#}")),
+                Err(err) => {
+                    return Err(err.context("use --skip-invalid to leave bad files out and go on"))
+                }
+            }
+        }
+        Ok(h)
+    }
+
     /// Runs grouped by full commit hash ("nocommit" for runs without one), oldest first.
     pub fn by_commit(&self) -> BTreeMap<String, Vec<&HistoryRun>> {
         let mut m: BTreeMap<String, Vec<&HistoryRun>> = BTreeMap::new();

@@ -146,6 +146,18 @@ fn loader_keys_runs_by_commit_gpu_and_time() {
         latest.iter().all(|c| c.regressions.is_empty()),
         "{latest:?}"
     );
+    // Loading only the newest pair per kind and GPU (what summarize does) gives the same,
+    // and leaves older commits unread.
+    let hist = arts.join(HISTORY_DIR);
+    record_artifact(&run("gemm", 2, H100, 77), &hist, RecordOptions::default()).unwrap();
+    let full = History::load(&hist, false).unwrap();
+    let pairs = History::load_latest_pairs(&hist, false).unwrap();
+    assert_eq!((full.runs.len(), pairs.runs.len()), (13, 12));
+    let opts = crate::compare::Options::default();
+    assert_eq!(
+        serde_json::to_value(full.latest_changes(opts)).unwrap(),
+        serde_json::to_value(pairs.latest_changes(opts)).unwrap()
+    );
 }
 
 #[test]

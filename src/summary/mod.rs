@@ -178,7 +178,7 @@ pub struct Outcome {
 pub fn run(artifacts_dir: &Path, out_dir: &Path, skip_invalid: bool) -> Result<Outcome> {
     let (loaded, mut warnings) = load_dir(artifacts_dir, skip_invalid)?;
     let mut doc = build(&loaded);
-    let history = crate::history::History::load(
+    let history = crate::history::History::load_latest_pairs(
         &artifacts_dir.join(crate::history::HISTORY_DIR),
         skip_invalid,
     )?;
