@@ -164,6 +164,23 @@ pub fn to_csv(loaded: &[Loaded]) -> Result<Vec<u8>> {
     w.into_inner().context("finishing CSV")
 }
 
+/// The `regressions` section of summary.json: per kind and GPU in `artifacts_dir/history`,
+/// the newest run judged against the newest run of an earlier commit on the same GPU (only
+/// those two runs per group are read). Returns it with the warnings of the history load.
+/// Anything else that writes a summary.json (the dashboard) sets `SummaryDoc::regressions`
+/// from this.
+pub fn regressions(
+    artifacts_dir: &Path,
+    skip_invalid: bool,
+) -> Result<(Vec<crate::history::LatestChange>, Vec<String>)> {
+    let history = crate::history::History::load_latest_pairs(
+        &artifacts_dir.join(crate::history::HISTORY_DIR),
+        skip_invalid,
+    )?;
+    let changes = history.latest_changes(crate::compare::Options::default());
+    Ok((changes, history.warnings))
+}
+
 /// What `summarize` did.
 #[derive(Debug)]
 pub struct Outcome {
@@ -178,16 +195,13 @@ pub struct Outcome {
 pub fn run(artifacts_dir: &Path, out_dir: &Path, skip_invalid: bool) -> Result<Outcome> {
     let (loaded, mut warnings) = load_dir(artifacts_dir, skip_invalid)?;
     let mut doc = build(&loaded);
-    let history = crate::history::History::load_latest_pairs(
-        &artifacts_dir.join(crate::history::HISTORY_DIR),
-        skip_invalid,
-    )?;
-    for w in &history.warnings {
-        if !warnings.contains(w) {
-            warnings.push(w.clone());
+    let (regressions, history_warnings) = regressions(artifacts_dir, skip_invalid)?;
+    doc.regressions = regressions;
+    for w in history_warnings {
+        if !warnings.contains(&w) {
+            warnings.push(w);
         }
     }
-    doc.regressions = history.latest_changes(crate::compare::Options::default());
     let json = out_dir.join(SUMMARY_JSON);
     let csv_path = out_dir.join(SUMMARY_CSV);
     write_json_atomic(&json, &doc)?;
