@@ -50,6 +50,9 @@ struct Args {
     /// Keep only runs on a GPU whose name contains this (e.g. h100), on both sides.
     #[arg(long)]
     gpu: Option<String>,
+    /// List only points that are not SAME (they are still counted in the result line).
+    #[arg(long)]
+    only_changes: bool,
     /// Exit with status 1 when any point is SLOWER (or FAILED), after printing the table.
     #[arg(long)]
     fail_on_regression: bool,
@@ -77,7 +80,7 @@ fn main() {
             .map_err(|e| e.context(format!("--base {}", a.base)))?;
         let head = resolve(&a.head, &a.artifacts, a.gpu.as_deref(), a.skip_invalid)
             .map_err(|e| e.context(format!("--head {}", a.head)))?;
-        let report = compare(
+        let mut report = compare(
             &format!("{} ({})", base.label, base.how),
             &base.runs,
             &format!("{} ({})", head.label, head.how),
@@ -86,6 +89,9 @@ fn main() {
                 min_effect: a.min_effect,
             },
         );
+        if a.only_changes {
+            report.hide_same();
+        }
         let text = match a.format {
             Format::Text => render::text(&report),
             Format::Markdown => render::markdown(&report),

@@ -146,6 +146,9 @@ pub struct Report {
     pub lines: Vec<Line>,
     /// Things a reader should know (several runs of one kind on a side, GPU pairing).
     pub notes: Vec<String>,
+    /// SAME lines removed by [`Report::hide_same`] (still counted in the tally).
+    #[serde(default)]
+    pub hidden_same: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -181,9 +184,28 @@ impl Report {
         self.lines.iter().filter(|l| l.is_regression())
     }
 
+    /// Drops the SAME lines (for short pull-request comments); the tally still counts them.
+    pub fn hide_same(&mut self) {
+        let before = self.lines.len();
+        self.lines.retain(|l| l.label() != "SAME");
+        self.hidden_same += before - self.lines.len();
+    }
+
     /// "3 SLOWER, 40 SAME, 2 ADDED"
     pub fn tally(&self) -> String {
-        let c = counts(&self.lines);
+        let mut c = counts(&self.lines);
+        if self.hidden_same > 0 {
+            match c.iter_mut().find(|(l, _)| *l == "SAME") {
+                Some(same) => same.1 += self.hidden_same,
+                None => {
+                    let at = c
+                        .iter()
+                        .position(|(l, _)| !matches!(*l, "SLOWER" | "FAILED" | "FASTER"))
+                        .unwrap_or(c.len());
+                    c.insert(at, ("SAME", self.hidden_same));
+                }
+            }
+        }
         if c.is_empty() {
             return "no points".into();
         }
@@ -424,5 +446,6 @@ pub fn compare(
         head_runs,
         lines,
         notes,
+        hidden_same: 0,
     }
 }

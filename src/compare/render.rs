@@ -169,6 +169,9 @@ pub fn text(r: &Report) -> String {
     for row in &rows {
         let _ = writeln!(out, "{}", line(row));
     }
+    if r.hidden_same > 0 {
+        let _ = writeln!(out, "({} SAME lines not shown)", r.hidden_same);
+    }
     for n in &r.notes {
         let _ = writeln!(out, "note: {n}");
     }
@@ -215,6 +218,10 @@ pub fn markdown(r: &Report) -> String {
             *last = format!("**{last}**");
         }
         let _ = writeln!(out, "| {} |", row.join(" | "));
+    }
+    if r.hidden_same > 0 {
+        let _ = writeln!(out);
+        let _ = writeln!(out, "{} points are SAME and not listed.", r.hidden_same);
     }
     if !r.notes.is_empty() {
         let _ = writeln!(out);

@@ -235,4 +235,14 @@ fn tables_render_in_text_and_markdown() {
     assert!(slow_line.contains("(+1"), "{slow_line}");
     assert!(txt.contains("gpu:  NVIDIA H100 80GB HBM3"));
     assert!(txt.contains("do not overlap"));
+    // Only the changes: the SAME lines go, the tally keeps counting them.
+    let tally = r.tally();
+    let mut short = r.clone();
+    short.hide_same();
+    assert_eq!(short.tally(), tally);
+    let changed = r.lines.iter().filter(|l| l.label() != "SAME").count();
+    assert!(changed >= 3, "{tally}");
+    assert_eq!(short.lines.len(), changed);
+    assert!(short.lines.iter().all(|l| l.label() != "SAME"));
+    assert!(render::markdown(&short).contains("points are SAME and not listed"));
 }

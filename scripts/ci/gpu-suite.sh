@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Runs the benchmark suite (layernorm, gemm, llm) on this machine's GPU 0, writes one artifact
+# per kind into OUT, and records each finished run into ARTIFACTS/history/ (one new file per
+# run: nothing existing is modified, so machines running this in parallel never conflict).
+# Called by gpu-bench.yml on self-hosted GPU runners and by deploy/k8s/gpu-suite-job.yaml;
+# runs the same way by hand on any GPU machine:
+#   scripts/ci/gpu-suite.sh [--out DIR] [--artifacts DIR] [--no-record]
+#
+# GitHub-hosted runners have no GPU: there this script stops at the GPU check.
+# Environment:
+#   OPBENCH_SUITE_BIN_DIR   prebuilt binaries (the container image); otherwise they are built
+#                           here with --features cuda (the CUDA toolkit from /usr/local/cuda,
+#                           else scripts/cuda-toolchain.sh)
+#   OPBENCH_SUITE_KINDS     kinds to run (default "layernorm gemm llm")
+#   OPBENCH_LAYERNORM_ARGS, OPBENCH_GEMM_ARGS, OPBENCH_LLM_ARGS   extra arguments per benchmark
+#                           (default for llm: --weights random --config tinyllama-1.1b, which
+#                           needs no download)
+#   OPBENCH_DEVICE          cuda (default) or cpu (the CPU paths, to try the script anywhere)
+#   OPBENCH_GIT_COMMIT, OPBENCH_GIT_DIRTY   the commit the runs belong to (default: git)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+out=target/gpu-suite
+artifacts=artifacts
+record=1
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --out) out="$2"; shift 2 ;;
+        --artifacts) artifacts="$2"; shift 2 ;;
+        --no-record) record=0; shift ;;
+        -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+        *) echo "gpu-suite: unknown argument $1 (see --help)" >&2; exit 2 ;;
+    esac
+done
+device="${OPBENCH_DEVICE:-cuda}"
+mkdir -p "$out"
+
+if [ -z "${OPBENCH_GIT_COMMIT:-}" ]; then
+    OPBENCH_GIT_COMMIT=$(git rev-parse HEAD 2>/dev/null) || {
+        echo "gpu-suite: no git checkout here: set OPBENCH_GIT_COMMIT to the commit being measured" >&2
+        exit 1
+    }
+    if [ -n "$(git status --porcelain --untracked-files=no)" ]; then
+        OPBENCH_GIT_DIRTY=1
+    fi
+fi
+export OPBENCH_GIT_COMMIT OPBENCH_GIT_DIRTY="${OPBENCH_GIT_DIRTY:-0}"
+
+if [ "$device" = cuda ]; then
+    if ! nvidia-smi -L >"$out/gpus.txt" 2>&1; then
+        echo "gpu-suite: no GPU visible (nvidia-smi -L failed: $(head -n 1 "$out/gpus.txt")). This" \
+            "runs on a self-hosted GPU runner or a GPU node; GitHub-hosted runners have none." >&2
+        exit 1
+    fi
+    cat "$out/gpus.txt"
+    export LD_LIBRARY_PATH="/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+fi
+
+if [ -n "${OPBENCH_SUITE_BIN_DIR:-}" ]; then
+    bin="$OPBENCH_SUITE_BIN_DIR"
+else
+    export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/opbench/target}"
+    features=()
+    if [ "$device" = cuda ]; then
+        features=(--features cuda)
+        if [ -z "${CUDA_ROOT:-}" ] && ! command -v nvcc >/dev/null 2>&1; then
+            if [ -x /usr/local/cuda/bin/nvcc ]; then
+                export CUDA_ROOT=/usr/local/cuda PATH="/usr/local/cuda/bin:$PATH"
+            else
+                # shellcheck disable=SC1090
+                source "$(scripts/cuda-toolchain.sh)"
+            fi
+        fi
+    fi
+    cargo build --release --locked "${features[@]}" \
+        --bin layernorm_bench --bin gemm_bench --bin llm_bench --bin history
+    bin="$CARGO_TARGET_DIR/release"
+fi
+
+read -r -a kinds <<<"${OPBENCH_SUITE_KINDS:-layernorm gemm llm}"
+failed=()
+for kind in "${kinds[@]}"; do
+    case "$kind" in
+        layernorm) extra="${OPBENCH_LAYERNORM_ARGS:-}" ;;
+        gemm) extra="${OPBENCH_GEMM_ARGS:-}" ;;
+        llm) extra="${OPBENCH_LLM_ARGS:---weights random --config tinyllama-1.1b}" ;;
+        *) echo "gpu-suite: unknown kind $kind" >&2; exit 2 ;;
+    esac
+    read -r -a extra_args <<<"$extra"
+    echo "== $kind: ${kind}_bench --device $device ${extra_args[*]} --out $out/$kind.json"
+    if "$bin/${kind}_bench" --device "$device" "${extra_args[@]}" --out "$out/$kind.json" \
+        >"$out/$kind.log" 2>&1; then
+        tail -n 5 "$out/$kind.log"
+        if [ "$record" = 1 ]; then
+            "$bin/history" record "$out/$kind.json" --into "$artifacts"
+        fi
+    else
+        echo "gpu-suite: $kind failed; the last lines of $out/$kind.log:" >&2
+        tail -n 20 "$out/$kind.log" >&2
+        failed+=("$kind")
+    fi
+done
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "gpu-suite: failed: ${failed[*]} (the others were recorded)" >&2
+    exit 1
+fi
+echo "gpu-suite: ${#kinds[@]} runs done on commit ${OPBENCH_GIT_COMMIT:0:12}"

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Shared helpers of scripts/ci/*.sh (sourced, not run): repo root, a Python venv for tools.
+
+ci_repo() { cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd; }
+
+# ci_venv: prints the path of a Python venv for CI tools, creating it when absent.
+# Where: $OPBENCH_CI_TOOLS (default <repo>/target/ci-tools/venv; target/ is git-ignored).
+ci_venv() {
+    local venv="${OPBENCH_CI_TOOLS:-$(ci_repo)/target/ci-tools}/venv"
+    if [ ! -x "$venv/bin/python" ]; then
+        mkdir -p "$(dirname "$venv")"
+        python3 -m venv "$venv" >&2 || {
+            echo "ci: python3 -m venv failed; install python3-venv (Debian) and retry" >&2
+            return 1
+        }
+    fi
+    echo "$venv"
+}
+
+# ci_pip VENV PACKAGE... : installs into VENV quietly, logging to VENV/install.log.
+ci_pip() {
+    local venv="$1"
+    shift
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$@" \
+        >>"$venv/install.log" 2>&1
+}
