@@ -41,6 +41,12 @@ struct Args {
     /// What is judged against the reference: folder, file, run id, commit or GPU.
     #[arg(long)]
     head: String,
+    /// Name shown for BASE in the output [default: the spec and how it was read].
+    #[arg(long)]
+    base_name: Option<String>,
+    /// Name shown for HEAD in the output [default: the spec and how it was read].
+    #[arg(long)]
+    head_name: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -80,10 +86,15 @@ fn main() {
             .map_err(|e| e.context(format!("--base {}", a.base)))?;
         let head = resolve(&a.head, &a.artifacts, a.gpu.as_deref(), a.skip_invalid)
             .map_err(|e| e.context(format!("--head {}", a.head)))?;
+        let name = |given: &Option<String>, r: &opbench::compare::Resolved| {
+            given
+                .clone()
+                .unwrap_or_else(|| format!("{} ({})", r.label, r.how))
+        };
         let mut report = compare(
-            &format!("{} ({})", base.label, base.how),
+            &name(&a.base_name, &base),
             &base.runs,
-            &format!("{} ({})", head.label, head.how),
+            &name(&a.head_name, &head),
             &head.runs,
             Options {
                 min_effect: a.min_effect,

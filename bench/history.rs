@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 /// The run history: every finished benchmark run kept as one small file,
 /// `<artifacts>/history/<kind>/<YYYYmmddTHHMMSSZ>-<commit12>-<gpu>-<run>.json.gz`
-/// (the artifact itself, numbers rounded to 6 significant digits, gzip-compressed).
+/// (per point: median, its 95% interval, P5/P95, n, metrics; gzip-compressed JSON).
 /// One file per run, so machines that add runs in parallel never conflict.
 #[derive(Parser)]
 #[command(version)]
@@ -131,13 +131,13 @@ fn main() {
                 total += bytes;
                 println!(
                     "{}  {}  {:<28}  {:<10}  {:>4} points  {:>7} bytes  {}",
-                    r.artifact.run.started_utc,
+                    r.started_utc(),
                     r.commit()
                         .map(|c| c.chars().take(12).collect::<String>())
                         .unwrap_or_else(|| "no commit".into()),
                     r.gpu(),
                     r.kind(),
-                    r.artifact.results.len(),
+                    r.record.points.len(),
                     bytes,
                     r.file
                 );

@@ -26,11 +26,12 @@ GitHub-hosted runners have no GPU: these are runs measured on GPU machines and c
 {
     echo "$marker"
     if [ -d "$tmp/base/artifacts" ] && [ -d artifacts ]; then
+        names=(--base-name "$base_ref @ $base_sha" --head-name "HEAD @ $head_sha")
         if "$compare" --base "$tmp/base/artifacts" --head artifacts --artifacts artifacts \
-            --format markdown --only-changes --skip-invalid >"$tmp/changes.md" 2>"$tmp/err"; then
+            "${names[@]}" --format markdown --only-changes --skip-invalid >"$tmp/changes.md" 2>"$tmp/err"; then
             cat "$tmp/changes.md"
             if "$compare" --base "$tmp/base/artifacts" --head artifacts --artifacts artifacts \
-                --format markdown --skip-invalid >"$tmp/full.md" 2>/dev/null &&
+                "${names[@]}" --format markdown --skip-invalid >"$tmp/full.md" 2>/dev/null &&
                 [ "$(wc -c <"$tmp/full.md")" -lt 55000 ]; then
                 printf '\n<details><summary>every point</summary>\n\n'
                 cat "$tmp/full.md"

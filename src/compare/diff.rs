@@ -1,10 +1,8 @@
 //! Matching the points of two sets of runs and judging every common one: the comparison report.
 
 use super::verdict::{judge, Direction, Judgement, Verdict};
-use crate::artifact::{ResultRow, Status};
-use crate::history::gpu_label;
-use crate::stats::Summary;
-use crate::summary::Loaded;
+use crate::artifact::Status;
+use crate::history::{HistoryPoint, HistoryRun, StatBrief};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -19,7 +17,7 @@ pub struct PointKey {
 }
 
 impl PointKey {
-    pub fn of(kind: &str, row: &ResultRow) -> Self {
+    pub fn of(kind: &str, row: &HistoryPoint) -> Self {
         PointKey {
             kind: kind.to_string(),
             benchmark: row.benchmark.clone(),
@@ -30,7 +28,7 @@ impl PointKey {
 }
 
 /// A row's parameters as `k=v, k=v` (keys sorted): how points are told apart.
-pub fn params_text(row: &ResultRow) -> String {
+pub fn params_text(row: &HistoryPoint) -> String {
     row.params
         .iter()
         .map(|(k, v)| format!("{k}={v}"))
@@ -48,7 +46,7 @@ pub struct Side {
 }
 
 impl Side {
-    fn of(s: &Summary, run_id: &str) -> Self {
+    fn of(s: &StatBrief, run_id: &str) -> Self {
         Side {
             p50: s.p50,
             median_ci95: s.median_ci95,
@@ -218,43 +216,37 @@ impl Report {
 
 /// Newest row per point (and the runs it came from) among one side's runs of one GPU.
 struct Points<'a> {
-    rows: BTreeMap<PointKey, (&'a ResultRow, &'a str)>,
+    rows: BTreeMap<PointKey, (&'a HistoryPoint, &'a str)>,
     runs: Vec<RunUsed>,
 }
 
-fn run_used(l: &Loaded) -> RunUsed {
+fn run_used(l: &HistoryRun) -> RunUsed {
     RunUsed {
-        gpu: gpu_label(&l.artifact),
-        kind: l.artifact.kind.clone(),
-        run_id: l.artifact.run.id.clone(),
-        commit: l.artifact.run.git_commit.clone(),
+        gpu: l.gpu(),
+        kind: l.kind().to_string(),
+        run_id: l.run_id().to_string(),
+        commit: l.commit().map(String::from),
         file: l.file.clone(),
     }
 }
 
-fn points<'a>(runs: &[&'a Loaded], side: &str, notes: &mut Vec<String>) -> Points<'a> {
-    let mut sorted: Vec<&Loaded> = runs.to_vec();
+fn points<'a>(runs: &[&'a HistoryRun], side: &str, notes: &mut Vec<String>) -> Points<'a> {
+    let mut sorted: Vec<&HistoryRun> = runs.to_vec();
     // Oldest first, so a newer run's row replaces an older one's for the same point.
-    sorted.sort_by(|a, b| {
-        (&a.artifact.run.started_utc, &a.artifact.run.id)
-            .cmp(&(&b.artifact.run.started_utc, &b.artifact.run.id))
-    });
+    sorted.sort_by(|a, b| (a.started(), a.run_id()).cmp(&(b.started(), b.run_id())));
     let mut per_kind: BTreeMap<&str, usize> = BTreeMap::new();
     let mut rows = BTreeMap::new();
     for l in &sorted {
-        *per_kind.entry(l.artifact.kind.as_str()).or_default() += 1;
-        for r in &l.artifact.results {
-            rows.insert(
-                PointKey::of(&l.artifact.kind, r),
-                (r, l.artifact.run.id.as_str()),
-            );
+        *per_kind.entry(l.kind()).or_default() += 1;
+        for r in &l.record.points {
+            rows.insert(PointKey::of(l.kind(), r), (r, l.run_id()));
         }
     }
     if let Some(first) = sorted.first() {
         for (kind, n) in per_kind.iter().filter(|(_, n)| **n > 1) {
             notes.push(format!(
                 "{side}: {n} {kind} runs on {}; where they share a point, the newest run's row is used",
-                gpu_label(&first.artifact)
+                first.gpu()
             ));
         }
     }
@@ -267,19 +259,19 @@ fn points<'a>(runs: &[&'a Loaded], side: &str, notes: &mut Vec<String>) -> Point
 /// A GPU label and that GPU's runs on each side (None: the side has no run on it).
 type GpuPair<'a> = (
     String,
-    Option<&'a Vec<&'a Loaded>>,
-    Option<&'a Vec<&'a Loaded>>,
+    Option<&'a Vec<&'a HistoryRun>>,
+    Option<&'a Vec<&'a HistoryRun>>,
 );
 
-fn group_by_gpu(runs: &[Loaded]) -> BTreeMap<String, Vec<&Loaded>> {
-    let mut m: BTreeMap<String, Vec<&Loaded>> = BTreeMap::new();
+fn group_by_gpu(runs: &[HistoryRun]) -> BTreeMap<String, Vec<&HistoryRun>> {
+    let mut m: BTreeMap<String, Vec<&HistoryRun>> = BTreeMap::new();
     for l in runs {
-        m.entry(gpu_label(&l.artifact)).or_default().push(l);
+        m.entry(l.gpu()).or_default().push(l);
     }
     m
 }
 
-fn sampled(row: &ResultRow) -> bool {
+fn sampled(row: &HistoryPoint) -> bool {
     row.status == Status::Ok && !row.stats.is_empty()
 }
 
@@ -294,8 +286,8 @@ fn status_word(s: Status) -> &'static str {
 fn compare_rows(
     gpu: &str,
     key: &PointKey,
-    base: Option<(&ResultRow, &str)>,
-    head: Option<(&ResultRow, &str)>,
+    base: Option<(&HistoryPoint, &str)>,
+    head: Option<(&HistoryPoint, &str)>,
     opts: Options,
     out: &mut Vec<Line>,
 ) {
@@ -307,14 +299,14 @@ fn compare_rows(
         head: h,
         change,
     };
-    let stat_names = |r: &ResultRow| -> Vec<String> {
+    let stat_names = |r: &HistoryPoint| -> Vec<String> {
         if r.stats.is_empty() {
             vec!["-".to_string()]
         } else {
             r.stats.keys().cloned().collect()
         }
     };
-    let side = |r: &ResultRow, id: &str, stat: &str| r.stats.get(stat).map(|s| Side::of(s, id));
+    let side = |r: &HistoryPoint, id: &str, stat: &str| r.stats.get(stat).map(|s| Side::of(s, id));
     match (base, head) {
         (None, None) => {}
         (Some((b, bid)), None) => {
@@ -386,9 +378,9 @@ fn compare_rows(
 /// point, the newest run's row is used (and a note says so).
 pub fn compare(
     base_label: &str,
-    base: &[Loaded],
+    base: &[HistoryRun],
     head_label: &str,
-    head: &[Loaded],
+    head: &[HistoryRun],
     opts: Options,
 ) -> Report {
     let bg = group_by_gpu(base);

@@ -1,8 +1,10 @@
 //! Turning a `--base`/`--head` spec into runs: a folder, a file, a run id, a commit or a GPU.
 
 use crate::artifact::read_artifact;
-use crate::history::{gpu_label, is_history_file, read_history_file, slug, History, HISTORY_DIR};
-use crate::summary::{is_artifact_file, load_dir, Loaded};
+use crate::history::{
+    is_history_file, read_history_file, slug, History, HistoryRecord, HistoryRun, HISTORY_DIR,
+};
+use crate::summary::{is_artifact_file, load_dir};
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -14,7 +16,7 @@ pub struct Resolved {
     pub label: String,
     /// How it was understood: "folder", "file", "run id", "commit 0123abcd", "GPU h100".
     pub how: String,
-    pub runs: Vec<Loaded>,
+    pub runs: Vec<HistoryRun>,
 }
 
 fn rel(dir: &Path, p: &Path) -> String {
@@ -28,8 +30,8 @@ fn rel(dir: &Path, p: &Path) -> String {
 
 /// Every run known under `artifacts_dir`: plain artifacts (all of them, not just the current
 /// ones) and the whole history, each run once (a plain artifact wins over its history copy).
-fn pool(artifacts_dir: &Path) -> Result<Vec<Loaded>> {
-    let mut runs: Vec<Loaded> = Vec::new();
+fn pool(artifacts_dir: &Path) -> Result<Vec<HistoryRun>> {
+    let mut runs: Vec<HistoryRun> = Vec::new();
     if artifacts_dir.is_dir() {
         let hist = artifacts_dir.join(HISTORY_DIR);
         for e in walkdir::WalkDir::new(artifacts_dir).follow_links(false) {
@@ -38,17 +40,18 @@ fn pool(artifacts_dir: &Path) -> Result<Vec<Loaded>> {
             {
                 // Invalid files are the business of `summarize`; a lookup just skips them.
                 if let Ok(a) = read_artifact(e.path()) {
-                    runs.push(Loaded {
-                        file: rel(artifacts_dir, e.path()),
-                        artifact: a,
-                    });
+                    runs.push(HistoryRun::new(
+                        rel(artifacts_dir, e.path()),
+                        HistoryRecord::of(&a),
+                    )?);
                 }
             }
         }
         let h = History::load(&hist, true)?;
-        for r in &h.runs {
-            if !runs.iter().any(|l| l.artifact.run.id == r.run_id()) {
-                runs.push(r.to_loaded());
+        for mut r in h.runs {
+            if !runs.iter().any(|l| l.run_id() == r.run_id()) {
+                r.file = format!("{HISTORY_DIR}/{}", r.file);
+                runs.push(r);
             }
         }
     }
@@ -73,7 +76,7 @@ pub fn resolve(
     let (how, mut runs) = resolve_unfiltered(spec, artifacts_dir, skip_invalid)?;
     if let Some(g) = gpu {
         let want = slug(g);
-        runs.retain(|l| slug(&gpu_label(&l.artifact)).contains(&want));
+        runs.retain(|l| slug(&l.gpu()).contains(&want));
         if runs.is_empty() {
             bail!("{spec} ({how}) has no run on a GPU matching --gpu {g:?}");
         }
@@ -89,28 +92,26 @@ fn resolve_unfiltered(
     spec: &str,
     artifacts_dir: &Path,
     skip_invalid: bool,
-) -> Result<(String, Vec<Loaded>)> {
+) -> Result<(String, Vec<HistoryRun>)> {
     let p = Path::new(spec);
     if p.is_file() {
-        let artifact = crate::history::read_any(p)?;
-        return Ok((
-            "file".into(),
-            vec![Loaded {
-                file: spec.to_string(),
-                artifact,
-            }],
-        ));
+        let record = crate::history::read_any(p)?;
+        return Ok(("file".into(), vec![HistoryRun::new(spec, record)?]));
     }
     if p.is_dir() {
-        let (mut runs, _) = load_dir(p, skip_invalid)?;
+        let (loaded, _) = load_dir(p, skip_invalid)?;
+        let mut runs = loaded
+            .iter()
+            .map(|l| HistoryRun::new(l.file.clone(), HistoryRecord::of(&l.artifact)))
+            .collect::<Result<Vec<_>>>()?;
         if runs.is_empty() {
             for e in walkdir::WalkDir::new(p).follow_links(false) {
                 let e = e.with_context(|| format!("walking {}", p.display()))?;
                 if e.file_type().is_file() && is_history_file(e.path()) {
-                    runs.push(Loaded {
-                        file: rel(p, e.path()),
-                        artifact: read_history_file(e.path())?,
-                    });
+                    runs.push(HistoryRun::new(
+                        rel(p, e.path()),
+                        read_history_file(e.path())?,
+                    )?);
                 }
             }
         }
@@ -120,10 +121,10 @@ fn resolve_unfiltered(
         return Ok(("folder".into(), runs));
     }
     let all = pool(artifacts_dir)?;
-    let by_id: Vec<Loaded> = all
+    let by_id: Vec<HistoryRun> = all
         .iter()
         .filter(|l| {
-            let id = &l.artifact.run.id;
+            let id = l.run_id();
             let name = l.file.rsplit('/').next().unwrap_or("");
             id == spec
                 || id.rsplit('-').next() == Some(spec)
@@ -137,21 +138,15 @@ fn resolve_unfiltered(
     }
     if is_hex(spec) {
         let lower = spec.to_lowercase();
-        let by_commit: Vec<Loaded> = all
+        let by_commit: Vec<HistoryRun> = all
             .iter()
             .filter(|l| {
-                l.artifact
-                    .run
-                    .git_commit
-                    .as_deref()
+                l.commit()
                     .is_some_and(|c| c.to_lowercase().starts_with(&lower))
             })
             .cloned()
             .collect();
-        let commits: BTreeSet<&str> = by_commit
-            .iter()
-            .filter_map(|l| l.artifact.run.git_commit.as_deref())
-            .collect();
+        let commits: BTreeSet<&str> = by_commit.iter().filter_map(|l| l.commit()).collect();
         if commits.len() > 1 {
             bail!(
                 "commit prefix {spec} is ambiguous: it matches {}; give more digits",
@@ -164,25 +159,19 @@ fn resolve_unfiltered(
     }
     let want = slug(spec);
     if !want.is_empty() {
-        let by_gpu: Vec<Loaded> = all
+        let by_gpu: Vec<HistoryRun> = all
             .iter()
-            .filter(|l| slug(&gpu_label(&l.artifact)).contains(&want))
+            .filter(|l| slug(&l.gpu()).contains(&want))
             .cloned()
             .collect();
         if !by_gpu.is_empty() {
             return Ok((format!("GPU {spec}"), by_gpu));
         }
     }
-    let gpus: BTreeSet<String> = all.iter().map(|l| gpu_label(&l.artifact)).collect();
+    let gpus: BTreeSet<String> = all.iter().map(|l| l.gpu()).collect();
     let mut commits: Vec<(&str, &str)> = all
         .iter()
-        .filter_map(|l| {
-            l.artifact
-                .run
-                .git_commit
-                .as_deref()
-                .map(|c| (l.artifact.run.started_utc.as_str(), c))
-        })
+        .filter_map(|l| l.commit().map(|c| (l.started_utc(), c)))
         .collect();
     commits.sort();
     commits.dedup_by(|a, b| a.1 == b.1);

@@ -3,6 +3,7 @@
 use super::*;
 use crate::artifact::{Artifact, Status};
 use crate::history::synthetic::{self, RunSpec};
+use crate::history::{HistoryPoint, HistoryRecord, HistoryRun};
 use crate::summary::Loaded;
 
 const H100: &str = "NVIDIA H100 80GB HBM3";
@@ -36,11 +37,18 @@ fn key_of(idx: usize) -> PointKey {
     let kind = suite[idx].kind;
     let first = suite.iter().position(|p| p.kind == kind).unwrap();
     let a = synthetic::run(&RunSpec::new(kind, "c", H100, "2026-01-01T00:00:00Z", 1));
-    PointKey::of(kind, &a.results[idx - first])
+    PointKey::of(kind, &HistoryPoint::of(&a.results[idx - first]))
+}
+
+/// Artifacts in the form `compare` takes.
+fn runs(ls: &[Loaded]) -> Vec<HistoryRun> {
+    ls.iter()
+        .map(|l| HistoryRun::new(l.file.clone(), HistoryRecord::of(&l.artifact)).unwrap())
+        .collect()
 }
 
 fn cmp(base: &[Loaded], head: &[Loaded]) -> Report {
-    compare("base", base, "head", head, Options::default())
+    compare("base", &runs(base), "head", &runs(head), Options::default())
 }
 
 fn count(r: &Report, label: &str) -> usize {
@@ -110,7 +118,7 @@ fn drop_point(runs: &mut [Loaded], kind: &str, index: usize) -> String {
         .unwrap()
         .artifact;
     let row = a.results.remove(index);
-    params_text(&row)
+    params_text(&HistoryPoint::of(&row))
 }
 
 #[test]

@@ -13,7 +13,7 @@
 //! often than 5% of the time), and the minimum effect keeps run-to-run drift of clocks and
 //! machines (not covered by a within-run interval) from being called a regression.
 
-use crate::stats::Summary;
+use crate::history::StatBrief;
 use serde::Serialize;
 
 /// Default minimum effect size: 3%.
@@ -79,7 +79,12 @@ pub struct Judgement {
 }
 
 /// Applies the rule in this module's header to `base` and `head`.
-pub fn judge(base: &Summary, head: &Summary, direction: Direction, min_effect: f64) -> Judgement {
+pub fn judge(
+    base: &StatBrief,
+    head: &StatBrief,
+    direction: Direction,
+    min_effect: f64,
+) -> Judgement {
     let [bl, bh] = base.median_ci95;
     let [hl, hh] = head.median_ci95;
     let ci_overlap = !(hl > bh || hh < bl);
@@ -132,20 +137,13 @@ pub fn judge(base: &Summary, head: &Summary, direction: Direction, min_effect: f
 mod tests {
     use super::*;
 
-    fn block(p50: f64, lo: f64, hi: f64) -> Summary {
-        Summary {
+    fn block(p50: f64, lo: f64, hi: f64) -> StatBrief {
+        StatBrief {
             n: 100,
-            min: lo.min(p50) * 0.9,
             p5: lo,
             p50,
             p95: hi,
-            p99: hi,
-            max: hi * 1.1,
-            mean: p50,
-            stdev: 0.0,
-            cv: 0.0,
             median_ci95: [lo, hi],
-            outliers_tukey: 0,
         }
     }
 

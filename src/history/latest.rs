@@ -41,9 +41,9 @@ impl History {
             };
             let report = compare(
                 base.run_id(),
-                &[base.to_loaded()],
+                &[(*base).clone()],
                 head.run_id(),
-                &[head.to_loaded()],
+                &[head.clone()],
                 opts,
             );
             out.push(LatestChange {

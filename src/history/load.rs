@@ -1,9 +1,8 @@
 //! Loading the history: an index from file names alone, full runs keyed by commit, GPU and time.
 
 use super::naming::{gpu_label, slug, HistoryName, HISTORY_EXT};
+use super::record::HistoryRecord;
 use super::store::read_history_file;
-use crate::artifact::Artifact;
-use crate::summary::Loaded;
 use anyhow::{bail, Context, Result};
 use chrono::{DateTime, Utc};
 use std::collections::BTreeMap;
@@ -63,58 +62,63 @@ pub fn index(dir: &Path) -> Result<(Vec<IndexEntry>, Vec<String>)> {
     Ok((entries, warnings))
 }
 
-/// One recorded run.
+/// One run in history form: a recorded one, or an artifact converted with `HistoryRecord::of`.
 #[derive(Debug, Clone)]
 pub struct HistoryRun {
-    /// Path relative to the history folder (`layernorm/2026...json.gz`).
+    /// Where it came from: relative to the history folder (`layernorm/2026...json.gz`), or
+    /// the artifact's path.
     pub file: String,
     pub name: HistoryName,
-    pub artifact: Artifact,
+    pub record: HistoryRecord,
 }
 
 impl HistoryRun {
+    /// A run from any record (its name computed from the content).
+    pub fn new(file: impl Into<String>, record: HistoryRecord) -> Result<Self> {
+        Ok(HistoryRun {
+            file: file.into(),
+            name: HistoryName::of(&record)?,
+            record,
+        })
+    }
     pub fn kind(&self) -> &str {
-        &self.artifact.kind
+        &self.record.kind
     }
     /// Full commit hash, when the run had one.
     pub fn commit(&self) -> Option<&str> {
-        self.artifact.run.git_commit.as_deref()
+        self.record.run.git_commit.as_deref()
     }
     /// GPU name, or "cpu".
     pub fn gpu(&self) -> String {
-        gpu_label(&self.artifact)
+        gpu_label(&self.record.env)
     }
     pub fn started(&self) -> DateTime<Utc> {
         self.name.started
     }
-    pub fn run_id(&self) -> &str {
-        &self.artifact.run.id
+    pub fn started_utc(&self) -> &str {
+        &self.record.run.started_utc
     }
-    /// As a summary input, its file named relative to the artifacts folder (`history/...`).
-    pub fn to_loaded(&self) -> Loaded {
-        Loaded {
-            file: format!("{HISTORY_DIR}/{}", self.file),
-            artifact: self.artifact.clone(),
-        }
+    pub fn run_id(&self) -> &str {
+        &self.record.run.id
     }
 }
 
 fn load_entry(e: &IndexEntry) -> Result<HistoryRun> {
-    let artifact = read_history_file(&e.path)?;
-    let expect = HistoryName::of(&artifact)?;
-    if expect != e.name || slug(&artifact.kind) != e.kind_dir {
+    let record = read_history_file(&e.path)?;
+    let expect = HistoryName::of(&record)?;
+    if expect != e.name || slug(&record.kind) != e.kind_dir {
         bail!(
             "{}: the file's name and folder do not match its content (expected {}/{}): \
              renamed by hand? Re-record the run with `history record`",
             e.path.display(),
-            slug(&artifact.kind),
+            slug(&record.kind),
             expect.file_name()
         );
     }
     Ok(HistoryRun {
         file: e.file.clone(),
         name: e.name.clone(),
-        artifact,
+        record,
     })
 }
 
@@ -247,81 +251,4 @@ impl History {
     pub fn run(&self, run_id: &str) -> Option<&HistoryRun> {
         self.runs.iter().find(|r| r.run_id() == run_id)
     }
-}
-
-fn started(a: &Artifact) -> Option<DateTime<Utc>> {
-    DateTime::parse_from_rfc3339(&a.run.started_utc)
-        .ok()
-        .map(|t| t.with_timezone(&Utc))
-}
-
-/// What `summarize` counts, given the artifacts outside the history (`loaded`) and the
-/// history folder `artifacts_dir/history`:
-///
-/// - every artifact outside the history counts, as before;
-/// - from the history, only the newest run of each (kind, GPU) is considered; it is left out
-///   when an artifact outside the history has the same run id (it is a copy of it) or the
-///   same kind and GPU and started at the same time or later; otherwise it counts, and the
-///   older artifacts outside the history of that kind and GPU are left out as superseded.
-///
-/// So a summary holds one current run per kind and GPU, the fleet's newest runs included,
-/// and never the same run twice. Returns the kept set and a message per file left out.
-pub fn merge_newest(
-    artifacts_dir: &Path,
-    loaded: Vec<Loaded>,
-    skip_invalid: bool,
-) -> Result<(Vec<Loaded>, Vec<String>)> {
-    let hist_dir = artifacts_dir.join(HISTORY_DIR);
-    let (entries, mut messages) = index(&hist_dir)?;
-    // Newest entry per (kind folder, GPU slug), by the name alone.
-    let mut newest: BTreeMap<(String, String), &IndexEntry> = BTreeMap::new();
-    for e in &entries {
-        let key = (e.kind_dir.clone(), e.name.gpu_slug.clone());
-        if newest.get(&key).is_none_or(|old| {
-            (&e.name.started, &e.name.run_suffix) >= (&old.name.started, &old.name.run_suffix)
-        }) {
-            newest.insert(key, e);
-        }
-    }
-    let mut loaded = loaded;
-    for e in newest.values() {
-        let run = match load_entry(e) {
-            Ok(r) => r,
-            Err(err) if skip_invalid => {
-                messages.push(format!("skipped {err:#}"));
-                continue;
-            }
-            Err(err) => {
-                return Err(err.context("use --skip-invalid to leave bad files out and go on"))
-            }
-        };
-        let a = &run.artifact;
-        let same_key = |l: &Loaded| {
-            l.artifact.kind == a.kind && slug(&gpu_label(&l.artifact)) == slug(&run.gpu())
-        };
-        if loaded.iter().any(|l| l.artifact.run.id == a.run.id) {
-            continue; // A copy of an artifact already counted.
-        }
-        let t = run.started();
-        if loaded
-            .iter()
-            .any(|l| same_key(l) && started(&l.artifact).is_some_and(|lt| lt >= t))
-        {
-            continue; // An artifact outside the history is as new or newer.
-        }
-        loaded.retain(|l| {
-            if same_key(l) {
-                messages.push(format!(
-                    "left out {}: superseded by the newer history run {}/{} (same kind and GPU)",
-                    l.file, HISTORY_DIR, run.file
-                ));
-                false
-            } else {
-                true
-            }
-        });
-        loaded.push(run.to_loaded());
-    }
-    loaded.sort_by(|a, b| a.file.cmp(&b.file));
-    Ok((loaded, messages))
 }

@@ -4,11 +4,12 @@
 //! can be indexed (and the newest run per GPU found) without opening a file, and two machines
 //! never pick the same name (the run-id suffix is random per run).
 
-use crate::artifact::Artifact;
+use super::record::HistoryRecord;
+use crate::env::Env;
 use anyhow::{bail, Context, Result};
 use chrono::{DateTime, NaiveDateTime, Utc};
 
-/// Extension of every history file: a compacted artifact, minified and gzip-compressed.
+/// Extension of every history file: a compact record, minified and gzip-compressed.
 pub const HISTORY_EXT: &str = ".json.gz";
 
 /// The commit part of a name when the artifact has no git commit.
@@ -34,17 +35,17 @@ pub fn slug(text: &str) -> String {
     out
 }
 
-/// The machine an artifact ran on, for display and grouping: the GPU name, or "cpu".
-pub fn gpu_label(a: &Artifact) -> String {
-    match &a.env.gpu {
+/// The machine a run ran on, for display and grouping: the GPU name, or "cpu".
+pub fn gpu_label(env: &Env) -> String {
+    match &env.gpu {
         Some(g) => g.name.clone(),
         None => "cpu".to_string(),
     }
 }
 
 /// The GPU part of a history name ("cpu" for CPU runs).
-pub fn gpu_slug(a: &Artifact) -> String {
-    let s = slug(&gpu_label(a));
+pub fn gpu_slug(env: &Env) -> String {
+    let s = slug(&gpu_label(env));
     if s.is_empty() {
         "unknown-gpu".into()
     } else {
@@ -68,8 +69,8 @@ pub struct HistoryName {
 const TIME_FORMAT: &str = "%Y%m%dT%H%M%SZ";
 
 impl HistoryName {
-    /// The name a finished artifact gets in the history.
-    pub fn of(a: &Artifact) -> Result<Self> {
+    /// The name a finished run gets in the history.
+    pub fn of(a: &HistoryRecord) -> Result<Self> {
         let started = DateTime::parse_from_rfc3339(&a.run.started_utc)
             .with_context(|| {
                 format!(
@@ -97,7 +98,7 @@ impl HistoryName {
             started,
             commit12,
             dirty: a.run.git_dirty == Some(true),
-            gpu_slug: gpu_slug(a),
+            gpu_slug: gpu_slug(&a.env),
             run_suffix,
         })
     }

@@ -2,14 +2,15 @@
 //! 95% band and each run's verdict against the previous run on the same GPU.
 
 use super::load::History;
-use crate::artifact::{ResultRow, Status};
+use super::record::HistoryPoint;
+use crate::artifact::Status;
 use crate::compare::{judge, Direction, Judgement, PointKey};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// The quantity a dashboard plots for a row: `time_us` when present, otherwise the first
 /// duration (`*_us`, `*_ms`, `*_s` without `_per_`), otherwise the first sampled quantity.
-pub fn headline_stat(row: &ResultRow) -> Option<&str> {
+pub fn headline_stat(row: &HistoryPoint) -> Option<&str> {
     if row.stats.contains_key("time_us") {
         return Some("time_us");
     }
@@ -59,7 +60,7 @@ impl History {
         let mut map: BTreeMap<(PointKey, String, String), Series> = BTreeMap::new();
         for (i, run) in self.runs.iter().enumerate() {
             let gpu = run.gpu();
-            for row in &run.artifact.results {
+            for row in &run.record.points {
                 if row.status != Status::Ok {
                     continue;
                 }
@@ -77,7 +78,7 @@ impl History {
                             points: Vec::new(),
                         });
                     let vs_previous = series.points.last().map(|prev| {
-                        let base = &self.runs[prev.run].artifact.results;
+                        let base = &self.runs[prev.run].record.points;
                         let base = base
                             .iter()
                             .find(|r| PointKey::of(run.kind(), r) == key)
@@ -90,7 +91,7 @@ impl History {
                         run_id: run.run_id().to_string(),
                         file: run.file.clone(),
                         commit: run.commit().map(String::from),
-                        started_utc: run.artifact.run.started_utc.clone(),
+                        started_utc: run.started_utc().to_string(),
                         n: s.n,
                         p50: s.p50,
                         median_ci95: s.median_ci95,

@@ -33,7 +33,7 @@ fn record_names_files_and_is_idempotent() {
     let hist = tmp.path().join("artifacts/history");
     let r = record(&src, &hist, RecordOptions::default()).unwrap();
     assert!(!r.already_present);
-    let name = HistoryName::of(&a).unwrap().file_name();
+    let name = HistoryName::of(&HistoryRecord::of(&a)).unwrap().file_name();
     assert_eq!(r.path, hist.join("layernorm").join(&name));
     // <time>-<commit12>-<gpu-slug>-<run suffix>.json.gz
     let expect = format!(
@@ -46,16 +46,17 @@ fn record_names_files_and_is_idempotent() {
     // Recording the same run again writes nothing.
     let again = record(&src, &hist, RecordOptions::default()).unwrap();
     assert!(again.already_present);
-    // The history copy is the artifact itself, compacted: same points, rounded numbers.
+    // The history record keeps each point's median, interval, P5/P95 and n, rounded.
     let back = read_history_file(&r.path).unwrap();
-    assert_eq!(back, compact(&a));
-    assert_eq!(back.results.len(), a.results.len());
-    let (p_orig, p_back) = (
-        &a.results[5].stats["time_us"],
-        &back.results[5].stats["time_us"],
-    );
-    assert!((p_orig.p50 - p_back.p50).abs() <= 1e-5 * p_orig.p50);
-    assert!(back.notes.iter().any(|n| n == COMPACT_NOTE));
+    assert_eq!(back, HistoryRecord::of(&a).rounded());
+    assert_eq!(back.points.len(), a.results.len());
+    let orig = &a.results[5].stats["time_us"];
+    let kept = &back.points[5].stats["time_us"];
+    assert!((orig.p50 - kept.p50).abs() <= 1e-5 * orig.p50);
+    assert_eq!(kept.n, orig.n);
+    assert!(kept.median_ci95[0] <= kept.p50 && kept.p50 <= kept.median_ci95[1]);
+    // A plain artifact is never double-read as history, and the file is not an artifact.
+    assert!(crate::artifact::read_artifact(&r.path).is_err());
 }
 
 #[test]
@@ -182,54 +183,29 @@ fn loader_rejects_renamed_files_and_warns_on_strays() {
 }
 
 #[test]
-fn summarize_counts_each_run_once_and_the_newest_per_gpu() {
+fn summarize_never_counts_history_and_counts_each_run_once() {
     let tmp = tempfile::tempdir().unwrap();
     let arts = fleet(tmp.path());
-    // The latest H200 layernorm run is also kept as a plain artifact: a copy, not a second run.
-    let h = History::load(&arts.join(HISTORY_DIR), false).unwrap();
-    let latest_h200 = h.find(Some(&synthetic::commit(1)), Some("h200"), Some("layernorm"))[0]
-        .artifact
-        .clone();
-    write(&arts, "layernorm.json", &latest_h200);
-    // An older H100 gemm artifact outside the history is superseded by the newer history run.
-    write(&arts, "gemm-old.json", &run("gemm", 0, H100, 999));
-    // A newer H100 llm artifact outside the history wins over the history.
-    let newer = run("llm", 5, H100, 555);
-    write(&arts, "llm.json", &newer);
-
-    let (loaded, notes) = crate::summary::load_dir(&arts, false).unwrap();
-    let ids: Vec<&str> = loaded.iter().map(|l| l.artifact.run.id.as_str()).collect();
-    let unique: std::collections::BTreeSet<&&str> = ids.iter().collect();
-    assert_eq!(ids.len(), unique.len(), "a run counted twice: {ids:?}");
-    // One run per kind and GPU: 3 kinds x 2 GPUs.
-    assert_eq!(
-        loaded.len(),
-        6,
-        "{:?}",
-        loaded.iter().map(|l| &l.file).collect::<Vec<_>>()
-    );
-    let file_of = |kind: &str, gpu: &str| {
-        loaded
-            .iter()
-            .find(|l| l.artifact.kind == kind && gpu_label(&l.artifact) == gpu)
-            .unwrap()
-            .file
-            .clone()
-    };
-    assert_eq!(file_of("layernorm", H200), "layernorm.json");
-    assert!(file_of("gemm", H100).starts_with("history/gemm/"));
-    assert_eq!(file_of("llm", H100), "llm.json");
-    assert!(file_of("gemm", H200).starts_with("history/gemm/"));
+    // The latest H200 layernorm run is also kept as a plain artifact, twice (a copy).
+    let a = run("layernorm", 1, H200, 1234);
+    write(&arts, "layernorm.json", &a);
+    std::fs::create_dir_all(arts.join("fleet")).unwrap();
+    write(&arts.join("fleet"), "layernorm-h200.json", &a);
+    record_artifact(&a, &arts.join(HISTORY_DIR), RecordOptions::default()).unwrap();
+    let (loaded, warnings) = crate::summary::load_dir(&arts, false).unwrap();
+    assert_eq!(loaded.len(), 1, "history records are not artifacts");
+    assert_eq!(loaded[0].file, "fleet/layernorm-h200.json");
     assert!(
-        notes.iter().any(|n| n.contains("left out gemm-old.json")),
-        "{notes:?}"
+        warnings
+            .iter()
+            .any(|w| w.contains("left out layernorm.json")),
+        "{warnings:?}"
     );
-
     let o = crate::summary::run(&arts, &arts, false).unwrap();
-    assert_eq!(o.artifacts, 6);
+    assert_eq!(o.artifacts, 1);
     let csv = std::fs::read_to_string(&o.csv).unwrap();
-    let per_gpu: usize = synthetic::suite().len();
-    assert_eq!(csv.lines().count(), 1 + 2 * per_gpu);
+    assert_eq!(csv.lines().count(), 1 + a.results.len());
+    // summary.json still judges the history: one entry per kind and GPU with two commits.
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&o.json).unwrap()).unwrap();
     assert_eq!(doc["regressions"].as_array().unwrap().len(), 6);
@@ -279,7 +255,7 @@ fn a_thousand_commits_stay_well_under_50_mb() {
         // Average a few runs: compressed size depends on the numbers.
         let sizes: Vec<usize> = (0..4)
             .map(|i| {
-                encode(&run(kind, i, H100, (10 * j + i) as u64))
+                encode(&HistoryRecord::of(&run(kind, i, H100, (10 * j + i) as u64)))
                     .unwrap()
                     .len()
             })

@@ -32,11 +32,10 @@ pub fn is_artifact_file(path: &Path) -> bool {
         && !name.ends_with(".trace.json")
 }
 
-/// Loads every artifact under `dir`, sorted by path, plus the newest history run of each kind
-/// and GPU from `dir/history` when it is newer than what lies outside the history (see
-/// [`crate::history::merge_newest`]; history files are `*.json.gz`, never walked as artifacts).
-/// With `skip_invalid`, a bad file becomes a warning (returned) instead of an error; files
-/// left out as superseded are reported there too.
+/// Loads every artifact under `dir`, sorted by path. With `skip_invalid`, a bad file becomes a
+/// warning (returned) instead of an error. A run found in several files (same `run.id`: a copy)
+/// counts once, from the first path; the others are reported in the warnings. History records
+/// (`history/**/*.json.gz`) are not artifacts and are never loaded here (docs/history.md).
 pub fn load_dir(dir: &Path, skip_invalid: bool) -> Result<(Vec<Loaded>, Vec<String>)> {
     if !dir.is_dir() {
         bail!(
@@ -71,9 +70,21 @@ pub fn load_dir(dir: &Path, skip_invalid: bool) -> Result<(Vec<Loaded>, Vec<Stri
             }
         }
     }
-    let (loaded, history_notes) = crate::history::merge_newest(dir, loaded, skip_invalid)?;
-    warnings.extend(history_notes);
-    Ok((loaded, warnings))
+    let mut seen: BTreeMap<String, String> = BTreeMap::new();
+    let mut unique = Vec::with_capacity(loaded.len());
+    for l in loaded {
+        match seen.get(&l.artifact.run.id) {
+            Some(first) => warnings.push(format!(
+                "left out {}: the same run ({}) as {first}, counted once",
+                l.file, l.artifact.run.id
+            )),
+            None => {
+                seen.insert(l.artifact.run.id.clone(), l.file.clone());
+                unique.push(l);
+            }
+        }
+    }
+    Ok((unique, warnings))
 }
 
 /// One artifact's identity in summary.json.
