@@ -53,6 +53,10 @@ struct Args {
     /// Smallest relative change of the median that counts as FASTER/SLOWER (0.03 = 3%).
     #[arg(long, default_value_t = DEFAULT_MIN_EFFECT)]
     min_effect: f64,
+    /// Parameters left out of a point's identity (comma list), e.g. a kernel's launch
+    /// configuration that changes between commits while the problem (shape, dtype) does not.
+    #[arg(long, value_delimiter = ',')]
+    ignore_params: Vec<String>,
     /// Keep only runs on a GPU whose name contains this (e.g. h100), on both sides.
     #[arg(long)]
     gpu: Option<String>,
@@ -96,8 +100,9 @@ fn main() {
             &base.runs,
             &name(&a.head_name, &head),
             &head.runs,
-            Options {
+            &Options {
                 min_effect: a.min_effect,
+                ignore_params: a.ignore_params.clone(),
             },
         );
         if a.only_changes {

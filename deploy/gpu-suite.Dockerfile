@@ -21,4 +21,4 @@ COPY scripts /opbench/scripts
 ARG OPBENCH_GIT_COMMIT
 ENV OPBENCH_GIT_COMMIT=${OPBENCH_GIT_COMMIT} OPBENCH_GIT_DIRTY=0 OPBENCH_SUITE_BIN_DIR=/opbench/bin
 WORKDIR /opbench
-CMD ["bash", "scripts/ci/gpu-suite.sh", "--out", "/runs/suite-logs", "--artifacts", "/runs"]
+CMD ["bash", "scripts/ci/gpu-suite.sh", "--out", "/runs/full/default", "--artifacts", "/runs"]

@@ -18,19 +18,30 @@ pub struct PointKey {
 
 impl PointKey {
     pub fn of(kind: &str, row: &HistoryPoint) -> Self {
+        Self::ignoring(kind, row, &[])
+    }
+
+    /// The key without the parameters named in `ignore` (e.g. a kernel's launch configuration,
+    /// which may change between commits while the problem stays the same).
+    pub fn ignoring(kind: &str, row: &HistoryPoint, ignore: &[String]) -> Self {
         PointKey {
             kind: kind.to_string(),
             benchmark: row.benchmark.clone(),
             implementation: row.implementation.clone(),
-            params: params_text(row),
+            params: params_text_ignoring(row, ignore),
         }
     }
 }
 
 /// A row's parameters as `k=v, k=v` (keys sorted): how points are told apart.
 pub fn params_text(row: &HistoryPoint) -> String {
+    params_text_ignoring(row, &[])
+}
+
+fn params_text_ignoring(row: &HistoryPoint, ignore: &[String]) -> String {
     row.params
         .iter()
+        .filter(|(k, _)| !ignore.contains(k))
         .map(|(k, v)| format!("{k}={v}"))
         .collect::<Vec<_>>()
         .join(", ")
@@ -118,16 +129,19 @@ impl Line {
 }
 
 /// Settings of a comparison.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Options {
     /// Minimum relative change of the median that counts (0.03 = 3%).
     pub min_effect: f64,
+    /// Parameters left out of a point's identity.
+    pub ignore_params: Vec<String>,
 }
 
 impl Default for Options {
     fn default() -> Self {
         Options {
             min_effect: super::verdict::DEFAULT_MIN_EFFECT,
+            ignore_params: Vec::new(),
         }
     }
 }
@@ -230,7 +244,12 @@ fn run_used(l: &HistoryRun) -> RunUsed {
     }
 }
 
-fn points<'a>(runs: &[&'a HistoryRun], side: &str, notes: &mut Vec<String>) -> Points<'a> {
+fn points<'a>(
+    runs: &[&'a HistoryRun],
+    side: &str,
+    ignore: &[String],
+    notes: &mut Vec<String>,
+) -> Points<'a> {
     let mut sorted: Vec<&HistoryRun> = runs.to_vec();
     // Oldest first, so a newer run's row replaces an older one's for the same point.
     sorted.sort_by(|a, b| (a.started(), a.run_id()).cmp(&(b.started(), b.run_id())));
@@ -239,7 +258,7 @@ fn points<'a>(runs: &[&'a HistoryRun], side: &str, notes: &mut Vec<String>) -> P
     for l in &sorted {
         *per_kind.entry(l.kind()).or_default() += 1;
         for r in &l.record.points {
-            rows.insert(PointKey::of(l.kind(), r), (r, l.run_id()));
+            rows.insert(PointKey::ignoring(l.kind(), r, ignore), (r, l.run_id()));
         }
     }
     if let Some(first) = sorted.first() {
@@ -288,7 +307,7 @@ fn compare_rows(
     key: &PointKey,
     base: Option<(&HistoryPoint, &str)>,
     head: Option<(&HistoryPoint, &str)>,
-    opts: Options,
+    opts: &Options,
     out: &mut Vec<Line>,
 ) {
     let line = |stat: &str, b: Option<Side>, h: Option<Side>, change: Change| Line {
@@ -381,7 +400,7 @@ pub fn compare(
     base: &[HistoryRun],
     head_label: &str,
     head: &[HistoryRun],
-    opts: Options,
+    opts: &Options,
 ) -> Report {
     let bg = group_by_gpu(base);
     let hg = group_by_gpu(head);
@@ -407,8 +426,8 @@ pub fn compare(
     let (mut base_runs, mut head_runs) = (Vec::new(), Vec::new());
     let empty = Vec::new();
     for (gpu, b, h) in pairs {
-        let bp = points(b.unwrap_or(&empty), "base", &mut notes);
-        let hp = points(h.unwrap_or(&empty), "head", &mut notes);
+        let bp = points(b.unwrap_or(&empty), "base", &opts.ignore_params, &mut notes);
+        let hp = points(h.unwrap_or(&empty), "head", &opts.ignore_params, &mut notes);
         let keys: BTreeSet<&PointKey> = bp.rows.keys().chain(hp.rows.keys()).collect();
         for k in keys {
             compare_rows(

@@ -103,12 +103,15 @@ fn rule_text(r: &Report) -> String {
     )
 }
 
+/// The GPUs of every run used, on either side.
 fn gpus_used(r: &Report) -> Vec<String> {
-    let mut g: Vec<String> = r.lines.iter().map(|l| l.gpu.clone()).collect();
-    g.dedup();
-    g.sort();
-    g.dedup();
-    g
+    let g: std::collections::BTreeSet<String> = r
+        .base_runs
+        .iter()
+        .chain(&r.head_runs)
+        .map(|u| u.gpu.clone())
+        .collect();
+    g.into_iter().collect()
 }
 
 fn runs_text(runs: &[super::diff::RunUsed]) -> String {

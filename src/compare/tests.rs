@@ -48,7 +48,13 @@ fn runs(ls: &[Loaded]) -> Vec<HistoryRun> {
 }
 
 fn cmp(base: &[Loaded], head: &[Loaded]) -> Report {
-    compare("base", &runs(base), "head", &runs(head), Options::default())
+    compare(
+        "base",
+        &runs(base),
+        "head",
+        &runs(head),
+        &Options::default(),
+    )
 }
 
 fn count(r: &Report, label: &str) -> usize {
@@ -253,4 +259,38 @@ fn tables_render_in_text_and_markdown() {
     assert_eq!(short.lines.len(), changed);
     assert!(short.lines.iter().all(|l| l.label() != "SAME"));
     assert!(render::markdown(&short).contains("points are SAME and not listed"));
+}
+
+#[test]
+fn ignored_params_match_points_whose_launch_configuration_changed() {
+    let base = suite_run(0, H100, 1, &[]);
+    let mut head = suite_run(1, H100, 2, &[]);
+    for l in &mut head {
+        for r in &mut l.artifact.results {
+            if r.implementation == "opbench" {
+                r.params
+                    .insert("block_threads".into(), crate::artifact::Param::Int(256));
+            }
+        }
+    }
+    let opbench_lines = synthetic::suite()
+        .iter()
+        .filter(|p| p.implementation == "opbench")
+        .map(|p| p.stats.len())
+        .sum::<usize>();
+    let r = cmp(&base, &head);
+    assert_eq!(count(&r, "ADDED"), opbench_lines);
+    assert_eq!(count(&r, "REMOVED"), opbench_lines);
+    let opts = Options {
+        ignore_params: vec!["block_threads".into()],
+        ..Options::default()
+    };
+    let r = compare("base", &runs(&base), "head", &runs(&head), &opts);
+    assert_eq!(
+        count(&r, "ADDED") + count(&r, "REMOVED"),
+        0,
+        "{}",
+        r.tally()
+    );
+    assert_eq!(r.regressions().count(), 0);
 }

@@ -24,7 +24,7 @@ pub struct LatestChange {
 impl History {
     /// For each (kind, GPU) with at least two commits in the history: the newest run against
     /// the newest run of an earlier commit on the same GPU.
-    pub fn latest_changes(&self, opts: Options) -> Vec<LatestChange> {
+    pub fn latest_changes(&self, opts: &Options) -> Vec<LatestChange> {
         let mut groups: BTreeMap<(String, String), Vec<&HistoryRun>> = BTreeMap::new();
         for r in &self.runs {
             groups
@@ -41,9 +41,9 @@ impl History {
             };
             let report = compare(
                 base.run_id(),
-                &[(*base).clone()],
+                std::slice::from_ref(*base),
                 head.run_id(),
-                &[head.clone()],
+                std::slice::from_ref(head),
                 opts,
             );
             out.push(LatestChange {

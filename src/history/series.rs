@@ -4,7 +4,7 @@
 use super::load::History;
 use super::record::HistoryPoint;
 use crate::artifact::Status;
-use crate::compare::{judge, Direction, Judgement, PointKey};
+use crate::compare::{judge, Direction, Judgement, Options, PointKey};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -55,8 +55,9 @@ pub struct Series {
 
 impl History {
     /// Every series in the history, sorted by point, quantity and GPU. Failed or skipped
-    /// rows leave a gap (no point). `min_effect` feeds the verdict rule (0.03 = 3%).
-    pub fn series(&self, min_effect: f64) -> Vec<Series> {
+    /// rows leave a gap (no point). `opts` gives the verdict rule's minimum effect and the
+    /// parameters left out of a point's identity (`Options::default()`: 3%, none).
+    pub fn series(&self, opts: &Options) -> Vec<Series> {
         let mut map: BTreeMap<(PointKey, String, String), Series> = BTreeMap::new();
         for (i, run) in self.runs.iter().enumerate() {
             let gpu = run.gpu();
@@ -64,7 +65,7 @@ impl History {
                 if row.status != Status::Ok {
                     continue;
                 }
-                let key = PointKey::of(run.kind(), row);
+                let key = PointKey::ignoring(run.kind(), row, &opts.ignore_params);
                 let headline = headline_stat(row);
                 for (stat, s) in &row.stats {
                     let series = map
@@ -81,10 +82,10 @@ impl History {
                         let base = &self.runs[prev.run].record.points;
                         let base = base
                             .iter()
-                            .find(|r| PointKey::of(run.kind(), r) == key)
+                            .find(|r| PointKey::ignoring(run.kind(), r, &opts.ignore_params) == key)
                             .and_then(|r| r.stats.get(stat))
                             .expect("a series point always has its stats block");
-                        judge(base, s, series.direction, min_effect)
+                        judge(base, s, series.direction, opts.min_effect)
                     });
                     series.points.push(SeriesPoint {
                         run: i,

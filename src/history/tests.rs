@@ -125,7 +125,7 @@ fn loader_keys_runs_by_commit_gpu_and_time() {
     assert_eq!(h.run(one.run_id()).unwrap().file, one.file);
 
     // Series: one line per point, quantity and GPU, two runs each, judged against the first.
-    let series = h.series(0.03);
+    let series = h.series(&crate::compare::Options::default());
     let per_gpu_lines: usize = synthetic::suite().iter().map(|p| p.stats.len()).sum();
     assert_eq!(series.len(), 2 * per_gpu_lines);
     for s in &series {
@@ -141,7 +141,7 @@ fn loader_keys_runs_by_commit_gpu_and_time() {
         .iter()
         .all(|s| s.stat == "time_us" || s.stat == "decode_step_ms"));
     // Latest changes: one per kind and GPU, none of them a regression (no change injected).
-    let latest = h.latest_changes(crate::compare::Options::default());
+    let latest = h.latest_changes(&crate::compare::Options::default());
     assert_eq!(latest.len(), 6);
     assert!(
         latest.iter().all(|c| c.regressions.is_empty()),
@@ -156,8 +156,8 @@ fn loader_keys_runs_by_commit_gpu_and_time() {
     assert_eq!((full.runs.len(), pairs.runs.len()), (13, 12));
     let opts = crate::compare::Options::default();
     assert_eq!(
-        serde_json::to_value(full.latest_changes(opts)).unwrap(),
-        serde_json::to_value(pairs.latest_changes(opts)).unwrap()
+        serde_json::to_value(full.latest_changes(&opts)).unwrap(),
+        serde_json::to_value(pairs.latest_changes(&opts)).unwrap()
     );
 }
 

@@ -188,7 +188,7 @@ pub fn regressions(
         &artifacts_dir.join(crate::history::HISTORY_DIR),
         skip_invalid,
     )?;
-    let changes = history.latest_changes(crate::compare::Options::default());
+    let changes = history.latest_changes(&crate::compare::Options::default());
     Ok((changes, history.warnings))
 }
 
