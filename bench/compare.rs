@@ -57,6 +57,11 @@ struct Args {
     /// configuration that changes between commits while the problem (shape, dtype) does not.
     #[arg(long, value_delimiter = ',')]
     ignore_params: Vec<String>,
+    /// An implementation whose code did not change between the runs (e.g. candle, cublas):
+    /// where its own verdict is not SAME, the machine drifted, and the FASTER/SLOWER verdicts
+    /// of the other implementations at the same point become UNCERTAIN.
+    #[arg(long)]
+    control: Option<String>,
     /// Keep only runs on a GPU whose name contains this (e.g. h100), on both sides.
     #[arg(long)]
     gpu: Option<String>,
@@ -103,6 +108,7 @@ fn main() {
             &Options {
                 min_effect: a.min_effect,
                 ignore_params: a.ignore_params.clone(),
+                control: a.control.clone(),
             },
         );
         if a.only_changes {

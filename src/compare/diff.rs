@@ -94,6 +94,9 @@ pub struct Line {
     pub base: Option<Side>,
     pub head: Option<Side>,
     pub change: Change,
+    /// Set when a control implementation moved at this point (see `control`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control: Option<String>,
 }
 
 impl Line {
@@ -115,9 +118,11 @@ impl Line {
         }
     }
 
-    /// SLOWER, or a point that was measured in base and fails in head.
+    /// SLOWER (except a control implementation's own drift), or a point that was measured in
+    /// base and fails in head.
     pub fn is_regression(&self) -> bool {
-        matches!(self.change, Change::Failed) || self.verdict() == Some(Verdict::Slower)
+        matches!(self.change, Change::Failed)
+            || (self.verdict() == Some(Verdict::Slower) && self.control.is_none())
     }
 
     pub fn ratio(&self) -> Option<f64> {
@@ -135,6 +140,8 @@ pub struct Options {
     pub min_effect: f64,
     /// Parameters left out of a point's identity.
     pub ignore_params: Vec<String>,
+    /// An implementation that did not change between the runs (see `control`).
+    pub control: Option<String>,
 }
 
 impl Default for Options {
@@ -142,6 +149,7 @@ impl Default for Options {
         Options {
             min_effect: super::verdict::DEFAULT_MIN_EFFECT,
             ignore_params: Vec::new(),
+            control: None,
         }
     }
 }
@@ -317,6 +325,7 @@ fn compare_rows(
         base: b,
         head: h,
         change,
+        control: None,
     };
     let stat_names = |r: &HistoryPoint| -> Vec<String> {
         if r.stats.is_empty() {
@@ -441,6 +450,15 @@ pub fn compare(
         }
         base_runs.extend(bp.runs);
         head_runs.extend(hp.runs);
+    }
+    if let Some(c) = &opts.control {
+        let n = super::control::apply_control(&mut lines, c);
+        if n > 0 {
+            notes.push(format!(
+                "{n} FASTER/SLOWER verdicts became UNCERTAIN: the control {c} moved at the same \
+                 points (run-to-run drift of the machine, not of the code)"
+            ));
+        }
     }
     // Judged lines first (table order), then added, removed and the rest.
     lines.sort_by_key(|l| match l.change {

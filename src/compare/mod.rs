@@ -5,6 +5,7 @@
 //! effect, see `verdict`). [`resolve`] turns a command-line spec (folder, file, run id,
 //! commit, GPU) into runs; [`render`] prints the report as text or Markdown.
 
+mod control;
 mod diff;
 pub mod render;
 mod resolve;

@@ -38,7 +38,10 @@ fn ratio_cell(l: &Line) -> String {
 fn verdict_cell(l: &Line) -> String {
     match &l.change {
         super::diff::Change::NotComparable { reason } => format!("N/A ({reason})"),
-        _ => l.label().to_string(),
+        _ => match &l.control {
+            Some(c) => format!("{} ({c})", l.label()),
+            None => l.label().to_string(),
+        },
     }
 }
 

@@ -294,3 +294,51 @@ fn ignored_params_match_points_whose_launch_configuration_changed() {
     );
     assert_eq!(r.regressions().count(), 0);
 }
+
+#[test]
+fn a_drifting_control_makes_verdicts_at_its_points_uncertain() {
+    // cuBLAS and our kernel both 10% slower at one GEMM point: the machine, not the code.
+    let suite = synthetic::suite();
+    let at = |implementation: &str| {
+        suite
+            .iter()
+            .position(|p| p.kind == "gemm" && p.implementation == implementation)
+            .unwrap()
+    };
+    let (cublas, ours) = (at("cublas"), at("opbench"));
+    // Same parameters: the first gemm point of each implementation.
+    let base = suite_run(0, H100, 1, &[]);
+    let head = suite_run(1, H100, 2, &[(cublas, 1.10), (ours, 1.10)]);
+    let r = cmp(&base, &head);
+    assert_eq!(r.regressions().count(), 2);
+    let opts = Options {
+        control: Some("cublas".into()),
+        ..Options::default()
+    };
+    let r = compare("base", &runs(&base), "head", &runs(&head), &opts);
+    assert_eq!(r.regressions().count(), 0, "{}", r.tally());
+    // The control's own line still says SLOWER, marked as the machine's drift.
+    let control_line = r
+        .lines
+        .iter()
+        .find(|l| l.point == key_of(cublas) && l.stat == "time_us")
+        .unwrap();
+    assert_eq!(control_line.label(), "SLOWER");
+    assert!(control_line.control.is_some());
+    let ours_line = r
+        .lines
+        .iter()
+        .find(|l| l.point == key_of(ours) && l.stat == "time_us")
+        .unwrap();
+    assert_eq!(ours_line.label(), "UNCERTAIN");
+    assert!(ours_line
+        .control
+        .as_deref()
+        .unwrap()
+        .starts_with("control cublas moved +"));
+    // Our kernel alone 10% slower while the control holds still: still SLOWER.
+    let head = suite_run(1, H100, 2, &[(ours, 1.10)]);
+    let r = compare("base", &runs(&base), "head", &runs(&head), &opts);
+    assert_eq!(r.regressions().count(), 1);
+    assert_eq!(r.regressions().next().unwrap().point, key_of(ours));
+}
