@@ -4,9 +4,10 @@
 ci_repo() { cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd; }
 
 # ci_venv: prints the path of a Python venv for CI tools, creating it when absent.
-# Where: $OPBENCH_CI_TOOLS (default <repo>/target/ci-tools/venv; target/ is git-ignored).
+# Where: $OPBENCH_CI_TOOLS/venv (default ~/.cache/opbench/ci-tools/venv: outside the clone, so
+# fresh clones on one machine, like CI's, reuse it).
 ci_venv() {
-    local venv="${OPBENCH_CI_TOOLS:-$(ci_repo)/target/ci-tools}/venv"
+    local venv="${OPBENCH_CI_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/opbench/ci-tools}/venv"
     if [ ! -x "$venv/bin/python" ]; then
         mkdir -p "$(dirname "$venv")"
         python3 -m venv "$venv" >&2 || {
