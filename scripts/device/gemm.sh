@@ -35,4 +35,6 @@ extra=()
 "$bin" "${extra[@]}" "$@" --out "$out/gemm.json" --report "$out/gemm_report.txt" 2>&1 | tee "$out/gemm.log" | grep -vE "^\[[0-9]+/" 
 rc=${PIPESTATUS[0]}
 [ -f "$out/gemm.json.partial" ] && echo "partial artifact kept: $out/gemm.json.partial"
+echo "=== summary (rc=$rc) ==="
+head -8 "$out/gemm_report.txt" 2>/dev/null
 exit "$rc"

@@ -228,10 +228,11 @@ pub struct Kernels {
 }
 
 impl Kernels {
-    /// Loads the PTX of every ladder kernel and raises the pipelined kernels' shared-memory limit.
-    pub fn load(gpu: &Gpu) -> Result<Self> {
+    /// Loads the PTX of the listed ladder kernels (only those, so a module the driver refuses
+    /// costs only its own kernels) and raises the shared-memory limit where needed.
+    pub fn load(gpu: &Gpu, wanted: &[Impl]) -> Result<Self> {
         let mut funcs = HashMap::new();
-        for imp in Impl::ALL {
+        for &imp in wanted {
             for &d in imp.gpu_dtypes() {
                 let Some((module, ptx, name)) = entry(imp, d) else {
                     continue;

@@ -72,7 +72,10 @@ pub fn run(args: &GemmArgs, points: &[Point]) -> Result<()> {
     gpu.device
         .set_seed(seed)
         .context("seeding candle's CUDA generator")?;
-    let kernels = Kernels::load(&gpu)?;
+    let mut wanted: Vec<Impl> = points.iter().flat_map(|p| p.runnable()).collect();
+    wanted.sort();
+    wanted.dedup();
+    let kernels = Kernels::load(&gpu, &wanted)?;
     let blas = Cublas::new(&gpu)?;
     let mut ctx = Ctx { gpu, kernels, blas };
     let env = ctx.gpu.env();
