@@ -167,7 +167,7 @@ impl Impl {
     /// `Err(reason)` when the kernel cannot compute this shape (tile divisibility, grid limits).
     pub fn supports(self, m: usize, n: usize, k: usize) -> Result<(), String> {
         let need = |what: &str, v: usize, d: usize| -> Result<(), String> {
-            if v % d == 0 {
+            if v.is_multiple_of(d) {
                 Ok(())
             } else {
                 Err(format!(
