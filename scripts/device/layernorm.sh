@@ -20,18 +20,18 @@ xz -dc "$here/layernorm_bench.xz" > "$bin" && chmod +x "$bin" || exit 1
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,clocks.max.sm,temperature.gpu,power.draw --format=csv
 
 echo "== 1. correctness on awkward shapes (scalar, vector, warp-, block- and long-row kernels)"
-timeout 150 "$bin" --shape 3x7 --shape 5x1023 --shape 7x1025 --shape 3x4097 --shape 2x8193 \
+timeout 90 "$bin" --shape 3x7 --shape 5x1023 --shape 7x1025 --shape 3x4097 --shape 2x8193 \
   --shape 40000x64 --shape 3x65536 --shape 2x100001 --shape 70000x96 \
   --samples 5 --batch 2 --warmup 1 --out "$out/layernorm-awkward.json" > "$out/awkward.txt"
 echo "rc=$?"; tail -n 3 "$out/awkward.txt"; grep -c "| failed |" "$out/awkward.txt"
 
 echo "== 2. the default sweep"
-timeout 300 "$bin" --out "$out/layernorm.json" > "$out/default.txt"
+timeout 240 "$bin" --out "$out/layernorm.json" > "$out/default.txt"
 echo "rc=$?"
 
 echo "== 3. register-budget variants of our kernel (fewer samples)"
 for v in ${VARIANTS:-16 8}; do
-  timeout 120 "$bin" --values-per-thread "$v" --samples 30 --batch 10 \
+  timeout 90 "$bin" --values-per-thread "$v" --samples 30 --batch 10 \
     --out "$out/layernorm-vpt$v.json" > /dev/null
   echo "vpt $v rc=$?"
   "$bin" --table "$out/layernorm-vpt$v.json" | grep -E "cold|warm" | awk -F'|' -v v="$v" \
