@@ -51,10 +51,14 @@ struct Args {
     /// Launches per warm sample (the time is divided by it).
     #[arg(long, default_value_t = 20)]
     batch: usize,
-    /// Row values each thread of our kernel keeps in registers (8, 16, 32 or 64): fewer means
-    /// more threads per row.
-    #[arg(long, default_value_t = plan::DEFAULT_VALUES_PER_THREAD)]
-    values_per_thread: usize,
+    /// Row bytes each thread of our kernel holds (16, 32, 64, 128 or 256): fewer means more
+    /// threads per row [default: 128, or 16 with fewer than 128 rows].
+    #[arg(long)]
+    bytes_per_thread: Option<usize>,
+    /// Which of our kernel families may run: auto (the cp.async ring where rows are 16-byte
+    /// aligned and fit, else registers, else the long-row kernel) or regs (no ring).
+    #[arg(long, value_enum, default_value = "auto")]
+    kernel: plan::KernelChoice,
     /// Seed of the random inputs [default: drawn at random, recorded in the artifact].
     #[arg(long)]
     seed: Option<u64>,
@@ -99,7 +103,8 @@ fn main() {
             warmup: args.warmup,
             samples: args.samples.unwrap_or(if cpu { 20 } else { 100 }),
             batch: args.batch,
-            values_per_thread: args.values_per_thread,
+            bytes_per_thread: args.bytes_per_thread,
+            kernel: args.kernel,
             seed: args.seed.unwrap_or_else(rand::random),
             out: args.out,
         };

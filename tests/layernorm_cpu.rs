@@ -19,7 +19,8 @@ fn a_cpu_run_writes_an_artifact_that_validates_and_summarizes() {
         warmup: 1,
         samples: 3,
         batch: 1,
-        values_per_thread: 32,
+        bytes_per_thread: None,
+        kernel: opbench::layernorm::plan::KernelChoice::Auto,
         seed: 7,
         out: out.clone(),
     };

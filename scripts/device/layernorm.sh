@@ -19,23 +19,27 @@ bin=/tmp/layernorm_bench
 xz -dc "$here/layernorm_bench.xz" > "$bin" && chmod +x "$bin" || exit 1
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,clocks.max.sm,temperature.gpu,power.draw --format=csv
 
-echo "== 1. correctness on awkward shapes (scalar, vector, warp-, block- and long-row kernels)"
-timeout 90 "$bin" --shape 3x7 --shape 5x1023 --shape 7x1025 --shape 3x4097 --shape 2x8193 \
-  --shape 40000x64 --shape 3x65536 --shape 2x100001 --shape 70000x96 \
-  --samples 5 --batch 2 --warmup 1 --out "$out/layernorm-awkward.json" > "$out/awkward.txt"
-echo "rc=$?"; tail -n 3 "$out/awkward.txt"; grep -c "| failed |" "$out/awkward.txt"
+echo "== 1. correctness on awkward shapes (scalar, vector, ring, warp-, block- and long-row kernels)"
+timeout 120 "$bin" --shape 3x7 --shape 5x1023 --shape 7x1025 --shape 3x4097 --shape 2x8193 \
+  --shape 40000x64 --shape 70000x96 --shape 300x16384 --shape 200x32768 --shape 3x65536 \
+  --shape 2x100001 --samples 5 --batch 2 --warmup 1 --out "$out/layernorm-awkward.json" > "$out/awkward.txt" 2>&1
+echo "rc=$?"; grep -E "failed|FAIL|error" "$out/awkward.txt" | head -20; tail -n 2 "$out/awkward.txt"
 
 echo "== 2. the default sweep"
-timeout 240 "$bin" --out "$out/layernorm.json" > "$out/default.txt"
+timeout 240 "$bin" --out "$out/layernorm.json" > "$out/default.txt" 2> "$out/default-progress.txt"
 echo "rc=$?"
 
-echo "== 3. register-budget variants of our kernel (fewer samples)"
-for v in ${VARIANTS:-16 8}; do
-  timeout 90 "$bin" --values-per-thread "$v" --samples 30 --batch 10 \
-    --out "$out/layernorm-vpt$v.json" > /dev/null
-  echo "vpt $v rc=$?"
-  "$bin" --table "$out/layernorm-vpt$v.json" | grep -E "cold|warm" | awk -F'|' -v v="$v" \
-    '{printf "vpt%-2s %-11s %-4s %-4s ours %8s us  x%5s  %6s%%  %s\n", v, $2, $3, $4, $6, $8, $11, $13}'
+# VARIANTS: ';'-separated flag sets, e.g. "--kernel regs;--bytes-per-thread 64".
+echo "== 3. variants of our kernel (fewer samples): ${VARIANTS:---kernel regs}"
+IFS=';' read -ra variants <<< "${VARIANTS:---kernel regs}"
+i=0
+for v in "${variants[@]}"; do
+  i=$((i+1))
+  # shellcheck disable=SC2086 # $v holds several flags
+  timeout 120 "$bin" $v --samples 30 --batch 10 --out "$out/layernorm-variant$i.json" 2>&1 >/dev/null | grep -E "error|caused" | head -5
+  echo "variant $i ($v) rc=$?"
+  "$bin" --table "$out/layernorm-variant$i.json" | grep -E "cold|warm" | awk -F'|' -v v="$i" \
+    '{printf "var%s %-11s %-4s %-4s ours %8s us  x%5s  %6s%%  %s\n", v, $2, $3, $4, $6, $8, $11, $13}'
 done
 
 echo "== default sweep"

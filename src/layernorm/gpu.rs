@@ -48,8 +48,21 @@ pub fn run(cfg: &SweepConfig) -> Result<PathBuf> {
             Dtype::F32 => point::<f32>(&mut gpu, cfg, &shape, seed, copy_gbps),
             Dtype::F16 => point::<half::f16>(&mut gpu, cfg, &shape, seed, copy_gbps),
             Dtype::Bf16 => point::<half::bf16>(&mut gpu, cfg, &shape, seed, copy_gbps),
-        }
-        .with_context(|| format!("point --shape {shape} --dtype {dtype}"))?;
+        };
+        // An error (a launch refused, a fault) fails this point and the sweep goes on; a fault
+        // that breaks the CUDA context will fail the points after it as well.
+        let rows = rows.unwrap_or_else(|e| {
+            let why = format!("error: {e:#}");
+            eprintln!("point --shape {shape} --dtype {dtype}: {why}");
+            ["warm", "cold"]
+                .iter()
+                .map(|mode| {
+                    let row = report::point_row(OPBENCH, &shape, dtype, mode, cfg.eps)
+                        .param("device", "cuda");
+                    report::failed(row, None, &why)
+                })
+                .collect()
+        });
         for r in rows {
             progress.done(&r);
             w.push(r)?;
@@ -109,7 +122,10 @@ where
 {
     let dtype = T::ELEM;
     let (rows, cols, eps) = (shape.rows(), shape.cols(), cfg.eps);
-    let kernel = LayerNormKernel::load(gpu, plan(rows, cols, dtype, cfg.values_per_thread)?)?;
+    let kernel = LayerNormKernel::load(
+        gpu,
+        plan(rows, cols, dtype, cfg.bytes_per_thread, cfg.kernel)?,
+    )?;
     let inputs = Inputs::<T>::random(rows, cols, seed);
     let reference = inputs.reference(eps);
     let dev = gpu.device.clone();
@@ -163,6 +179,15 @@ where
                 "candle's output is off the f64 reference: not timed",
             )
         };
+        // The copy engine moving the same bytes (x into y) in the same mode: what this size
+        // allows, launch and ramp-up included. y is poisoned again before our kernel runs.
+        let copy = measure(gpu, tc, mode, |gp| {
+            with_slices(&x, &g, &b, |xs, _, _| {
+                gp.stream
+                    .memcpy_dtod(xs, &mut y)
+                    .context("cuMemcpyDtoD x -> y")
+            })
+        })?;
         let row = report::with_plan(
             report::point_row(OPBENCH, shape, dtype, name, eps),
             &kernel.plan,
@@ -203,6 +228,7 @@ where
             )
         };
         report::add_speedups(&mut ours_row, &candle_row);
+        report::add_same_size_copy(&mut ours_row, bytes, copy.time_us.p50);
         out.push(candle_row);
         out.push(ours_row);
     }

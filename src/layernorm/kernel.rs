@@ -22,9 +22,45 @@ pub struct LayerNormKernel {
 }
 
 impl LayerNormKernel {
-    /// Loads the plan's kernel from the `layernorm` PTX module (once per process).
+    /// Loads the plan's kernel from the `layernorm` PTX module (once per process), gives it the
+    /// shared memory its ring needs, makes a pipe plan persistent from the occupancy query,
+    /// and refuses a block larger than the compiled kernel can run.
     pub fn load(gpu: &Gpu, plan: LaunchPlan) -> Result<Self> {
+        use cudarc::driver::sys::CUfunction_attribute as F;
         let func = gpu.function("layernorm", ptx::LAYERNORM, &plan.kernel)?;
+        let at = || format!("kernel {}", plan.kernel);
+        if plan.smem_bytes > 0 {
+            func.set_attribute(
+                F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                plan.smem_bytes as i32,
+            )
+            .with_context(|| {
+                format!(
+                    "{}: allowing {} bytes of shared memory",
+                    at(),
+                    plan.smem_bytes
+                )
+            })?;
+        }
+        let max_threads = func
+            .get_attribute(F::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)
+            .with_context(at)? as usize;
+        if plan.block_threads > max_threads {
+            bail!(
+                "{}: the plan wants {} threads per block, the compiled kernel allows {max_threads} \
+                 (registers); plan.rs and the __launch_bounds__ in kernels/layernorm.cu disagree",
+                at(),
+                plan.block_threads
+            );
+        }
+        let blocks_per_sm = func
+            .occupancy_max_active_blocks_per_multiprocessor(
+                plan.block_threads as u32,
+                plan.smem_bytes,
+                None,
+            )
+            .with_context(at)? as usize;
+        let plan = plan.fit_to_device(gpu.sm_count, blocks_per_sm)?;
         Ok(LayerNormKernel { func, plan })
     }
 
@@ -83,7 +119,7 @@ impl LayerNormKernel {
         let cfg = LaunchConfig {
             grid_dim: (p.grid_blocks as u32, 1, 1),
             block_dim: (p.block_threads as u32, 1, 1),
-            shared_mem_bytes: 0,
+            shared_mem_bytes: p.smem_bytes as u32,
         };
         // SAFETY: the function is the plan's kernel for T (checked above); x and y hold
         // rows*cols elements and gamma/beta cols, aligned for the plan's vector width; the

@@ -43,6 +43,8 @@ pub fn with_plan(row: ResultRow, p: &LaunchPlan) -> ResultRow {
         .param("vec_width", p.vec_width)
         .param("vectors_per_thread", p.vectors_per_thread)
         .param("grid_blocks", p.grid_blocks)
+        .param("stages", p.stages)
+        .param("smem_bytes", p.smem_bytes)
 }
 
 /// Fills a checked row's timing: `time_us`, GB/s from the median, % of the copy ceiling.
@@ -87,6 +89,20 @@ pub fn add_speedups(ours: &mut ResultRow, candle: &ResultRow) {
             .insert("speedup_vs_candle_p50".into(), c.p50 / o.p50);
         ours.metrics
             .insert("speedup_vs_candle_p95".into(), c.p95 / o.p95);
+    }
+}
+
+/// Adds `same_size_copy_gbps` (a device-to-device copy of x into y, timed the same way) and
+/// `pct_of_same_size_copy` (our GB/s over it) to a timed row.
+pub fn add_same_size_copy(row: &mut ResultRow, bytes: usize, copy_p50_us: f64) {
+    if row.status != Status::Ok || !(copy_p50_us > 0.0) {
+        return;
+    }
+    let copy_gbps = bytes as f64 / (copy_p50_us * 1e-6) / 1e9;
+    row.metrics.insert("same_size_copy_gbps".into(), copy_gbps);
+    if let Some(g) = row.metrics.get("gbps").copied() {
+        row.metrics
+            .insert("pct_of_same_size_copy".into(), 100.0 * g / copy_gbps);
     }
 }
 
@@ -266,7 +282,7 @@ mod tests {
     use super::*;
     use crate::artifact::{ArtifactWriter, Timing};
     use crate::env::Env;
-    use crate::layernorm::plan::plan;
+    use crate::layernorm::plan::{plan, KernelChoice};
     use crate::stats::summarize;
 
     fn timing() -> Timing {
@@ -303,7 +319,7 @@ mod tests {
             bytes,
             Some(3000.0),
         );
-        let p = plan(4096, 8192, Dtype::F32, 32).unwrap();
+        let p = plan(4096, 8192, Dtype::F32, None, KernelChoice::Regs).unwrap();
         let row = with_plan(point_row(OPBENCH, &shape, Dtype::F32, "cold", 1e-5), &p);
         let mut ours = if ours_ok {
             timed(

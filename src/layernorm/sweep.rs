@@ -87,8 +87,10 @@ pub struct SweepConfig {
     pub samples: usize,
     /// Launches per warm sample.
     pub batch: usize,
-    /// Register budget of our kernel (see `plan::plan`).
-    pub values_per_thread: usize,
+    /// Row bytes each thread of our kernel holds (None: the plan's default; see `plan::plan`).
+    pub bytes_per_thread: Option<usize>,
+    /// Which of our kernel families may run.
+    pub kernel: super::plan::KernelChoice,
     /// Seed of the first point's inputs; each point draws fresh ones from seed + index.
     pub seed: u64,
     pub out: PathBuf,
@@ -117,7 +119,7 @@ impl SweepConfig {
         }
         for s in &self.shapes {
             for &d in &self.dtypes {
-                super::plan::plan(s.rows(), s.cols(), d, self.values_per_thread)
+                super::plan::plan(s.rows(), s.cols(), d, self.bytes_per_thread, self.kernel)
                     .with_context(|| format!("--shape {s} --dtype {d}"))?;
             }
         }
@@ -183,7 +185,8 @@ mod tests {
             warmup: 1,
             samples: 5,
             batch: 1,
-            values_per_thread: 32,
+            bytes_per_thread: None,
+            kernel: crate::layernorm::plan::KernelChoice::Auto,
             seed: 0,
             out: "x.json".into(),
         };
@@ -192,7 +195,7 @@ mod tests {
         c.eps = 0.0;
         assert!(format!("{:#}", c.check().unwrap_err()).contains("--eps"));
         c.eps = 1e-5;
-        c.values_per_thread = 3;
-        assert!(format!("{:#}", c.check().unwrap_err()).contains("--values-per-thread"));
+        c.bytes_per_thread = Some(3);
+        assert!(format!("{:#}", c.check().unwrap_err()).contains("--bytes-per-thread"));
     }
 }
