@@ -55,9 +55,9 @@ struct Args {
     /// threads per row [default: 128, or 16 with fewer than 128 rows].
     #[arg(long)]
     bytes_per_thread: Option<usize>,
-    /// Which of our kernel families may run: auto (the cp.async ring where rows are 16-byte
-    /// aligned and fit, else registers, else the long-row kernel) or regs (no ring).
-    #[arg(long, value_enum, default_value = "auto")]
+    /// Which of our kernel families may run: regs (the row in registers; rows too long for
+    /// them use the long-row kernel) or pipe (an experimental cp.async ring where it fits).
+    #[arg(long, value_enum, default_value = "regs")]
     kernel: plan::KernelChoice,
     /// Seed of the random inputs [default: drawn at random, recorded in the artifact].
     #[arg(long)]

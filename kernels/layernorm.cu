@@ -89,24 +89,29 @@ __device__ __forceinline__ void normalize_row(const Pack<T, VEC> (&p)[NV], const
                                               int wpg, int gw0, int warp, int lane) {
     using raw_t = typename Pack<T, VEC>::raw_t;
     const float inv_n = 1.f / (float)cols;
-    float s = 0.f;
+    // ILP accumulators: four independent chains instead of one of NV * VEC dependent adds
+    // (64 for f16/bf16 at 8 vectors), so the row's arithmetic latency shrinks fourfold.
+    constexpr int ACC = 4;
+    float s[ACC] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
     for (int k = 0; k < NV; ++k)
 #pragma unroll
-        for (int j = 0; j < VEC; ++j) s += to_f32(p[k].v[j]);
-    const float mean = group_sum(s, red_mean, wpg, gw0, warp, lane) * inv_n;
-    float q = 0.f;
+        for (int j = 0; j < VEC; ++j) s[(k * VEC + j) % ACC] += to_f32(p[k].v[j]);
+    const float mean =
+        group_sum((s[0] + s[1]) + (s[2] + s[3]), red_mean, wpg, gw0, warp, lane) * inv_n;
+    float q[ACC] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
     for (int k = 0; k < NV; ++k) {
         if (t + k * tpr < nvec) {
 #pragma unroll
             for (int j = 0; j < VEC; ++j) {
                 const float d = to_f32(p[k].v[j]) - mean;
-                q = fmaf(d, d, q);
+                q[(k * VEC + j) % ACC] = fmaf(d, d, q[(k * VEC + j) % ACC]);
             }
         }
     }
-    const float var = group_sum(q, red_var, wpg, gw0, warp, lane) * inv_n;
+    const float var =
+        group_sum((q[0] + q[1]) + (q[2] + q[3]), red_var, wpg, gw0, warp, lane) * inv_n;
     const float rstd = rsqrtf(var + eps);
     if (!live) return;
     const raw_t* gr = reinterpret_cast<const raw_t*>(gamma);

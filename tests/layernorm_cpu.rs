@@ -20,7 +20,7 @@ fn a_cpu_run_writes_an_artifact_that_validates_and_summarizes() {
         samples: 3,
         batch: 1,
         bytes_per_thread: None,
-        kernel: opbench::layernorm::plan::KernelChoice::Auto,
+        kernel: opbench::layernorm::plan::KernelChoice::Regs,
         seed: 7,
         out: out.clone(),
     };

@@ -29,9 +29,9 @@ echo "== 2. the default sweep"
 timeout 240 "$bin" --out "$out/layernorm.json" > "$out/default.txt" 2> "$out/default-progress.txt"
 echo "rc=$?"
 
-# VARIANTS: ';'-separated flag sets, e.g. "--kernel regs;--bytes-per-thread 64".
-echo "== 3. variants of our kernel (fewer samples): ${VARIANTS:---kernel regs}"
-IFS=';' read -ra variants <<< "${VARIANTS:---kernel regs}"
+# VARIANTS: ';'-separated flag sets, e.g. "--kernel pipe;--bytes-per-thread 64".
+echo "== 3. variants of our kernel (fewer samples): ${VARIANTS:---bytes-per-thread 64}"
+IFS=';' read -ra variants <<< "${VARIANTS:---bytes-per-thread 64}"
 i=0
 for v in "${variants[@]}"; do
   i=$((i+1))

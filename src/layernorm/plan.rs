@@ -49,11 +49,10 @@ pub fn max_group_threads(vec: usize, nv: usize) -> usize {
 /// Which kernel family a run may use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum KernelChoice {
-    /// The cp.async ring where rows are 16-byte aligned and fit, else registers, else long rows.
-    Auto,
-    /// Registers only (or long rows).
+    /// The row in registers (or the long-row kernel): the default, fastest when measured.
     Regs,
-    /// The cp.async ring where possible (same as auto).
+    /// The cp.async ring where rows are 16-byte aligned and fit, else as regs. Measured
+    /// slower than regs on the H200 (docs/notes/layernorm.md); kept as an experiment.
     Pipe,
 }
 
@@ -209,7 +208,7 @@ pub fn plan(
             if block <= max_group_threads(vec, nv) {
                 let rpb = block / tpr;
                 // With few rows there is nothing to stream: the plain kernel has less latency.
-                let pipe = choice != KernelChoice::Regs
+                let pipe = choice == KernelChoice::Pipe
                     && vec == full
                     && block <= PIPE_MAX_THREADS
                     && rows >= FEW_ROWS;
@@ -294,7 +293,7 @@ mod tests {
     const AWKWARD: [usize; 17] = [
         1, 2, 7, 31, 33, 100, 1000, 1023, 1024, 1025, 2048, 4097, 8192, 8193, 32768, 32769, 65536,
     ];
-    const CHOICES: [KernelChoice; 2] = [KernelChoice::Auto, KernelChoice::Regs];
+    const CHOICES: [KernelChoice; 2] = [KernelChoice::Pipe, KernelChoice::Regs];
 
     /// Replays the kernels' index arithmetic on the CPU: how many times each element is written.
     fn writes(p: &LaunchPlan) -> Vec<u32> {
@@ -435,7 +434,7 @@ mod tests {
             (128, 4, 512)
         );
         assert_eq!(p.kernel, "layernorm_regs_f32_v4_n8");
-        let p = plan(4096, 8192, Dtype::F32, None, KernelChoice::Auto).unwrap();
+        let p = plan(4096, 8192, Dtype::F32, None, KernelChoice::Pipe).unwrap();
         assert_eq!(
             (p.vec_width, p.vectors_per_thread, p.threads_per_row),
             (4, 8, 256)
@@ -455,7 +454,7 @@ mod tests {
         );
         assert_eq!(p.kernel, "layernorm_regs_bf16_v8_n8");
         // One decode row: one 16-byte vector per thread, 256 threads.
-        let p = plan(1, 2048, Dtype::F16, None, KernelChoice::Auto).unwrap();
+        let p = plan(1, 2048, Dtype::F16, None, KernelChoice::Pipe).unwrap();
         assert_eq!(
             (p.vectors_per_thread, p.threads_per_row, p.grid_blocks),
             (1, 256, 1)
@@ -469,7 +468,7 @@ mod tests {
         // 64 KB stages: only 3 x 64 KB fits; 2 deep would keep 64 KB in flight, 3 deep 128 KB.
         assert_eq!(pipe_stages(64 * 1024), Some(3));
         assert_eq!(pipe_stages(200 * 1024), None);
-        let e = plan(4096, 4096, Dtype::F32, None, KernelChoice::Auto)
+        let e = plan(4096, 4096, Dtype::F32, None, KernelChoice::Pipe)
             .unwrap()
             .fit_to_device(132, 0)
             .unwrap_err();
@@ -478,28 +477,28 @@ mod tests {
 
     #[test]
     fn awkward_lengths_fall_back_to_scalar_or_long_rows() {
-        let auto = KernelChoice::Auto;
-        let p = plan(3, 7, Dtype::F32, None, auto).unwrap();
+        let pipe = KernelChoice::Pipe;
+        let p = plan(3, 7, Dtype::F32, None, pipe).unwrap();
         assert_eq!(
             (p.vec_width, p.vectors_per_thread, p.threads_per_row),
             (1, 1, 32)
         );
         assert_eq!(p.variant, Variant::Regs);
-        let p = plan(300, 1025, Dtype::F16, None, auto).unwrap();
+        let p = plan(300, 1025, Dtype::F16, None, pipe).unwrap();
         assert_eq!((p.vec_width, p.variant), (1, Variant::Regs));
         assert!(p.threads_per_row * p.vectors_per_thread >= 1025);
-        let p = plan(3, 65536, Dtype::F32, None, auto).unwrap();
+        let p = plan(3, 65536, Dtype::F32, None, pipe).unwrap();
         assert_eq!((p.variant, p.vec_width), (Variant::Long, 4));
         assert_eq!(p.kernel, "layernorm_long_f32_v4");
-        let p = plan(3, 32769, Dtype::Bf16, None, auto).unwrap();
+        let p = plan(3, 32769, Dtype::Bf16, None, pipe).unwrap();
         assert_eq!((p.variant, p.vec_width), (Variant::Long, 1));
         // The first GPU run's failure: 8193 f32 scalars wanted 512 threads of a 210-register
         // kernel. The launch bounds now send it to the long-row kernel.
-        let p = plan(2, 8193, Dtype::F32, None, auto).unwrap();
+        let p = plan(2, 8193, Dtype::F32, None, pipe).unwrap();
         assert_eq!(p.variant, Variant::Long);
         // 16384 f32 values fit: 512 threads x 8 vectors x 4; 32768 do not (1024 x 8 > bounds).
         assert_eq!(
-            plan(300, 16384, Dtype::F32, None, auto).unwrap().variant,
+            plan(300, 16384, Dtype::F32, None, pipe).unwrap().variant,
             Variant::Pipe
         );
         assert_eq!(
@@ -512,7 +511,7 @@ mod tests {
 
     #[test]
     fn bad_requests_are_refused_with_the_reason() {
-        let a = KernelChoice::Auto;
+        let a = KernelChoice::Pipe;
         assert!(
             format!("{}", plan(0, 8, Dtype::F32, None, a).unwrap_err()).contains("at least one")
         );

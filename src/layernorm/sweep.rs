@@ -186,7 +186,7 @@ mod tests {
             samples: 5,
             batch: 1,
             bytes_per_thread: None,
-            kernel: crate::layernorm::plan::KernelChoice::Auto,
+            kernel: crate::layernorm::plan::KernelChoice::Regs,
             seed: 0,
             out: "x.json".into(),
         };
