@@ -68,3 +68,30 @@ fn a_cpu_run_writes_an_artifact_that_validates_and_summarizes() {
         .unwrap()
         .contains("not judged"));
 }
+
+/// The committed GPU artifact: valid, complete, every point checked and passed, and every
+/// opbench row carries its launch configuration, bandwidth and speedups.
+#[test]
+fn the_committed_gpu_artifact_is_complete_and_every_point_passed() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("artifacts/layernorm.json");
+    let a = read_artifact(&path).unwrap();
+    assert_eq!(a.kind, "layernorm");
+    assert!(a.run.complete && a.run.git_commit.is_some());
+    assert_eq!(a.env.device, "cuda");
+    assert!(a.env.gpu.is_some() && a.ceilings.copy_gbps.is_some());
+    // 8 shapes x 3 dtypes x (warm, cold) x (candle, opbench).
+    assert_eq!(a.results.len(), 96);
+    for r in &a.results {
+        assert_eq!(r.status, Status::Ok, "{r:?}");
+        assert!(r.correctness.as_ref().unwrap().passed);
+        assert!(r.metrics.contains_key("pct_of_copy_bw"));
+        if r.implementation == "opbench" {
+            for k in ["block_threads", "rows_per_block", "vec_width", "variant"] {
+                assert!(r.params.contains_key(k), "missing param {k}");
+            }
+            for k in ["speedup_vs_candle_p50", "speedup_vs_candle_p95", "gbps"] {
+                assert!(r.metrics.contains_key(k), "missing metric {k}");
+            }
+        }
+    }
+}

@@ -106,7 +106,7 @@ impl LayerNormKernel {
             ("beta", beta.device_ptr(stream).0),
             ("y", y.device_ptr(stream).0),
         ] {
-            if ptr % align as u64 != 0 {
+            if !ptr.is_multiple_of(align as u64) {
                 bail!(
                     "{name} at {ptr:#x} is not {align}-byte aligned as {} needs",
                     p.kernel

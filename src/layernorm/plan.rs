@@ -183,7 +183,7 @@ pub fn plan(
         bail!("--bytes-per-thread {bpt}: use a power of two from 16 to 256");
     }
     let full = 16 / dtype.bytes();
-    let vec = if cols % full == 0 { full } else { 1 };
+    let vec = if cols.is_multiple_of(full) { full } else { 1 };
     let instantiated: &[usize] = if vec == 1 {
         &REGS_NV_SCALAR
     } else {
@@ -386,7 +386,7 @@ mod tests {
                         assert_eq!(p.cols % p.vec_width, 0, "{p:?}");
                         assert_eq!(p.threads_per_row % 32, 0, "{p:?}");
                         assert!(
-                            p.block_threads <= 1024 && p.block_threads % 32 == 0,
+                            p.block_threads <= 1024 && p.block_threads.is_multiple_of(32),
                             "{p:?}"
                         );
                         assert_eq!(p.block_threads, p.threads_per_row * p.rows_per_block);

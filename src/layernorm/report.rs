@@ -95,7 +95,7 @@ pub fn add_speedups(ours: &mut ResultRow, candle: &ResultRow) {
 /// Adds `same_size_copy_gbps` (a device-to-device copy of x into y, timed the same way) and
 /// `pct_of_same_size_copy` (our GB/s over it) to a timed row.
 pub fn add_same_size_copy(row: &mut ResultRow, bytes: usize, copy_p50_us: f64) {
-    if row.status != Status::Ok || !(copy_p50_us > 0.0) {
+    if row.status != Status::Ok || copy_p50_us.is_nan() || copy_p50_us <= 0.0 {
         return;
     }
     let copy_gbps = bytes as f64 / (copy_p50_us * 1e-6) / 1e9;
