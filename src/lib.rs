@@ -6,5 +6,6 @@ pub mod env;
 pub mod gemm;
 #[cfg(feature = "cuda")]
 pub mod gpu;
+pub mod layernorm;
 pub mod stats;
 pub mod summary;
