@@ -116,6 +116,8 @@ fn body() -> Result<()> {
         for line in llm::merge::merge(&a.out, &a.merge, a.parity_dir.as_deref())? {
             println!("{line}");
         }
+        let merged = opbench::artifact::read_artifact(&a.out)?;
+        println!("{}", llm::report::table(&merged.results));
         println!("updated {}", a.out.display());
         return Ok(());
     }
