@@ -98,6 +98,9 @@ struct Args {
     /// `ncu --profile-from-start off`.
     #[arg(long)]
     profile_decode_step: Option<usize>,
+    /// Sample device memory (cuMemGetInfo) before each synchronize, for peak_device_mem_bytes.
+    #[arg(long, value_enum, default_value_t = OnOff::On)]
+    mem_sample: OnOff,
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
@@ -146,6 +149,7 @@ fn body() -> Result<()> {
         event_tracking: a.event_tracking == OnOff::On,
         verbose: a.verbose,
         profile_decode_step: a.profile_decode_step,
+        mem_sample: a.mem_sample == OnOff::On,
         progress: !a.quiet,
     };
     let rows = llm::run(&o)?;

@@ -42,19 +42,20 @@ def mem_used():
     return total - free
 
 
-def generate(model, ids, new_tokens):
-    """One repeat; returns the RepeatTimes dict llm_bench reads."""
+def generate(model, ids, new_tokens, mem=True):
+    """One repeat of our own loop (like llm_bench's); returns the RepeatTimes dict it reads."""
     import torch
 
     ms = lambda t: (time.perf_counter() - t) * 1e3
-    peak = mem_used()
+    mem_used_ = mem_used if mem else (lambda: 0)
+    peak = mem_used_()
     torch.cuda.synchronize()
     t0 = time.perf_counter()
     inp = ids.to("cuda", non_blocking=False)
     out = model(input_ids=inp, use_cache=True, logits_to_keep=1)
     past = out.past_key_values
     nxt = out.logits[:, -1, :].argmax(-1, keepdim=True)
-    peak = max(peak, mem_used())
+    peak = max(peak, mem_used_())
     tok = nxt.cpu()
     torch.cuda.synchronize()
     ttft = ms(t0)
@@ -66,11 +67,43 @@ def generate(model, ids, new_tokens):
         past = out.past_key_values
         nxt = out.logits[:, -1, :].argmax(-1, keepdim=True)
         enqueue.append(ms(ts))
-        peak = max(peak, mem_used())
+        peak = max(peak, mem_used_())
         tok = nxt.cpu()
         torch.cuda.synchronize()
         steps.append(ms(ts))
-    return dict(ttft_ms=ttft, step_ms=steps, enqueue_ms=enqueue, e2e_ms=ms(t0), peak_mem_bytes=int(peak))
+    return dict(ttft_ms=ttft, step_ms=steps, enqueue_ms=enqueue, e2e_ms=ms(t0), peak_mem_bytes=int(peak) if mem else None)
+
+
+def hf_generate(model, ids, new_tokens):
+    """One repeat of model.generate() (greedy, eager attention, DynamicCache), timed per token
+    through a streamer: generate() hands each step's tokens to put() after copying them to the host."""
+    import torch
+    from transformers.generation.streamers import BaseStreamer
+
+    class Clock(BaseStreamer):
+        def __init__(self):
+            self.t = []
+
+        def put(self, value):
+            self.t.append(time.perf_counter())
+
+        def end(self):
+            pass
+
+    clock = Clock()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    inp = ids.to("cuda")
+    out = model.generate(inp, attention_mask=torch.ones_like(inp), max_new_tokens=new_tokens,
+                         min_new_tokens=new_tokens, do_sample=False, streamer=clock, pad_token_id=0)
+    torch.cuda.synchronize()
+    t_end = time.perf_counter()
+    if out.shape[1] != ids.shape[1] + new_tokens:
+        raise SystemExit(f"generate() made {out.shape[1] - ids.shape[1]} tokens, expected {new_tokens}")
+    # put() #0 is the prompt, #1 the first new token (TTFT), then one per decode step.
+    tok = clock.t[1:]
+    return dict(ttft_ms=(tok[0] - t0) * 1e3, step_ms=[(b - a) * 1e3 for a, b in zip(tok, tok[1:])],
+                enqueue_ms=[], e2e_ms=(t_end - t0) * 1e3, peak_mem_bytes=None)
 
 
 def profile_step(model, ids, step):
@@ -183,7 +216,10 @@ def main():
     ap.add_argument("--dtype", choices=sorted(DTYPES), default="f16")
     ap.add_argument("--batch-for", action="append", default=[], metavar="CONFIG=B1,B2",
                     help="batch list for one config (overrides --batch for it)")
-    ap.add_argument("--profile-step", type=int, help="torch.profiler over this decode step (first config, batch 1)")
+    ap.add_argument("--profile-step", type=int, help="torch.profiler over this decode step (--profile-config, batch 1)")
+    ap.add_argument("--profile-config", default="tinyllama-1.1b", help="config to profile (default tinyllama-1.1b, else the first)")
+    ap.add_argument("--modes", default="loop", help="comma list: loop (our loop, memory sampled like llm_bench), "
+                    "loop-nomem (no memory sampling), generate (model.generate timed by a streamer)")
     ap.add_argument("--ncu-csv", type=Path, help="turn this ncu CSV of one candle decode step into a profile row")
     ap.add_argument("--ncu-point", default="tinyllama-1.1b,1,128,128", help="model,batch,P,T the ncu step belongs to")
     ap.add_argument("--out", type=Path, required=True, help="rows file for llm_bench --merge")
@@ -213,6 +249,11 @@ def main():
         names = [c for c in a.configs.split(",") if c] or sorted(
             d.name for d in a.weights_dir.iterdir() if (d / "config.json").is_file())
         per_config = dict(kv.split("=", 1) for kv in a.batch_for)
+        prof_name = a.profile_config if a.profile_config in names else names[0]
+        modes = [m for m in a.modes.split(",") if m]
+        for m in modes:
+            if m not in ("loop", "loop-nomem", "generate"):
+                raise SystemExit(f"--modes: unknown mode {m!r}")
         for ci, name in enumerate(names):
             folder = a.weights_dir / name
             cfg = json.loads((folder / "config.json").read_text())
@@ -229,28 +270,35 @@ def main():
                 for p in a.prompt_len:
                     for b in batches:
                         ids = torch.randint(3, cfg["vocab_size"], (b, p), generator=g)
-                        params = point_params(name, cfg, a.dtype, b, p, a.new_tokens)
-                        try:
-                            for _ in range(a.warmup):
-                                generate(model, ids, a.new_tokens)
-                            torch.cuda.reset_peak_memory_stats()
-                            reps = [generate(model, ids, a.new_tokens) for _ in range(a.repeats)]
-                        except torch.OutOfMemoryError as e:
-                            torch.cuda.empty_cache()
-                            rows.append({"benchmark": "generate", "implementation": "transformers-eager",
-                                         "status": "skipped", "params": params, "notes": [f"out of memory: {e}"]})
-                            continue
-                        alloc = float(torch.cuda.max_memory_allocated())
-                        rows.append({"benchmark": "generate", "implementation": "transformers-eager",
-                                     "params": params, "warmup": a.warmup, "repeats": reps,
-                                     "metrics": {"peak_allocator_bytes": alloc,
-                                                 "weight_bytes": float(sum(p.numel() * p.element_size() for p in model.parameters()))},
-                                     "notes": ["peak_allocator_bytes: torch.cuda.max_memory_allocated over the repeats"]})
-                        r = reps[len(reps) // 2]
-                        steps = sorted(r["step_ms"]) or [float("nan")]
-                        print(f"[peer] {name} P={p} b={b}: ttft {r['ttft_ms']:.2f} ms, step p50 "
-                              f"{steps[len(steps) // 2]:.2f} ms", file=sys.stderr, flush=True)
-                if a.profile_step and ci == 0:
+                        for mode in modes:
+                            params = point_params(name, cfg, a.dtype, b, p, a.new_tokens)
+                            impl = "transformers-generate" if mode == "generate" else "transformers-eager"
+                            params["harness"] = "generate()" if mode == "generate" else "opbench-loop"
+                            params["mem_sampled"] = mode == "loop"
+                            run = {"loop": lambda: generate(model, ids, a.new_tokens),
+                                   "loop-nomem": lambda: generate(model, ids, a.new_tokens, mem=False),
+                                   "generate": lambda: hf_generate(model, ids, a.new_tokens)}[mode]
+                            try:
+                                for _ in range(a.warmup):
+                                    run()
+                                torch.cuda.reset_peak_memory_stats()
+                                reps = [run() for _ in range(a.repeats)]
+                            except torch.OutOfMemoryError as e:
+                                torch.cuda.empty_cache()
+                                rows.append({"benchmark": "generate", "implementation": impl,
+                                             "status": "skipped", "params": params, "notes": [f"out of memory: {e}"]})
+                                continue
+                            alloc = float(torch.cuda.max_memory_allocated())
+                            rows.append({"benchmark": "generate", "implementation": impl,
+                                         "params": params, "warmup": a.warmup, "repeats": reps,
+                                         "metrics": {"peak_allocator_bytes": alloc,
+                                                     "weight_bytes": float(sum(p.numel() * p.element_size() for p in model.parameters()))},
+                                         "notes": ["peak_allocator_bytes: torch.cuda.max_memory_allocated over the repeats"]})
+                            r = reps[len(reps) // 2]
+                            steps = sorted(r["step_ms"]) or [float("nan")]
+                            print(f"[peer] {name} {mode} P={p} b={b}: ttft {r['ttft_ms']:.2f} ms, step p50 "
+                                  f"{steps[len(steps) // 2]:.2f} ms", file=sys.stderr, flush=True)
+                if a.profile_step and name == prof_name:
                     p = a.prompt_len[0]
                     ids = torch.randint(3, cfg["vocab_size"], (1, p), generator=g)
                     metrics, knotes = profile_step(model, ids, a.profile_step)

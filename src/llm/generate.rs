@@ -37,12 +37,14 @@ fn ms(t: Instant) -> f64 {
 
 /// Runs prefill of `prompt` (batch x len tokens) and greedy decode up to `new_tokens` new
 /// tokens per sequence. `profile_step`: wrap that decode step (1-based) in cuProfilerStart/Stop.
+/// `sample_mem`: read the device's used memory (cuMemGetInfo) before each synchronize.
 pub fn generate(
     model: &Model,
     backend: &Backend,
     prompt: &[Vec<u32>],
     new_tokens: usize,
     profile_step: Option<usize>,
+    sample_mem: bool,
 ) -> Result<Generation> {
     let b = prompt.len();
     if b == 0 || new_tokens == 0 {
@@ -62,8 +64,15 @@ pub fn generate(
     }
     let dev = backend.device();
     let mut cache = model.cache.clone();
-    let mut peak = backend.mem_used_bytes();
+    let mut peak = if sample_mem {
+        backend.mem_used_bytes()
+    } else {
+        None
+    };
     let note_mem = |peak: &mut Option<u64>| {
+        if !sample_mem {
+            return;
+        }
         if let Some(m) = backend.mem_used_bytes() {
             *peak = Some(peak.map_or(m, |p| p.max(m)));
         }

@@ -49,6 +49,8 @@ pub struct BenchOptions {
     pub verbose: bool,
     /// Wrap this decode step of the first timed repeat of the first point in cuProfilerStart/Stop.
     pub profile_decode_step: Option<usize>,
+    /// Sample device memory (cuMemGetInfo) once per step, for peak_device_mem_bytes.
+    pub mem_sample: bool,
     pub progress: bool,
 }
 
@@ -114,6 +116,7 @@ fn base_row(l: &Loaded, o: &BenchOptions, backend: &Backend, b: usize, p: usize)
         .param("layers", a.num_hidden_layers)
         .param("hidden_size", a.hidden_size)
         .param("chat_template", l.template.label())
+        .param("mem_sampled", o.mem_sample && backend.is_cuda())
         .param(
             "event_tracking",
             if !backend.is_cuda() {
@@ -219,7 +222,7 @@ pub fn run(o: &BenchOptions) -> Result<Vec<ResultRow>> {
          mean context (prompt_len + new_tokens/2); pct_of_bandwidth_bound = achieved / bound"
             .into(),
     );
-    if backend.is_cuda() {
+    if backend.is_cuda() && o.mem_sample {
         notes.push(
             "peak_device_mem_bytes: cuMemGetInfo (total - free, whole device, CUDA context and \
              candle's pool included) sampled before the synchronize after prefill and after each \
@@ -373,14 +376,21 @@ fn measure_point(
     }
     let prompt = prompt_for(l, o, b, p)?;
     for _ in 0..o.warmup {
-        generate(&l.model, backend, &prompt, o.new_tokens, None)?;
+        generate(&l.model, backend, &prompt, o.new_tokens, None, o.mem_sample)?;
         pb.inc(1);
     }
     let mut repeats = Vec::with_capacity(o.repeats);
     let mut last = None;
     for _ in 0..o.repeats {
         let profile = profile_pending.take();
-        let g = generate(&l.model, backend, &prompt, o.new_tokens, profile)?;
+        let g = generate(
+            &l.model,
+            backend,
+            &prompt,
+            o.new_tokens,
+            profile,
+            o.mem_sample,
+        )?;
         if g.tokens.iter().any(|t| t.len() != o.new_tokens) {
             bail!("generation returned the wrong number of tokens");
         }
