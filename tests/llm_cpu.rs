@@ -312,6 +312,11 @@ fn the_binary_runs_random_weights_saves_them_and_merges_a_peer() {
                 {"ttft_ms": 2.0, "step_ms": [1.0, 1.0, 1.0], "e2e_ms": 5.0},
                 {"ttft_ms": 3.0, "step_ms": [2.0, 2.0, 2.0], "e2e_ms": 9.0}
             ]
+        }, {
+            "benchmark": "decode_step_profile", "implementation": "transformers-eager",
+            "params": {"model": model_name, "dtype": "f32", "batch": 1, "prompt_len": 8,
+                       "new_tokens": 4, "device": "cpu", "profiler": "test"},
+            "metrics": {"kernels_per_step": 10.0, "kernel_time_per_step_ms": 0.5}
         }],
         "notes": ["peer: transformers test double"]
     });
@@ -332,7 +337,23 @@ fn the_binary_runs_random_weights_saves_them_and_merges_a_peer() {
         String::from_utf8_lossy(&merge.stderr)
     );
     let a = read_artifact(&out).unwrap();
-    assert_eq!(a.results.len(), 4);
+    assert_eq!(
+        a.results.len(),
+        5,
+        "{}",
+        String::from_utf8_lossy(&merge.stdout)
+    );
+    // The profile row's kernel time as a share of the peer's measured step (p50 of 1,1,1,2,2,2 = 1.5 ms).
+    let prof = a
+        .results
+        .iter()
+        .find(|r| r.benchmark == "decode_step_profile")
+        .unwrap();
+    assert!(
+        (prof.metrics["kernel_busy_pct_of_step"] - 100.0 * 0.5 / 1.5).abs() < 1e-9,
+        "{:?}",
+        prof.metrics
+    );
     let peer_row = a
         .results
         .iter()

@@ -147,7 +147,7 @@ impl Arch {
                 bail!("config field `{f}` is 0: it must be positive");
             }
         }
-        if self.hidden_size % self.num_attention_heads != 0 {
+        if !self.hidden_size.is_multiple_of(self.num_attention_heads) {
             bail!(
                 "config field `hidden_size` ({}) is not divisible by `num_attention_heads` ({}): \
                  every head must get the same width",
@@ -155,7 +155,10 @@ impl Arch {
                 self.num_attention_heads
             );
         }
-        if self.num_attention_heads % self.num_key_value_heads != 0 {
+        if !self
+            .num_attention_heads
+            .is_multiple_of(self.num_key_value_heads)
+        {
             bail!(
                 "config field `num_attention_heads` ({}) is not a multiple of \
                  `num_key_value_heads` ({}): grouped-query attention shares each KV head among \
@@ -164,7 +167,7 @@ impl Arch {
                 self.num_key_value_heads
             );
         }
-        if self.head_dim() % 2 != 0 {
+        if !self.head_dim().is_multiple_of(2) {
             bail!(
                 "head width hidden_size / num_attention_heads = {} is odd: rotary embeddings \
                  rotate pairs of channels",

@@ -253,10 +253,15 @@ pub fn merge(
             let peer: PeerFile = serde_path_to_error::deserialize(v).map_err(|e| {
                 anyhow::anyhow!("{}: field `{}`: {}", f.display(), e.path(), e.inner())
             })?;
+            // One at a time, so a profile row finds the generate row of its point in the same file.
+            let n = peer.rows.len();
             for p in peer.rows {
-                new_rows.push(peer_to_row(p, &a.results)?);
+                let row = peer_to_row(p, &a.results)?;
+                a.results.push(row);
             }
             a.notes.extend(peer.notes);
+            said.push(format!("{}: {n} row(s)", f.display()));
+            continue;
         }
         said.push(format!("{}: {} row(s)", f.display(), new_rows.len()));
         a.results.extend(new_rows);
