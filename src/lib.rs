@@ -3,6 +3,7 @@
 pub mod artifact;
 pub mod cli;
 pub mod env;
+pub mod gemm;
 #[cfg(feature = "cuda")]
 pub mod gpu;
 pub mod llm;
