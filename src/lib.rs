@@ -7,5 +7,6 @@ pub mod gemm;
 #[cfg(feature = "cuda")]
 pub mod gpu;
 pub mod layernorm;
+pub mod llm;
 pub mod stats;
 pub mod summary;
