@@ -4,8 +4,11 @@ pub mod artifact;
 pub mod cli;
 pub mod compare;
 pub mod env;
+pub mod gemm;
 #[cfg(feature = "cuda")]
 pub mod gpu;
 pub mod history;
+pub mod layernorm;
+pub mod llm;
 pub mod stats;
 pub mod summary;
