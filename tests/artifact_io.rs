@@ -65,6 +65,15 @@ fn writer_keeps_partial_results_and_never_touches_the_last_complete_file() {
         !partial.exists(),
         "the partial file is moved onto the final path"
     );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&done).unwrap().permissions().mode() & 0o777;
+        assert_eq!(
+            mode, 0o644,
+            "artifacts are readable by everyone, like any other file"
+        );
+    }
     let leftovers: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name())

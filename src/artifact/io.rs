@@ -27,6 +27,14 @@ pub fn write_bytes_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         .suffix(".tmp")
         .tempfile_in(&dir)
         .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
+    // tempfile creates 0600 files; artifacts and site files are meant to be shared and served.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644))
+            .with_context(|| format!("setting permissions of the file for {}", path.display()))?;
+    }
     tmp.write_all(bytes)
         .and_then(|_| tmp.as_file().sync_all())
         .with_context(|| format!("writing {}", path.display()))?;
