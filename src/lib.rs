@@ -5,5 +5,6 @@ pub mod cli;
 pub mod env;
 #[cfg(feature = "cuda")]
 pub mod gpu;
+pub mod kernels;
 pub mod stats;
 pub mod summary;
