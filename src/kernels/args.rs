@@ -90,6 +90,9 @@ pub struct Args {
     /// The ncu executable used by --profile.
     #[arg(long, default_value = "ncu", value_name = "PATH")]
     pub ncu: String,
+    /// Stop ncu after this many seconds (the run then keeps going without metrics).
+    #[arg(long, default_value_t = 600, value_name = "SECONDS")]
+    pub profile_budget_s: u64,
     /// Also save ncu's raw CSV output here.
     #[arg(long, value_name = "FILE.csv")]
     pub ncu_raw: Option<PathBuf>,

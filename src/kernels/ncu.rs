@@ -24,7 +24,7 @@ pub const METRICS: [&str; 14] = [
 ];
 
 /// ncu's arguments (before the profiled command) for kernels named `kernels`.
-pub fn ncu_args(kernels: &[String]) -> Vec<String> {
+pub fn ncu_args(kernels: &[String], metrics: &[&str]) -> Vec<String> {
     vec![
         "--csv".into(),
         "--print-units".into(),
@@ -32,10 +32,42 @@ pub fn ncu_args(kernels: &[String]) -> Vec<String> {
         "--clock-control".into(),
         "none".into(),
         "--metrics".into(),
-        METRICS.join(","),
+        metrics.join(","),
         "--kernel-name".into(),
         format!("regex:^({})$", kernels.join("|")),
     ]
+}
+
+/// Whether ncu's output says a requested metric does not exist on this GPU or ncu version.
+pub fn mentions_metric_error(text: &str) -> bool {
+    text.lines().any(|l| {
+        let l = l.to_lowercase();
+        l.contains("metric")
+            && (l.contains("not found")
+                || l.contains("failed to find")
+                || l.contains("invalid")
+                || l.contains("unknown"))
+    })
+}
+
+/// Of `METRICS`, those whose base name (before the first `.`) appears as the first word of a
+/// line of `ncu --query-metrics` output; None when the output lists no metrics at all.
+pub fn supported_metrics(query_output: &str) -> Option<Vec<&'static str>> {
+    let names: std::collections::BTreeSet<&str> = query_output
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|w| w.contains("__"))
+        .collect();
+    if names.is_empty() {
+        return None;
+    }
+    Some(
+        METRICS
+            .iter()
+            .copied()
+            .filter(|m| names.contains(m.split('.').next().unwrap_or(m)))
+            .collect(),
+    )
 }
 
 /// One profiled launch.
@@ -276,10 +308,26 @@ mod tests {
     #[test]
     fn output_without_a_table_is_an_error() {
         assert!(parse_csv("==PROF== No kernels were profiled.\n").is_err());
-        let args = ncu_args(&["a".into(), "b".into()]);
+        let args = ncu_args(&["a".into(), "b".into()], &METRICS);
         assert!(args.contains(&"regex:^(a|b)$".to_string()));
         assert!(args
             .windows(2)
             .any(|w| w[0] == "--clock-control" && w[1] == "none"));
+    }
+
+    #[test]
+    fn unsupported_metrics_are_recognised_and_filtered() {
+        assert!(mentions_metric_error(
+            "==ERROR== Failed to find metric sm__bogus.sum"
+        ));
+        assert!(!mentions_metric_error(
+            "==PROF== Disconnected from process 1"
+        ));
+        let query = "Device NVIDIA H200 (GH100)\n----\nMetric Name   Metric Description\n\
+                     dram__bytes_read   # of bytes read from DRAM\n\
+                     gpu__time_duration   total duration\n";
+        let ok = supported_metrics(query).unwrap();
+        assert_eq!(ok, ["gpu__time_duration.sum", "dram__bytes_read.sum"]);
+        assert_eq!(supported_metrics("nothing here"), None);
     }
 }

@@ -4,15 +4,63 @@
 use crate::artifact::ArtifactWriter;
 use crate::kernels::args::Args;
 use crate::kernels::manifest::block_label;
-use crate::kernels::ncu::{derived_metrics, dims, ncu_args, parse_csv};
+use crate::kernels::ncu::{
+    derived_metrics, dims, mentions_metric_error, ncu_args, parse_csv, supported_metrics,
+    NcuLaunch, METRICS,
+};
 use crate::kernels::sweep::{Plan, Point};
 use anyhow::{Context, Result};
 use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 fn note(w: &mut ArtifactWriter, text: String) {
     eprintln!("profile: {text}");
     w.artifact.notes.push(format!("profile: {text}"));
+}
+
+/// Runs ncu over our binary in its single-launch mode; returns ncu's stdout and stderr (also
+/// echoed to ours) and, if it failed, why.
+fn run_ncu(
+    args: &Args,
+    kernels: &[String],
+    metrics: &[&str],
+    ids: &str,
+) -> Result<(String, String, Option<String>)> {
+    let exe = std::env::current_exe().context("locating our own binary for ncu to run")?;
+    let out_file = tempfile::NamedTempFile::new().context("a temporary file for ncu's output")?;
+    let err_file = tempfile::NamedTempFile::new().context("a temporary file for ncu's log")?;
+    let mut child = Command::new(&args.ncu)
+        .args(ncu_args(kernels, metrics))
+        .arg(&exe)
+        .args(std::env::args_os().skip(1))
+        .arg("--ncu-child")
+        .arg(ids)
+        .env("LC_ALL", "C")
+        .stdin(Stdio::null())
+        .stdout(out_file.reopen()?)
+        .stderr(err_file.reopen()?)
+        .spawn()
+        .with_context(|| format!("starting {}", args.ncu))?;
+    let deadline = Instant::now() + Duration::from_secs(args.profile_budget_s);
+    let problem = loop {
+        if let Some(status) = child.try_wait()? {
+            break (!status.success()).then(|| format!("ncu exited with {status}"));
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break Some(format!(
+                "ncu did not finish within --profile-budget-s {} s and was stopped",
+                args.profile_budget_s
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let text = std::fs::read_to_string(out_file.path()).unwrap_or_default();
+    let log = std::fs::read_to_string(err_file.path()).unwrap_or_default();
+    eprint!("{log}");
+    Ok((text, log, problem))
 }
 
 /// Profiles the points in `measured` ((row index, point id), in launch order) and adds the
@@ -57,28 +105,39 @@ pub fn attach(
     kernels.sort();
     kernels.dedup();
     let ids: Vec<String> = measured.iter().map(|(_, id)| id.to_string()).collect();
-    let exe = std::env::current_exe().context("locating our own binary for ncu to run")?;
-    eprintln!("profile: running {} launches under {}", ids.len(), args.ncu);
-    let out = Command::new(&args.ncu)
-        .args(ncu_args(&kernels))
-        .arg(&exe)
-        .args(std::env::args_os().skip(1))
-        .arg("--ncu-child")
-        .arg(ids.join(","))
-        .env("LC_ALL", "C")
-        .stdin(Stdio::null())
-        .stderr(Stdio::inherit())
-        .output()
-        .with_context(|| format!("starting {}", args.ncu))?;
-    let text = String::from_utf8_lossy(&out.stdout);
+    let ids = ids.join(",");
+    eprintln!(
+        "profile: running {} launches under {}",
+        measured.len(),
+        args.ncu
+    );
+    let mut metrics: Vec<&str> = METRICS.to_vec();
+    let (mut text, log, mut problem) = run_ncu(args, &kernels, &metrics, &ids)?;
+    if parse_csv(&text).is_err() && mentions_metric_error(&format!("{text}\n{log}")) {
+        // Some metric is unknown to this ncu or GPU: keep the ones it lists and try once more.
+        let query = Command::new(&args.ncu).arg("--query-metrics").output();
+        if let Some(ok) = query
+            .ok()
+            .and_then(|q| supported_metrics(&String::from_utf8_lossy(&q.stdout)))
+        {
+            let dropped: Vec<&str> = METRICS
+                .iter()
+                .copied()
+                .filter(|m| !ok.contains(m))
+                .collect();
+            note(
+                w,
+                format!("ncu does not know {dropped:?}: profiling without them"),
+            );
+            metrics = ok;
+            (text, _, problem) = run_ncu(args, &kernels, &metrics, &ids)?;
+        }
+    }
     if let Some(raw) = &args.ncu_raw {
         crate::artifact::write_bytes_atomic(raw, text.as_bytes())?;
     }
-    if !out.status.success() {
-        note(
-            w,
-            format!("ncu exited with {}; attaching what it reported", out.status),
-        );
+    if let Some(p) = problem {
+        note(w, format!("{p}; attaching what it reported"));
     }
     let launches = match parse_csv(&text) {
         Ok(l) => l,
@@ -91,6 +150,27 @@ pub fn attach(
             return w.flush();
         }
     };
+    let attached = attach_in_order(plan, &points, measured, &launches, w);
+    note(
+        w,
+        format!(
+            "Nsight Compute (ncu --clock-control none, one extra launch per point, {} metrics): \
+             metrics attached to {attached} of {} measured points",
+            metrics.len(),
+            measured.len()
+        ),
+    );
+    w.flush()
+}
+
+/// Matches profiled launches to measured points in order, checking kernel name and block.
+fn attach_in_order(
+    plan: &Plan,
+    points: &BTreeMap<usize, &Point>,
+    measured: &[(usize, usize)],
+    launches: &[NcuLaunch],
+    w: &mut ArtifactWriter,
+) -> usize {
     let mut attached = 0;
     for (i, (row, id)) in measured.iter().enumerate() {
         let Some(l) = launches.get(i) else { break };
@@ -115,14 +195,5 @@ pub fn attach(
             .extend(derived_metrics(&l.raw));
         attached += 1;
     }
-    note(
-        w,
-        format!(
-            "Nsight Compute metrics (ncu --clock-control none, one launch per point, metrics {}) \
-             attached to {attached} of {} measured points",
-            crate::kernels::ncu::METRICS.len(),
-            measured.len()
-        ),
-    );
-    w.flush()
+    attached
 }
