@@ -103,6 +103,7 @@ pub fn sweep(
     if args.profile {
         profile::attach(args, plan, &run.measured, &mut run.w)?;
     }
+    run.w.artifact.env = run.gpu.env();
     let path = run.w.finish()?;
     let text = report::render(&crate::artifact::read_artifact(&path)?);
     let report_path = args.report_path();
@@ -247,7 +248,7 @@ impl Run<'_> {
             }
         };
         let ref_check = self.reference_check(g, &host, &reference, &mut rng);
-        let ref_ok = ref_check.as_ref().map_or(true, |c| c.passed);
+        let ref_ok = ref_check.as_ref().is_none_or(|c| c.passed);
         for p in &g.points {
             if !ref_ok && p.id != first.id {
                 self.failed(
@@ -425,6 +426,7 @@ impl Run<'_> {
             .artifact
             .notes
             .push(format!("run stopped early: {label}: {why}"));
+        self.w.artifact.env = self.gpu.env();
         let path = self.w.finish()?;
         let text = report::render(&crate::artifact::read_artifact(&path)?);
         crate::artifact::write_bytes_atomic(&self.args.report_path(), text.as_bytes())?;
