@@ -361,3 +361,26 @@ fn device_cpu_lists_the_sweep_and_cuda_needs_the_feature() {
         assert!(e.contains("--device cpu"), "{e}");
     }
 }
+
+#[test]
+fn the_committed_report_is_the_committed_artifact_rendered() {
+    // artifacts/kernels_report.txt came from the H200 run that wrote artifacts/kernels.json; the
+    // report is a pure function of the artifact, so rendering the JSON again must give it back.
+    let path = Path::new("artifacts/kernels.json");
+    if !path.exists() {
+        panic!("artifacts/kernels.json is missing: it is committed with kernel_bench");
+    }
+    let a = opbench::artifact::read_artifact(path).unwrap();
+    assert_eq!(a.kind, "kernels");
+    assert!(a
+        .results
+        .iter()
+        .all(|r| r.benchmark == "user_kernel" && r.params.contains_key("block")));
+    assert!(a
+        .results
+        .iter()
+        .any(|r| r.metrics.contains_key("ncu_memory_throughput_pct")));
+    let text = opbench::kernels::report::render(&a);
+    let committed = std::fs::read_to_string("artifacts/kernels_report.txt").unwrap();
+    assert_eq!(text, committed);
+}

@@ -410,12 +410,15 @@ impl Run<'_> {
             .find(|p| p.id == fault.point)
             .expect("fault names a point of this group");
         let label = self.plan.point_label(g, p);
-        let cause = sticky_error(&fault.error).map_or("a CUDA error".into(), |d| format!("{d}"));
+        let cause = sticky_error(&fault.error).map_or("a CUDA error".into(), |d| {
+            let text = d.error_string().map(|c| c.to_string_lossy().into_owned());
+            format!("{:?}: {}", d.0, text.unwrap_or_default())
+        });
         let measured = self.measured.len();
         let not_run = self.plan.points().saturating_sub(self.done + 1);
         let why = format!(
-            "kernel faulted: {cause} ({:#}). The CUDA context is unusable after this error, so \
-             the run stopped here; {not_run} later points were not run",
+            "kernel faulted: {cause} (seen at: {}). The CUDA context is unusable after this \
+             error, so the run stopped here; {not_run} later points were not run",
             fault.error
         );
         let mut r = self.row(g, p);
