@@ -34,6 +34,8 @@ if [ "${OPBENCH_SKIP_CUDA:-0}" != "1" ]; then
     cargo build --release --features cuda --locked
     step "cargo clippy --features cuda"
     cargo clippy --release --features cuda --all-targets --locked -- -D warnings
+    step "NVRTC compilation tests (scripts/test-nvrtc.sh)"
+    bash scripts/test-nvrtc.sh
 fi
 
 step "done"

@@ -8,6 +8,7 @@ pub mod gemm;
 #[cfg(feature = "cuda")]
 pub mod gpu;
 pub mod history;
+pub mod kernels;
 pub mod layernorm;
 pub mod llm;
 pub mod stats;

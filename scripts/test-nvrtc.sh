@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Runs the NVRTC compilation tests (tests/kernels_nvrtc.rs) on a machine without a GPU, against
+# the real libnvrtc 13.0 from PyPI (fetched once into ~/.cache/opbench/nvrtc-13.0). Sets
+# OPBENCH_REQUIRE_NVRTC=1, so the tests fail rather than skip if NVRTC cannot be loaded.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/opbench/target}"
+dir="${OPBENCH_NVRTC_DIR:-$HOME/.cache/opbench/nvrtc-13.0}"
+lib="$dir/nvidia/cu13/lib"
+if [ ! -f "$lib/libnvrtc.so.13" ]; then
+    python3 -m pip download --quiet --no-deps --only-binary=:all: \
+        --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 \
+        -d "$dir/whl" "nvidia-cuda-nvrtc==13.0.*"
+    unzip -q -o "$dir"/whl/nvidia_cuda_nvrtc-*.whl -d "$dir"
+fi
+if [ -z "${OPBENCH_CUDA_STUBS:-}" ]; then
+    # shellcheck disable=SC1090
+    source "$(scripts/cuda-toolchain.sh)"
+fi
+# The real NVRTC first; libcudart from the toolchain wheels; the rest are link-time stubs
+# (never called here).
+export LD_LIBRARY_PATH="$lib:$OPBENCH_CUDA_STUBS:$CUDA_ROOT/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# --release reuses the dependencies of the CUDA release build (scripts/test.sh builds it first).
+OPBENCH_REQUIRE_NVRTC=1 cargo test --release --features cuda --test kernels_nvrtc

@@ -1,0 +1,180 @@
+//! kernel_bench's flow: load the manifest (or the convention), check it against the source,
+//! expand the sweep, then print it (`--device cpu`) or run it on the GPU.
+
+use super::args::{Args, Device};
+use super::convention::matmul_manifest;
+use super::manifest::{block_label, parse_block_text, parse_param_arg, Arg, Manifest};
+use super::source::Source;
+use super::sweep::{expand, Plan};
+use anyhow::{bail, Context, Result};
+use std::fmt::Write;
+
+/// Runs kernel_bench with parsed arguments.
+pub fn main(args: Args) -> Result<()> {
+    let (plan, source) = load(&args)?;
+    match args.device {
+        Device::Cpu => {
+            print!("{}", describe(&plan));
+            Ok(())
+        }
+        Device::Cuda => run_cuda(&args, &plan, &source),
+    }
+}
+
+#[cfg(feature = "cuda")]
+fn run_cuda(args: &Args, plan: &Plan, source: &Source) -> Result<()> {
+    super::gpu::run(args, plan, source)
+}
+
+#[cfg(not(feature = "cuda"))]
+fn run_cuda(_args: &Args, _plan: &Plan, _source: &Source) -> Result<()> {
+    bail!(
+        "this kernel_bench was built without the `cuda` feature, so it cannot run kernels: \
+         rebuild with `cargo build --release --features cuda --bin kernel_bench` on a machine \
+         with the CUDA toolkit, or pass --device cpu to check the manifest and list the sweep"
+    )
+}
+
+/// Reads the manifest or builds the convention's, applies the command line, checks every
+/// kernel against the source and expands the sweep.
+pub fn load(args: &Args) -> Result<(Plan, Source)> {
+    let params = args
+        .params
+        .iter()
+        .map(|p| parse_param_arg(p))
+        .collect::<Result<Vec<_>>>()?;
+    let blocks = args
+        .blocks
+        .iter()
+        .map(|b| parse_block_text(b).context("--block"))
+        .collect::<Result<Vec<_>>>()?;
+    let mut manifest = match (&args.manifest, &args.source) {
+        (Some(path), source) => {
+            let mut m = Manifest::load(path)?;
+            if let Some(s) = source {
+                m.source = s.clone();
+            }
+            if m.source.as_os_str().is_empty() {
+                bail!(
+                    "{} has no `source = \"FILE.cu\"`: add it or pass --source",
+                    m.origin
+                );
+            }
+            m.override_params(&params)?;
+            m.select_kernels(&args.kernels)?;
+            m
+        }
+        (None, Some(path)) => {
+            let source = Source::read(path)?;
+            matmul_manifest(&source, &args.kernels, &params)?
+        }
+        (None, None) => bail!(
+            "nothing to run: give --manifest FILE.toml, or --source FILE.cu with --kernel and \
+             --param for kernels of the built-in matmul convention (see --help)"
+        ),
+    };
+    manifest.override_blocks(&blocks);
+    let source = Source::read(&manifest.source)?;
+    check_signatures(&manifest, &source)?;
+    let plan = expand(manifest)?;
+    Ok((plan, source))
+}
+
+/// Every kernel exists, is extern "C", and takes as many arguments as the manifest passes,
+/// pointers where buffers go.
+fn check_signatures(m: &Manifest, source: &Source) -> Result<()> {
+    for k in &m.kernels {
+        let decl = source
+            .kernel(&k.name)
+            .with_context(|| format!("the {} lists kernel `{}`", m.origin, k.name))?;
+        if decl.params.len() != k.args.len() {
+            bail!(
+                "kernel `{}` ({}:{}) takes {} parameters but the {} passes {}: {}",
+                k.name,
+                source.path,
+                decl.line,
+                decl.params.len(),
+                m.origin,
+                k.args.len(),
+                decl.signature()
+            );
+        }
+        for (i, (a, p)) in k.args.iter().zip(&decl.params).enumerate() {
+            let is_buf = matches!(a, Arg::Buffer(_));
+            if is_buf != p.is_pointer() {
+                bail!(
+                    "kernel `{}` argument {} (`{}`) is {} in the source but the {} passes {}",
+                    k.name,
+                    i + 1,
+                    p.name,
+                    if p.is_pointer() {
+                        "a pointer"
+                    } else {
+                        "a scalar"
+                    },
+                    m.origin,
+                    if is_buf {
+                        "a buffer"
+                    } else {
+                        "a scalar or parameter"
+                    }
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The sweep as text: what `--device cpu` prints.
+pub fn describe(plan: &Plan) -> String {
+    let m = &plan.manifest;
+    let mut s = String::new();
+    let _ = writeln!(s, "kernels from {} ({})", m.source.display(), m.origin);
+    let _ = writeln!(
+        s,
+        "reference: {}{}",
+        m.reference,
+        if m.cpu_reference.is_some() {
+            ", itself checked against a float64 CPU matmul"
+        } else {
+            ""
+        }
+    );
+    let _ = writeln!(
+        s,
+        "{} parameter sets, {} points (kernel x block x parameters)",
+        plan.groups.len(),
+        plan.points()
+    );
+    for g in &plan.groups {
+        let bufs: Vec<String> = m
+            .buffers
+            .iter()
+            .zip(&g.buffers)
+            .map(|(b, sb)| format!("{} {}[{}]", b.name, b.dtype.name(), sb.len))
+            .collect();
+        let _ = writeln!(
+            s,
+            "\n{}: buffers {} ({:.1} MiB); flops {}; bytes {:.0}",
+            Plan::label(&g.params),
+            bufs.join(", "),
+            g.total_bytes as f64 / (1 << 20) as f64,
+            g.flops.map_or("-".into(), |f| format!("{f:.0}")),
+            g.bytes_moved
+        );
+        for p in &g.points {
+            let _ = writeln!(
+                s,
+                "  #{:<4} {:<24} block {:<8} grid {}x{}x{}  shared {} B",
+                p.id,
+                m.kernels[p.kernel].name,
+                block_label(p.block),
+                p.grid[0],
+                p.grid[1],
+                p.grid[2],
+                p.shared_bytes
+            );
+        }
+    }
+    s
+}

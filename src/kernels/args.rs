@@ -1,0 +1,133 @@
+//! kernel_bench's command line (clap derive), kept in the library so tests can build it.
+
+use clap::{Parser, ValueEnum};
+use std::path::PathBuf;
+
+/// Where the work runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Device {
+    /// Compile with NVRTC, check and time every point on the GPU.
+    Cuda,
+    /// No GPU: check the manifest and the source, evaluate every expression and print the sweep.
+    Cpu,
+}
+
+/// How launches are timed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Mode {
+    /// Back-to-back launches between two CUDA events, time divided by the count.
+    Warm,
+    /// L2 flushed before each launch, one launch between two events.
+    Cold,
+}
+
+/// Benchmark your own CUDA kernels: compile a .cu file with NVRTC, run every combination of
+/// parameters and block sizes, check each kernel against a reference kernel on fresh random
+/// inputs (outputs poisoned with NaN first), time the ones that pass with CUDA events, and
+/// optionally profile each point with Nsight Compute.
+///
+/// Two ways to describe kernels:
+///
+/// 1. Built-in matmul convention (no manifest): kernels whose parameters are
+///    `(float* A, float* B, float* C, int ...)` with the ints named from M, N, K.
+///    A is M×K, B is K×N, C is M×N (row-major); grid = (ceil(N/block_x), ceil(M/block_y));
+///    block 16x16 unless --block; FLOPs = 2·M·N·K; the first --kernel is the reference and is
+///    itself checked against a float64 CPU matmul. M and K default to N.
+///
+///    kernel_bench --source examples/matmul_kernels.cu --kernel matmul_naive
+///    --kernel matmul_tiled --param N=256,512,1024
+///
+/// 2. A TOML manifest for anything else (buffers with type, size expression, role and
+///    initialisation; scalar arguments; block sizes to sweep; grid and shared memory as
+///    expressions; FLOP and byte counts; the reference kernel). See
+///    examples/matmul_kernels.toml and docs/notes/kernels.md.
+///
+///    kernel_bench --manifest examples/matmul_kernels.toml --param M=512,1024 --profile
+///
+/// Writes artifacts/kernels.json (the opbench artifact schema, kind "kernels") and
+/// artifacts/kernels_report.txt (per parameter set, kernels sorted by time).
+#[derive(Debug, Clone, Parser)]
+#[command(name = "kernel_bench", version, verbatim_doc_comment)]
+pub struct Args {
+    /// The CUDA source file. With --manifest it replaces the manifest's `source`.
+    #[arg(long, value_name = "FILE.cu")]
+    pub source: Option<PathBuf>,
+    /// A TOML manifest describing the kernels (see examples/matmul_kernels.toml).
+    #[arg(long, value_name = "FILE.toml")]
+    pub manifest: Option<PathBuf>,
+    /// A kernel to run (repeat the flag). With a manifest: a subset of its [[kernel]] tables
+    /// (the reference always runs). Without: the kernels, the first being the reference.
+    #[arg(long = "kernel", value_name = "NAME")]
+    pub kernels: Vec<String>,
+    /// Values of a parameter to sweep, e.g. N=128,256,512 (repeat for each parameter). With a
+    /// manifest, replaces that parameter's list; the name must be one the manifest defines.
+    #[arg(long = "param", value_name = "NAME=V1,V2,...")]
+    pub params: Vec<String>,
+    /// Block shapes to sweep for every kernel, e.g. 16x16,32x8 or 128,256 (replaces the
+    /// manifest's `block` lists).
+    #[arg(long = "block", value_name = "XxY", value_delimiter = ',')]
+    pub blocks: Vec<String>,
+    /// cuda runs the kernels; cpu only validates and prints the sweep (no GPU needed).
+    #[arg(long, value_enum, default_value_t = Device::Cuda)]
+    pub device: Device,
+    /// warm: back-to-back launches; cold: L2 flushed before each timed launch.
+    #[arg(long, value_enum, default_value_t = Mode::Warm)]
+    pub mode: Mode,
+    /// The artifact to write (a `.partial` copy is kept up to date while the run goes on).
+    #[arg(
+        long,
+        default_value = "artifacts/kernels.json",
+        value_name = "FILE.json"
+    )]
+    pub out: PathBuf,
+    /// The text report [default: <out folder>/<out stem>_report.txt].
+    #[arg(long, value_name = "FILE.txt")]
+    pub report: Option<PathBuf>,
+    /// Profile each measured point once more under Nsight Compute (ncu) and attach memory and
+    /// compute throughput %, occupancy, SM efficiency, DRAM bytes and the achieved FLOP rate.
+    #[arg(long)]
+    pub profile: bool,
+    /// The ncu executable used by --profile.
+    #[arg(long, default_value = "ncu", value_name = "PATH")]
+    pub ncu: String,
+    /// Stop ncu after this many seconds (the run then keeps going without metrics).
+    #[arg(long, default_value_t = 600, value_name = "SECONDS")]
+    pub profile_budget_s: u64,
+    /// Also save ncu's raw CSV output here.
+    #[arg(long, value_name = "FILE.csv")]
+    pub ncu_raw: Option<PathBuf>,
+    /// At most this many timed samples per point.
+    #[arg(long, default_value_t = 100)]
+    pub max_samples: usize,
+    /// Rough GPU time budget per point for the timed samples, in milliseconds.
+    #[arg(long, default_value_t = 300)]
+    pub point_budget_ms: u64,
+    /// Seed of the random inputs [default: drawn at random and recorded in the artifact].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// NVRTC target, e.g. compute_90a [default: compute_XY of the GPU].
+    #[arg(long, value_name = "ARCH")]
+    pub arch: Option<String>,
+    /// Skip measuring the copy-bandwidth and f32 cuBLAS ceilings.
+    #[arg(long)]
+    pub no_ceilings: bool,
+    /// GPU index.
+    #[arg(long, default_value_t = 0)]
+    pub gpu: usize,
+    /// Internal: the process ncu profiles; launches each listed point once and writes nothing.
+    #[arg(long, hide = true, value_name = "IDS")]
+    pub ncu_child: Option<String>,
+}
+
+impl Args {
+    /// The report path: --report, or `<stem>_report.txt` beside --out.
+    pub fn report_path(&self) -> PathBuf {
+        self.report.clone().unwrap_or_else(|| {
+            let stem = self
+                .out
+                .file_stem()
+                .map_or("kernels".into(), |s| s.to_string_lossy().to_string());
+            self.out.with_file_name(format!("{stem}_report.txt"))
+        })
+    }
+}

@@ -1,0 +1,444 @@
+//! The sweep on the GPU: per parameter set, fresh inputs, the reference output, then each point
+//! checked and (if it passed) timed; rows are saved as they come. A sticky CUDA fault ends the
+//! run with the artifact holding every point measured before it plus a failed row naming it.
+
+use super::check::{compare, cpu_matmul, fresh_inputs, prepare, run_once, upload_inputs, Outputs};
+use super::launch::{launch, Buffers};
+use super::{ceilings, profile, sticky_error};
+use crate::artifact::{ArtifactWriter, Ceilings, Correctness, ResultRow, Status};
+use crate::gpu::{copy_bandwidth_gbps, measure, Gpu, Measured, TimingConfig, TimingMode};
+use crate::kernels::args::{Args, Mode};
+use crate::kernels::manifest::{block_label, CpuReference};
+use crate::kernels::report;
+use crate::kernels::sweep::{Group, Plan, Point};
+use anyhow::{bail, Context, Result};
+use cudarc::driver::CudaFunction;
+use indicatif::{ProgressBar, ProgressStyle};
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+use std::collections::BTreeSet;
+
+/// A fault that leaves the CUDA context unusable, at one point.
+struct Fault {
+    point: usize,
+    error: anyhow::Error,
+}
+
+/// Why a parameter set stopped the run.
+enum Stop {
+    Fault(Fault),
+    /// Anything else that cannot be recorded as a failed row (writing the artifact failed).
+    Other(anyhow::Error),
+}
+
+struct Run<'a> {
+    gpu: &'a mut Gpu,
+    plan: &'a Plan,
+    funcs: &'a [CudaFunction],
+    args: &'a Args,
+    w: ArtifactWriter,
+    /// (row index, point id) of every point that was timed, for the profiler.
+    measured: Vec<(usize, usize)>,
+    copy_gbps: Option<f64>,
+    f32_tflops: Option<f64>,
+    pb: ProgressBar,
+    done: usize,
+}
+
+/// Runs every point and writes the artifact and the report.
+pub fn sweep(
+    gpu: &mut Gpu,
+    plan: &Plan,
+    funcs: &[CudaFunction],
+    args: &Args,
+    arch: &str,
+) -> Result<()> {
+    let seed = args.seed.unwrap_or_else(rand::random);
+    let env = gpu.env();
+    let mut w = ArtifactWriter::start("kernels", &args.out, env)?;
+    let m = &plan.manifest;
+    w.artifact.notes.push(format!(
+        "kernels from {} ({}), compiled in-process by NVRTC for {arch}",
+        m.source.display(),
+        m.origin
+    ));
+    w.artifact.notes.push(format!(
+        "correctness: every point is compared with the reference kernel `{}` on fresh random \
+         inputs (outputs poisoned with NaN before each launch){}; random seed {seed} (parameter \
+         set i uses seed + i)",
+        m.reference,
+        if m.cpu_reference == Some(CpuReference::Matmul) {
+            "; the reference itself is compared with a float64 CPU matmul"
+        } else {
+            "; the manifest names no CPU reference, so the reference kernel defines the expected output"
+        }
+    ));
+    let mut run = Run {
+        gpu,
+        plan,
+        funcs,
+        args,
+        w,
+        measured: Vec::new(),
+        copy_gbps: None,
+        f32_tflops: None,
+        pb: ProgressBar::new(plan.points() as u64),
+        done: 0,
+    };
+    if !args.no_ceilings {
+        run.ceilings()?;
+    }
+    run.pb.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} points, {elapsed} {msg}")
+            .expect("valid template"),
+    );
+    for (gi, g) in plan.groups.iter().enumerate() {
+        match run.group(g, seed.wrapping_add(gi as u64)) {
+            Ok(()) => {}
+            Err(Stop::Fault(fault)) => return run.stop(g, fault),
+            Err(Stop::Other(e)) => return Err(e),
+        }
+    }
+    run.pb.finish_and_clear();
+    if args.profile {
+        profile::attach(args, plan, &run.measured, &mut run.w)?;
+    }
+    run.w.artifact.env = run.gpu.env();
+    let path = run.w.finish()?;
+    let text = report::render(&crate::artifact::read_artifact(&path)?);
+    let report_path = args.report_path();
+    crate::artifact::write_bytes_atomic(&report_path, text.as_bytes())?;
+    print!("{text}");
+    eprintln!("wrote {} and {}", path.display(), report_path.display());
+    Ok(())
+}
+
+/// As ncu's target: launches each listed point once (inputs random, outputs poisoned).
+pub fn ncu_target(gpu: &mut Gpu, plan: &Plan, funcs: &[CudaFunction], ids: &str) -> Result<()> {
+    let ids: BTreeSet<usize> = ids
+        .split(',')
+        .map(|s| s.trim().parse::<usize>())
+        .collect::<std::result::Result<_, _>>()
+        .context("--ncu-child: a comma-separated list of point ids")?;
+    let mut rng = StdRng::seed_from_u64(0x6e6375);
+    let m = &plan.manifest;
+    let names: Vec<String> = m.buffers.iter().map(|b| b.name.clone()).collect();
+    for g in &plan.groups {
+        let points: Vec<&Point> = g.points.iter().filter(|p| ids.contains(&p.id)).collect();
+        if points.is_empty() {
+            continue;
+        }
+        let host = fresh_inputs(m, g, &mut rng)?;
+        let mut bufs = Buffers::alloc(gpu, &g.buffers, &names)?;
+        upload_inputs(gpu, &mut bufs, &host)?;
+        for p in points {
+            prepare(gpu, m, &mut bufs, &host)?;
+            launch(gpu, &funcs[p.kernel], p, &bufs.ptrs)?;
+            gpu.synchronize()
+                .with_context(|| format!("profiling {}", plan.point_label(g, p)))?;
+        }
+    }
+    Ok(())
+}
+
+impl Run<'_> {
+    fn ceilings(&mut self) -> Result<()> {
+        eprintln!("measuring ceilings: device copy (1 GiB) and cuBLAS SGEMM 4096^3");
+        let (copy, m1) = copy_bandwidth_gbps(self.gpu, 1 << 30)?;
+        let (sgemm, m2) = ceilings::sgemm_tflops(self.gpu, 4096)?;
+        self.copy_gbps = Some(copy);
+        self.f32_tflops = Some(sgemm);
+        self.w.artifact.ceilings = Ceilings {
+            copy_gbps: Some(copy),
+            matmul_tflops: [("f32".to_string(), sgemm)].into(),
+            method: vec![m1, m2],
+        };
+        self.w.flush()
+    }
+
+    fn row(&self, g: &Group, p: &Point) -> ResultRow {
+        let mut r = ResultRow::new("user_kernel", &self.plan.manifest.kernels[p.kernel].name);
+        for (k, v) in &g.params {
+            r = r.param(k, *v);
+        }
+        r = r.param("block", block_label(p.block));
+        r.notes.push(format!(
+            "grid {}x{}x{}, block {}x{}x{}, dynamic shared memory {} B",
+            p.grid[0], p.grid[1], p.grid[2], p.block[0], p.block[1], p.block[2], p.shared_bytes
+        ));
+        r
+    }
+
+    fn push(&mut self, row: ResultRow) -> Result<()> {
+        self.w.push(row)?;
+        self.done += 1;
+        self.pb.set_position(self.done as u64);
+        self.gpu.sample_clocks();
+        Ok(())
+    }
+
+    fn failed(&mut self, g: &Group, p: &Point, why: String, c: Option<Correctness>) -> Result<()> {
+        let label = self.plan.point_label(g, p);
+        self.pb.suspend(|| eprintln!("FAILED {label}: {why}"));
+        let mut r = self.row(g, p);
+        r.status = Status::Failed;
+        r.notes.insert(0, why);
+        r.correctness = c;
+        self.push(r)
+    }
+
+    /// Splits an error into a fault (stops the run) or an ordinary failure (recorded).
+    fn classify(&self, p: &Point, e: anyhow::Error) -> std::result::Result<anyhow::Error, Stop> {
+        if sticky_error(&e).is_some() {
+            Err(Stop::Fault(Fault {
+                point: p.id,
+                error: e,
+            }))
+        } else {
+            Ok(e)
+        }
+    }
+
+    fn group(&mut self, g: &Group, seed: u64) -> std::result::Result<(), Stop> {
+        let first = &g.points[0];
+        let io = Stop::Other;
+        let m = &self.plan.manifest;
+        let mut rng = StdRng::seed_from_u64(seed);
+        let names: Vec<String> = m.buffers.iter().map(|b| b.name.clone()).collect();
+        let prepared = fresh_inputs(m, g, &mut rng).and_then(|host| {
+            let mut bufs = Buffers::alloc(self.gpu, &g.buffers, &names)?;
+            upload_inputs(self.gpu, &mut bufs, &host)?;
+            Ok((host, bufs))
+        });
+        let (host, mut bufs) = match prepared {
+            Ok(x) => x,
+            Err(e) => {
+                let e = self.classify(first, e)?;
+                let why = format!("could not set up this parameter set: {e:#}");
+                for p in &g.points {
+                    self.failed(g, p, why.clone(), None).map_err(io)?;
+                }
+                return Ok(());
+            }
+        };
+        // The reference output, and the reference's own check.
+        let reference = match run_once(
+            self.gpu,
+            &self.funcs[first.kernel],
+            first,
+            m,
+            &mut bufs,
+            &host,
+        ) {
+            Ok(out) => out,
+            Err(e) => {
+                let e = self.classify(first, e)?;
+                self.failed(g, first, format!("reference kernel failed: {e:#}"), None)
+                    .map_err(io)?;
+                for p in &g.points[1..] {
+                    self.failed(
+                        g,
+                        p,
+                        "not checked: the reference kernel failed at this parameter set".into(),
+                        None,
+                    )
+                    .map_err(io)?;
+                }
+                return Ok(());
+            }
+        };
+        let ref_check = self.reference_check(g, &host, &reference, &mut rng);
+        let ref_ok = ref_check.as_ref().is_none_or(|c| c.passed);
+        for p in &g.points {
+            if !ref_ok && p.id != first.id {
+                self.failed(
+                    g,
+                    p,
+                    "not checked: the reference kernel failed its own check here".into(),
+                    None,
+                )
+                .map_err(io)?;
+                continue;
+            }
+            let correctness = if p.id == first.id {
+                ref_check.clone()
+            } else {
+                let against = format!("kernel:{}", m.reference);
+                match run_once(self.gpu, &self.funcs[p.kernel], p, m, &mut bufs, &host) {
+                    Ok(out) => Some(compare(m, &out, &reference, &against)),
+                    Err(e) => {
+                        let e = self.classify(p, e)?;
+                        self.failed(g, p, format!("launch failed: {e:#}"), None)
+                            .map_err(io)?;
+                        continue;
+                    }
+                }
+            };
+            if let Some(c) = correctness.as_ref().filter(|c| !c.passed) {
+                let why = format!(
+                    "correctness failed against {}: rel_err {:.3e} > tolerance {:.1e}; not timed",
+                    c.reference, c.rel_err, c.tolerance
+                );
+                self.failed(g, p, why, correctness.clone()).map_err(io)?;
+                continue;
+            }
+            match self.time(p, &bufs) {
+                Ok(measured) => self.ok_row(g, p, measured, correctness).map_err(io)?,
+                Err(e) => {
+                    let e = self.classify(p, e)?;
+                    self.failed(g, p, format!("timing failed: {e:#}"), None)
+                        .map_err(io)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The reference kernel's own check: a CPU matmul, or (without one) that it wrote every output.
+    fn reference_check(
+        &self,
+        g: &Group,
+        host: &[Option<Vec<u8>>],
+        reference: &Outputs,
+        rng: &mut StdRng,
+    ) -> Option<Correctness> {
+        let m = &self.plan.manifest;
+        match m.cpu_reference {
+            Some(CpuReference::Matmul) => Some(
+                cpu_matmul(m, g, host, reference, rng).unwrap_or_else(|e| Correctness {
+                    reference: format!("cpu_f64_matmul: {e:#}"),
+                    max_abs_err: f64::MAX,
+                    rel_err: f64::MAX,
+                    tolerance: 0.0,
+                    passed: false,
+                }),
+            ),
+            None => {
+                let unwritten = reference
+                    .iter()
+                    .find(|(_, v)| v.iter().any(|x| !x.is_finite()));
+                unwritten.map(|(i, _)| Correctness {
+                    reference: format!(
+                        "poison check of the reference (buffer {} holds NaN/inf: unwritten or invalid)",
+                        m.buffers[*i].name
+                    ),
+                    max_abs_err: f64::MAX,
+                    rel_err: f64::MAX,
+                    tolerance: 0.0,
+                    passed: false,
+                })
+            }
+        }
+    }
+
+    /// Times a checked point: a short estimate, then enough launches per sample to last ~1 ms
+    /// (warm) and as many samples as fit the per-point budget.
+    fn time(&mut self, p: &Point, bufs: &Buffers) -> Result<Measured> {
+        let f = &self.funcs[p.kernel];
+        let ptrs = bufs.ptrs.clone();
+        let est_cfg = TimingConfig {
+            warmup: 2,
+            samples: 3,
+            batch: 1,
+        };
+        let est = measure(self.gpu, est_cfg, TimingMode::Warm, |g| {
+            launch(g, f, p, &ptrs)
+        })?;
+        let t1 = est.time_us.p50.max(0.5);
+        let (mode, batch) = match self.args.mode {
+            Mode::Warm => (
+                TimingMode::Warm,
+                ((1000.0 / t1).ceil() as usize).clamp(1, 1000),
+            ),
+            Mode::Cold => (TimingMode::Cold, 1),
+        };
+        let budget_us = self.args.point_budget_ms as f64 * 1e3;
+        let max = self.args.max_samples.max(1);
+        let samples = ((budget_us / (batch as f64 * t1)) as usize).clamp(10.min(max), max);
+        let cfg = TimingConfig {
+            warmup: batch.max(3),
+            samples,
+            batch,
+        };
+        measure(self.gpu, cfg, mode, |g| launch(g, f, p, &ptrs))
+    }
+
+    fn ok_row(&mut self, g: &Group, p: &Point, t: Measured, c: Option<Correctness>) -> Result<()> {
+        let mut r = self.row(g, p);
+        let secs = t.time_us.p50 * 1e-6;
+        let gbps = g.bytes_moved / secs / 1e9;
+        r.metrics.insert("gbps".into(), gbps);
+        r.metrics.insert("bytes_count".into(), g.bytes_moved);
+        if let Some(copy) = self.copy_gbps {
+            r.metrics
+                .insert("pct_of_copy_bw".into(), 100.0 * gbps / copy);
+        }
+        let mut summary = format!("{:.2} us (p50), {gbps:.0} GB/s", t.time_us.p50);
+        if let Some(fl) = g.flops {
+            let tflops = fl / secs / 1e12;
+            r.metrics.insert("tflops".into(), tflops);
+            r.metrics.insert("flop_count".into(), fl);
+            if g.bytes_moved > 0.0 {
+                r.metrics.insert("flop_per_byte".into(), fl / g.bytes_moved);
+            }
+            if let Some(peak) = self.f32_tflops {
+                r.metrics
+                    .insert("pct_of_f32_matmul".into(), 100.0 * tflops / peak);
+            }
+            summary.push_str(&format!(", {tflops:.2} TFLOP/s"));
+        }
+        if let Some(c) = &c {
+            summary.push_str(&format!(", rel_err {:.1e}", c.rel_err));
+        }
+        r.stats.insert("time_us".into(), t.time_us);
+        r.timing = Some(t.timing);
+        r.correctness = c;
+        let label = self.plan.point_label(g, p);
+        self.pb.suspend(|| eprintln!("ok {label}: {summary}"));
+        let row_index = self.w.artifact.results.len();
+        self.push(r)?;
+        self.measured.push((row_index, p.id));
+        Ok(())
+    }
+
+    /// After a fault: records it, finishes the artifact with what was measured, and fails.
+    fn stop(mut self, g: &Group, fault: Fault) -> Result<()> {
+        self.pb.finish_and_clear();
+        let p = g
+            .points
+            .iter()
+            .find(|p| p.id == fault.point)
+            .expect("fault names a point of this group");
+        let label = self.plan.point_label(g, p);
+        let cause = sticky_error(&fault.error).map_or("a CUDA error".into(), |d| {
+            let text = d.error_string().map(|c| c.to_string_lossy().into_owned());
+            format!("{:?}: {}", d.0, text.unwrap_or_default())
+        });
+        let measured = self.measured.len();
+        let not_run = self.plan.points().saturating_sub(self.done + 1);
+        let why = format!(
+            "kernel faulted: {cause} (seen at: {}). The CUDA context is unusable after this \
+             error, so the run stopped here; {not_run} later points were not run",
+            fault.error
+        );
+        let mut r = self.row(g, p);
+        r.status = Status::Failed;
+        r.notes.insert(0, why.clone());
+        self.w.push(r)?;
+        self.w
+            .artifact
+            .notes
+            .push(format!("run stopped early: {label}: {why}"));
+        self.w.artifact.env = self.gpu.env();
+        let path = self.w.finish()?;
+        let text = report::render(&crate::artifact::read_artifact(&path)?);
+        crate::artifact::write_bytes_atomic(&self.args.report_path(), text.as_bytes())?;
+        bail!(
+            "{label}: the kernel faulted ({cause}). The {measured} points measured before it are \
+             kept in {} (with a failed row naming the fault) and {}. Fix the kernel's indexing \
+             (compute-sanitizer finds the faulting access) and run again",
+            path.display(),
+            self.args.report_path().display()
+        )
+    }
+}

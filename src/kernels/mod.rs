@@ -1,0 +1,21 @@
+//! kernel_bench: user CUDA kernels compiled with NVRTC, swept, checked, timed and profiled.
+//!
+//! CPU-side pieces (manifest, expressions, sweep, report, ncu parsing) build everywhere and are
+//! tested on the CPU; `gpu` (feature `cuda`) compiles, launches and measures.
+
+pub mod app;
+pub mod args;
+pub mod convention;
+pub mod cpu_ref;
+pub mod data;
+pub mod expr;
+#[cfg(feature = "cuda")]
+pub mod gpu;
+pub mod manifest;
+pub mod ncu;
+pub mod report;
+pub mod source;
+pub mod sweep;
+
+pub use app::main;
+pub use args::Args;
