@@ -105,6 +105,7 @@ fn options(source: Source, out: PathBuf) -> BenchOptions {
         profile_decode_step: None,
         mem_sample: true,
         progress: false,
+        trace: None,
     }
 }
 
@@ -148,7 +149,7 @@ fn generation_makes_exactly_the_new_tokens_asked_for() {
     let backend = Backend::open(DeviceChoice::Cpu).unwrap();
     let m = Model::random(&tiny_arch(), candle_core::DType::F32, &backend, 3).unwrap();
     let prompt = llm::prompt::random_tokens(64, 2, 9, 5).unwrap();
-    let g = llm::generate::generate(&m, &backend, &prompt, 7, None, true).unwrap();
+    let g = llm::generate::generate(&m, &backend, &prompt, 7, None, true, None).unwrap();
     assert_eq!(g.tokens.len(), 2);
     assert!(g
         .tokens
@@ -157,10 +158,10 @@ fn generation_makes_exactly_the_new_tokens_asked_for() {
     assert_eq!(g.times.step_ms.len(), 6);
     assert!(g.times.e2e_ms >= g.times.ttft_ms);
     // Greedy decode is deterministic: the same prompt gives the same tokens.
-    let g2 = llm::generate::generate(&m, &backend, &prompt, 7, None, true).unwrap();
+    let g2 = llm::generate::generate(&m, &backend, &prompt, 7, None, true, None).unwrap();
     assert_eq!(g.tokens, g2.tokens);
     // Too many positions for the model is refused, not a panic.
-    let e = llm::generate::generate(&m, &backend, &prompt, 200, None, true)
+    let e = llm::generate::generate(&m, &backend, &prompt, 200, None, true, None)
         .err()
         .unwrap();
     assert!(e.to_string().contains("max_position_embeddings"), "{e}");
