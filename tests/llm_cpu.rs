@@ -422,3 +422,33 @@ fn cuda_without_the_feature_or_a_gpu_is_a_clear_error() {
     );
     assert!(err.contains("--device cpu"), "{err}");
 }
+
+#[test]
+fn trace_on_the_cpu_says_so_and_runs_without_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("tiny-model");
+    std::fs::create_dir_all(&dir).unwrap();
+    make_model_dir(&dir);
+    let out = tmp.path().join("llm.json");
+    let mut o = options(Source::Dir(dir), out.clone());
+    o.batches = vec![1];
+    let trace_out = tmp.path().join("llm_trace.json");
+    o.trace = Some(llm::trace::TraceOptions {
+        decode_steps: vec![1, 2],
+        out: trace_out.clone(),
+        chrome: tmp.path().join("c.trace.json"),
+        compact: tmp.path().join("k.trace.json"),
+    });
+    let rows = llm::run(&o).unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].status, Status::Ok);
+    let a = read_artifact(&out).unwrap();
+    assert!(
+        a.notes
+            .iter()
+            .any(|n| n.contains("--trace: no trace made") && n.contains("CPU")),
+        "{:?}",
+        a.notes
+    );
+    assert!(!trace_out.exists());
+}

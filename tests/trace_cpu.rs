@@ -263,3 +263,68 @@ fn the_compact_trace_interns_names_and_keeps_one_row_per_activity() {
     assert_eq!(rows[1][4], "embedding");
     assert_eq!(rows[0][5], 5_000);
 }
+
+/// The committed H200 trace: valid, complete, TinyLlama's 22 layers anchored in every step,
+/// and the per-class times add up to the kernel time of each step.
+#[test]
+fn the_committed_gpu_trace_is_complete_and_consistent() {
+    use opbench::artifact::read_artifact;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let a = read_artifact(&root.join("artifacts/llm_trace.json")).unwrap();
+    assert_eq!(a.kind, "llm_trace");
+    assert!(a.run.complete && a.run.git_commit.is_some() && a.env.gpu.is_some());
+    let p = |r: &opbench::artifact::ResultRow, k: &str| r.params[k].to_string();
+    let steps: Vec<_> = a
+        .results
+        .iter()
+        .filter(|r| r.benchmark == "trace_step" && p(r, "scope") == "step")
+        .collect();
+    assert_eq!(steps.len(), 4, "prefill + 3 decode steps");
+    for s in &steps {
+        assert_eq!(p(s, "layers_assigned"), "true");
+        let m = &s.metrics;
+        assert!(m["busy_us"] > 0.0 && m["busy_us"] <= m["wall_us"]);
+        assert!((m["idle_us"] + m["busy_us"] - m["wall_us"]).abs() < 1e-6);
+        let classes: f64 = a
+            .results
+            .iter()
+            .filter(|r| {
+                r.benchmark == "trace_class"
+                    && p(r, "scope") == "step"
+                    && p(r, "step") == p(s, "step")
+            })
+            .map(|r| r.metrics["time_us"])
+            .sum();
+        // Classes cover kernels and copies; busy is their union (one stream: no overlap).
+        assert!(
+            (classes - m["busy_us"]).abs() / m["busy_us"] < 0.01,
+            "{classes} vs {m:?}"
+        );
+        let layers = a
+            .results
+            .iter()
+            .filter(|r| {
+                r.benchmark == "trace_layer"
+                    && p(r, "scope") == "step"
+                    && p(r, "step") == p(s, "step")
+            })
+            .count();
+        assert_eq!(layers, 24, "embedding + 22 layers + head");
+    }
+    let c: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("artifacts/llm_kernels.trace.json")).unwrap(),
+    )
+    .unwrap();
+    let kernels = c["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r[0] == 1 && r[1] == "k")
+        .count();
+    assert_eq!(kernels as f64, steps[1].metrics["kernels"]);
+    let t: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("artifacts/llm_decode.trace.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(t["traceEvents"].as_array().unwrap().len() > 3 * 973);
+}
