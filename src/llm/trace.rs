@@ -56,6 +56,9 @@ pub fn model_bytes(arch: &Arch, dtype_bytes: usize, batch: usize) -> ModelBytes 
     }
 }
 
+/// CUPTI's clock and its on/off switch (function pointers, so the observer needs no feature).
+type Hooks = (fn() -> Result<u64>, fn(bool) -> Result<()>);
+
 /// Records the wanted steps' windows and switches CUPTI on only inside them.
 struct Tracer {
     wanted: Vec<usize>,
@@ -117,7 +120,7 @@ impl StepObserver for Tracer {
 }
 
 #[cfg(feature = "cuda")]
-fn cupti_hooks() -> Result<(fn() -> Result<u64>, fn(bool) -> Result<()>)> {
+fn cupti_hooks() -> Result<Hooks> {
     use crate::trace::cupti;
     cupti::init()?;
     // Drop anything recorded before (nothing is enabled yet, so normally empty); a refusal
@@ -139,7 +142,7 @@ fn collect() -> Result<(Vec<crate::trace::Activity>, u64)> {
 }
 
 #[cfg(not(feature = "cuda"))]
-fn cupti_hooks() -> Result<(fn() -> Result<u64>, fn(bool) -> Result<()>)> {
+fn cupti_hooks() -> Result<Hooks> {
     bail!("this llm_bench was built without the `cuda` feature (CUPTI comes with it)")
 }
 
@@ -212,7 +215,7 @@ pub fn trace_point(
         .iter()
         .map(|w| trace.step_activities(w).len())
         .collect::<Vec<_>>();
-    if in_windows.iter().any(|&n| n == 0) {
+    if in_windows.contains(&0) {
         let lo = trace
             .activities
             .iter()
@@ -326,7 +329,7 @@ pub fn trace_point(
             s.anchors.expected
         ));
         let mut cls: Vec<_> = s.by_class.iter().collect();
-        cls.sort_by(|a, b| b.1.time_ns.cmp(&a.1.time_ns));
+        cls.sort_by_key(|c| std::cmp::Reverse(c.1.time_ns));
         lines.push(format!(
             "      {}",
             cls.iter()

@@ -245,12 +245,12 @@ pub fn attribute(acts: &[&Activity], layers: usize) -> (Vec<Attribution>, Anchor
             .copied()
             .find(|&i| i > soft && is_cast(acts[i]))
             .unwrap_or(soft);
-        for i in last_rope + 1..=end {
+        for at in &mut out[last_rope + 1..=end] {
             if matches!(
-                out[i].class,
+                at.class,
                 OpClass::Matmul | OpClass::Elementwise | OpClass::Other
             ) {
-                out[i].class = OpClass::Attention;
+                at.class = OpClass::Attention;
             }
         }
     }
