@@ -63,16 +63,12 @@ unsafe extern "C" fn buffer_completed(
     }
     let mut got = Vec::new();
     let mut rec: *mut CUpti_Activity = std::ptr::null_mut();
-    loop {
-        // SAFETY: buffer/valid come from CUPTI; rec is an out-pointer into that buffer.
-        match unsafe { activity::get_next_record(buffer, valid, &mut rec) } {
-            Ok(()) => {
-                // SAFETY: rec points at a complete record inside the buffer.
-                if let Some(a) = unsafe { decode(rec) } {
-                    got.push(a);
-                }
-            }
-            Err(_) => break, // CUPTI_ERROR_MAX_LIMIT_REACHED: end of the valid records
+    // SAFETY: buffer/valid come from CUPTI; rec is an out-pointer into that buffer. The loop
+    // ends at CUPTI_ERROR_MAX_LIMIT_REACHED (no more valid records).
+    while let Ok(()) = unsafe { activity::get_next_record(buffer, valid, &mut rec) } {
+        // SAFETY: rec points at a complete record inside the buffer.
+        if let Some(a) = unsafe { decode(rec) } {
+            got.push(a);
         }
     }
     let mut dropped = 0usize;
