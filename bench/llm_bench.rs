@@ -101,6 +101,23 @@ struct Args {
     /// Sample device memory (cuMemGetInfo) before each synchronize, for peak_device_mem_bytes.
     #[arg(long, value_enum, default_value_t = OnOff::On)]
     mem_sample: OnOff,
+    /// Record one extra generation of the first point kernel by kernel with CUPTI (prefill and
+    /// --trace-decode-steps), attribute kernels to operation classes and layers, and write
+    /// --trace-out (an llm_trace artifact), --trace-compact and --trace-chrome. Without a GPU
+    /// or when CUPTI refuses, says so and runs without the trace.
+    #[arg(long)]
+    trace: bool,
+    /// 1-based decode steps to trace (comma list).
+    #[arg(long, value_delimiter = ',', default_value = "64,65,66")]
+    trace_decode_steps: Vec<usize>,
+    #[arg(long, default_value = "artifacts/llm_trace.json")]
+    trace_out: PathBuf,
+    /// Chrome trace-event JSON of the traced steps (open in ui.perfetto.dev).
+    #[arg(long, default_value = "artifacts/llm_decode.trace.json")]
+    trace_chrome: PathBuf,
+    /// Compact kernel list of the traced steps (one row per activity, names interned).
+    #[arg(long, default_value = "artifacts/llm_kernels.trace.json")]
+    trace_compact: PathBuf,
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
@@ -151,6 +168,12 @@ fn body() -> Result<()> {
         profile_decode_step: a.profile_decode_step,
         mem_sample: a.mem_sample == OnOff::On,
         progress: !a.quiet,
+        trace: a.trace.then(|| llm::trace::TraceOptions {
+            decode_steps: a.trace_decode_steps.clone(),
+            out: a.trace_out.clone(),
+            chrome: a.trace_chrome.clone(),
+            compact: a.trace_compact.clone(),
+        }),
     };
     let rows = llm::run(&o)?;
     println!("{}", llm::report::table(&rows));

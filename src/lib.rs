@@ -13,3 +13,4 @@ pub mod layernorm;
 pub mod llm;
 pub mod stats;
 pub mod summary;
+pub mod trace;

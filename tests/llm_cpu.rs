@@ -105,6 +105,7 @@ fn options(source: Source, out: PathBuf) -> BenchOptions {
         profile_decode_step: None,
         mem_sample: true,
         progress: false,
+        trace: None,
     }
 }
 
@@ -148,7 +149,7 @@ fn generation_makes_exactly_the_new_tokens_asked_for() {
     let backend = Backend::open(DeviceChoice::Cpu).unwrap();
     let m = Model::random(&tiny_arch(), candle_core::DType::F32, &backend, 3).unwrap();
     let prompt = llm::prompt::random_tokens(64, 2, 9, 5).unwrap();
-    let g = llm::generate::generate(&m, &backend, &prompt, 7, None, true).unwrap();
+    let g = llm::generate::generate(&m, &backend, &prompt, 7, None, true, None).unwrap();
     assert_eq!(g.tokens.len(), 2);
     assert!(g
         .tokens
@@ -157,10 +158,10 @@ fn generation_makes_exactly_the_new_tokens_asked_for() {
     assert_eq!(g.times.step_ms.len(), 6);
     assert!(g.times.e2e_ms >= g.times.ttft_ms);
     // Greedy decode is deterministic: the same prompt gives the same tokens.
-    let g2 = llm::generate::generate(&m, &backend, &prompt, 7, None, true).unwrap();
+    let g2 = llm::generate::generate(&m, &backend, &prompt, 7, None, true, None).unwrap();
     assert_eq!(g.tokens, g2.tokens);
     // Too many positions for the model is refused, not a panic.
-    let e = llm::generate::generate(&m, &backend, &prompt, 200, None, true)
+    let e = llm::generate::generate(&m, &backend, &prompt, 200, None, true, None)
         .err()
         .unwrap();
     assert!(e.to_string().contains("max_position_embeddings"), "{e}");
@@ -420,4 +421,34 @@ fn cuda_without_the_feature_or_a_gpu_is_a_clear_error() {
         "{err}"
     );
     assert!(err.contains("--device cpu"), "{err}");
+}
+
+#[test]
+fn trace_on_the_cpu_says_so_and_runs_without_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("tiny-model");
+    std::fs::create_dir_all(&dir).unwrap();
+    make_model_dir(&dir);
+    let out = tmp.path().join("llm.json");
+    let mut o = options(Source::Dir(dir), out.clone());
+    o.batches = vec![1];
+    let trace_out = tmp.path().join("llm_trace.json");
+    o.trace = Some(llm::trace::TraceOptions {
+        decode_steps: vec![1, 2],
+        out: trace_out.clone(),
+        chrome: tmp.path().join("c.trace.json"),
+        compact: tmp.path().join("k.trace.json"),
+    });
+    let rows = llm::run(&o).unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].status, Status::Ok);
+    let a = read_artifact(&out).unwrap();
+    assert!(
+        a.notes
+            .iter()
+            .any(|n| n.contains("--trace: no trace made") && n.contains("CPU")),
+        "{:?}",
+        a.notes
+    );
+    assert!(!trace_out.exists());
 }

@@ -25,6 +25,13 @@ pub struct RepeatTimes {
     pub peak_mem_bytes: Option<u64>,
 }
 
+/// Told when each step starts (before its first operation is issued) and ends (after the
+/// device is synchronized); step 0 is prefill, 1.. are decode steps. Used by `--trace`.
+pub trait StepObserver {
+    fn begin(&mut self, step: usize);
+    fn end(&mut self, step: usize);
+}
+
 /// A generation's times and its tokens (`tokens[row]`: the new tokens of that sequence).
 pub struct Generation {
     pub times: RepeatTimes,
@@ -38,6 +45,7 @@ fn ms(t: Instant) -> f64 {
 /// Runs prefill of `prompt` (batch x len tokens) and greedy decode up to `new_tokens` new
 /// tokens per sequence. `profile_step`: wrap that decode step (1-based) in cuProfilerStart/Stop.
 /// `sample_mem`: read the device's used memory (cuMemGetInfo) before each synchronize.
+/// `observer`: told where each step begins and ends.
 pub fn generate(
     model: &Model,
     backend: &Backend,
@@ -45,6 +53,7 @@ pub fn generate(
     new_tokens: usize,
     profile_step: Option<usize>,
     sample_mem: bool,
+    mut observer: Option<&mut dyn StepObserver>,
 ) -> Result<Generation> {
     let b = prompt.len();
     if b == 0 || new_tokens == 0 {
@@ -78,6 +87,9 @@ pub fn generate(
         }
     };
     backend.sync()?;
+    if let Some(o) = observer.as_deref_mut() {
+        o.begin(0);
+    }
     let t0 = Instant::now();
     let input = Tensor::from_vec(prompt.concat(), (b, p), &dev)?;
     let logits = model
@@ -89,6 +101,9 @@ pub fn generate(
     let mut ids: Vec<u32> = next.flatten_all()?.to_vec1()?;
     backend.sync()?;
     let ttft_ms = ms(t0);
+    if let Some(o) = observer.as_deref_mut() {
+        o.end(0);
+    }
     let mut tokens: Vec<Vec<u32>> = ids.iter().map(|&t| vec![t]).collect();
     let mut step_ms = Vec::with_capacity(new_tokens.saturating_sub(1));
     let mut enqueue_ms = Vec::with_capacity(new_tokens.saturating_sub(1));
@@ -96,6 +111,9 @@ pub fn generate(
         let profiling = profile_step == Some(step);
         if profiling {
             backend.profiler(true)?;
+        }
+        if let Some(o) = observer.as_deref_mut() {
+            o.begin(step);
         }
         let ts = Instant::now();
         let input = Tensor::from_vec(ids, (b, 1), &dev)?;
@@ -109,6 +127,9 @@ pub fn generate(
         ids = next.flatten_all()?.to_vec1()?;
         backend.sync()?;
         step_ms.push(ms(ts));
+        if let Some(o) = observer.as_deref_mut() {
+            o.end(step);
+        }
         if profiling {
             backend.profiler(false)?;
         }

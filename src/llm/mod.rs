@@ -12,6 +12,7 @@ pub mod report;
 pub mod rows;
 pub mod run;
 pub mod source;
+pub mod trace;
 
 pub use backend::{Backend, DeviceChoice};
 pub use configs::{named, named_config_names, resolve_configs, Arch};

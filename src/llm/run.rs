@@ -52,6 +52,8 @@ pub struct BenchOptions {
     /// Sample device memory (cuMemGetInfo) once per step, for peak_device_mem_bytes.
     pub mem_sample: bool,
     pub progress: bool,
+    /// `--trace`: record one extra generation of the first point with CUPTI.
+    pub trace: Option<super::trace::TraceOptions>,
 }
 
 /// A model ready to measure and what the rows say about it.
@@ -286,6 +288,7 @@ pub fn run(o: &BenchOptions) -> Result<Vec<ResultRow>> {
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let mut profile_pending = o.profile_decode_step;
+    let mut trace_pending = o.trace.as_ref();
     let mut rows = Vec::new();
     for load in models.iter_mut() {
         let l = load(&backend)?;
@@ -313,6 +316,37 @@ pub fn run(o: &BenchOptions) -> Result<Vec<ResultRow>> {
                             &mut row,
                             decode_bound(&l.model.arch, dt, b, p, o.new_tokens, copy_gbps),
                         );
+                        if let Some(t) = trace_pending.take() {
+                            let prompt = prompt_for(&l, o, b, p)?;
+                            let p50 = |k: &str| row.stats.get(k).map(|s| s.p50);
+                            let r = super::trace::trace_point(
+                                &l.model,
+                                &l.label,
+                                &mut backend,
+                                &prompt,
+                                t,
+                                copy_gbps,
+                                p50("decode_step_ms"),
+                                p50("ttft_ms"),
+                            );
+                            let msg = match r {
+                                Ok(s) => {
+                                    pb.suspend(|| s.lines.iter().for_each(|l| eprintln!("{l}")));
+                                    format!(
+                                        "--trace: {} (batch {b}, prompt {p}) traced into {}",
+                                        l.label,
+                                        t.out.display()
+                                    )
+                                }
+                                Err(e) => {
+                                    let m =
+                                        format!("--trace: no trace made, ran without it: {e:#}");
+                                    pb.println(&m);
+                                    m
+                                }
+                            };
+                            w.artifact.notes.push(msg);
+                        }
                     }
                     Err(e) => {
                         let skipped = is_oom(&e) || e.to_string().starts_with("skip:");
@@ -376,7 +410,15 @@ fn measure_point(
     }
     let prompt = prompt_for(l, o, b, p)?;
     for _ in 0..o.warmup {
-        generate(&l.model, backend, &prompt, o.new_tokens, None, o.mem_sample)?;
+        generate(
+            &l.model,
+            backend,
+            &prompt,
+            o.new_tokens,
+            None,
+            o.mem_sample,
+            None,
+        )?;
         pb.inc(1);
     }
     let mut repeats = Vec::with_capacity(o.repeats);
@@ -390,6 +432,7 @@ fn measure_point(
             o.new_tokens,
             profile,
             o.mem_sample,
+            None,
         )?;
         if g.tokens.iter().any(|t| t.len() != o.new_tokens) {
             bail!("generation returned the wrong number of tokens");

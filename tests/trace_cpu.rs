@@ -1,0 +1,330 @@
+//! CPU tests of the kernel-trace analysis: attribution of a recorded candle decode step (kernel
+//! names as CUPTI reports them for candle 0.11.1's Llama), busy/idle arithmetic, the artifact
+//! rows, and the Chrome trace-event and compact exports.
+
+use opbench::trace::chrome::chrome_trace;
+use opbench::trace::compact::compact_json;
+use opbench::trace::rows::{trace_rows, ModelBytes};
+use opbench::trace::{
+    analyze_step, Activity, ActivityKind, Layer, OpClass, Phase, StepWindow, Trace,
+};
+
+const GEMV: &str = "_ZN8internal5gemvx6kernelIiiffffLb0ELb1ELb1ELb0ELi7ELb0E18cublasGemvParamsExIi30cublasGemvTensorStridedBatchedIKfES5_S3_IfEfEEEvT11_";
+const SPLITK: &str = "_Z19splitKreduce_kernelILi32ELi16Ei6__halfS0_S0_fS0_Lb1ELb0ELb0EEv18cublasSplitKParamsIT4_EPKT2_S6_PS4_PKS1_PKT5_SB_PS7_PvlPS1_Pi";
+const TNT: &str = "nvjet_sm90_hsh_64x8_64x16_4x1_v_bz_TNT";
+
+/// One decoder layer of a candle decode step, in issue order, with the class each must get.
+fn layer_kernels() -> Vec<(&'static str, OpClass)> {
+    use OpClass::*;
+    let mut v = vec![
+        ("rmsnorm_f16", Rmsnorm),
+        (TNT, Matmul),
+        ("nvjet_sm90_hsh_8x64_64x16_4x1_v_bz_TNN", Matmul),
+        ("nvjet_sm90_hsh_8x64_64x16_4x1_v_bz_TNN", Matmul),
+        ("rope_f16", Rope),
+        ("rope_f16", Rope),
+    ];
+    v.extend(std::iter::repeat_n(("copy2d_f16", KvCopy), 20));
+    v.extend([
+        ("cast_f16_f32", Attention),
+        ("cast_f16_f32", Attention),
+        ("cast_f16_f32", Attention),
+        (GEMV, Attention),
+        ("affine_f32", Attention),
+        ("softmax_f32", Attention),
+        (GEMV, Attention),
+        ("cast_f32_f16", Attention),
+        (TNT, Matmul),
+        ("badd_f16", Elementwise),
+        ("rmsnorm_f16", Rmsnorm),
+        (TNT, Matmul),
+        (TNT, Matmul),
+        ("usilu_f16", Elementwise),
+        ("bmul_f16", Elementwise),
+        ("nvjet_sm90_hsh_64x8_64x16_4x1_v_bz_splitK_TNT", Matmul),
+        (SPLITK, Matmul),
+        ("badd_f16", Elementwise),
+    ]);
+    v
+}
+
+/// A 2-layer decode step: 1 µs kernels separated by 2 µs idle gaps, starting 5 µs after the
+/// window opens, the window closing 10 µs after the last activity.
+fn fixture() -> (Trace, Vec<(OpClass, Layer)>) {
+    let mut names: Vec<(ActivityKind, &str, OpClass, Layer)> = vec![
+        (
+            ActivityKind::Memcpy,
+            "memcpy HtoD",
+            OpClass::Memcpy,
+            Layer::Embedding,
+        ),
+        (
+            ActivityKind::Kernel,
+            "is_u32_f16",
+            OpClass::Embedding,
+            Layer::Embedding,
+        ),
+    ];
+    for l in 0..2 {
+        for (n, c) in layer_kernels() {
+            names.push((ActivityKind::Kernel, n, c, Layer::Block(l)));
+        }
+    }
+    for (k, n, c) in [
+        (ActivityKind::Kernel, "rmsnorm_f16", OpClass::Rmsnorm),
+        (
+            ActivityKind::Kernel,
+            "nvjet_sm90_hsh_256x8_64x16_2x1_v_bz_TNT",
+            OpClass::Matmul,
+        ),
+        (ActivityKind::Kernel, "cast_f16_f32", OpClass::Elementwise),
+        (ActivityKind::Kernel, "fast_argmax_f32", OpClass::Sampling),
+        (ActivityKind::Memcpy, "memcpy DtoH", OpClass::Memcpy),
+    ] {
+        names.push((k, n, c, Layer::Head));
+    }
+    let start = 1_000_000u64;
+    let mut t = start + 5_000;
+    let mut acts = Vec::new();
+    let mut want = Vec::new();
+    for (k, n, c, l) in names {
+        let mut a = Activity::kernel(n, t, t + 1_000);
+        a.kind = k;
+        if k != ActivityKind::Kernel {
+            a.bytes = 4;
+        }
+        acts.push(a);
+        want.push((c, l));
+        t += 3_000;
+    }
+    let end = t - 2_000 + 10_000;
+    // Reverse the records: attribution must not rely on delivery order.
+    acts.reverse();
+    // An activity outside the window belongs to no step.
+    acts.push(Activity::kernel("rmsnorm_f16", end + 50, end + 60));
+    let w = StepWindow {
+        phase: Phase::Decode,
+        step: 64,
+        tokens: 1,
+        context_len: 192,
+        start_ns: start,
+        end_ns: end,
+    };
+    (
+        Trace {
+            steps: vec![w],
+            activities: acts,
+            dropped_records: 0,
+        },
+        want,
+    )
+}
+
+#[test]
+fn a_recorded_decode_step_is_attributed_to_classes_and_layers() {
+    let (trace, want) = fixture();
+    let s = analyze_step(&trace, &trace.steps[0], 2);
+    assert!(s.anchors.layers_assigned, "{:?}", s.anchors);
+    assert_eq!(s.anchors.rmsnorm_kernels, 5);
+    assert_eq!(s.attributed.len(), want.len());
+    for (i, ((a, at), (c, l))) in s.attributed.iter().zip(&want).enumerate() {
+        assert_eq!(at.class, *c, "activity {i} {}", a.name);
+        assert_eq!(at.layer, Some(*l), "activity {i} {}", a.name);
+    }
+    assert_eq!(s.by_class[&OpClass::KvCopy].count, 40);
+    assert_eq!(s.by_class[&OpClass::Attention].count, 16);
+    assert_eq!(s.by_layer[&Layer::Block(1)].count, layer_kernels().len());
+    // The wrong layer count gives no layers, but classes by name still.
+    let s3 = analyze_step(&trace, &trace.steps[0], 3);
+    assert!(!s3.anchors.layers_assigned);
+    assert!(s3.attributed.iter().all(|(_, a)| a.layer.is_none()));
+}
+
+#[test]
+fn busy_idle_and_gaps_of_a_step_add_up() {
+    let (trace, want) = fixture();
+    let s = analyze_step(&trace, &trace.steps[0], 2);
+    let n = want.len() as u64;
+    assert_eq!(s.kernels + s.memcpys, n as usize);
+    assert_eq!(s.memcpys, 2);
+    assert_eq!(s.busy_ns, n * 1_000);
+    assert_eq!(s.lead_ns, 5_000);
+    assert_eq!(s.tail_ns, 10_000);
+    assert_eq!(s.gaps, vec![2_000; n as usize - 1]);
+    assert_eq!(s.gap_ns, (n - 1) * 2_000);
+    assert_eq!(s.span_ns, n * 1_000 + (n - 1) * 2_000);
+    assert_eq!(s.wall_ns, 5_000 + s.span_ns + 10_000);
+    assert_eq!(s.idle_ns, s.wall_ns - s.busy_ns);
+    let expect_idle = 100.0 * (s.wall_ns - s.busy_ns) as f64 / s.wall_ns as f64;
+    assert!((s.idle_pct() - expect_idle).abs() < 1e-9);
+}
+
+#[test]
+fn rows_carry_per_class_and_per_layer_times_and_matmul_bandwidth() {
+    let (trace, _) = fixture();
+    let s = analyze_step(&trace, &trace.steps[0], 2);
+    let mb = ModelBytes {
+        layers: 2,
+        layer_weight_bytes: 1_000_000,
+        head_weight_bytes: 500_000,
+        kv_bytes_per_position_layer: 1024,
+        dtype_bytes: 2,
+        batch: 1,
+    };
+    let rows = trace_rows(
+        std::slice::from_ref(&s),
+        &mb,
+        Some(4000.0),
+        &[("model", "fixture".into())],
+    );
+    let get = |bench: &str, key: &str, val: &str, scope: &str| {
+        rows.iter()
+            .find(|r| {
+                r.benchmark == bench
+                    && r.params.get(key).map(|p| p.to_string()) == Some(val.into())
+                    && r.params["scope"].to_string() == scope
+            })
+            .unwrap_or_else(|| panic!("no {bench} row {key}={val} {scope}"))
+    };
+    let m = get("trace_class", "class", "matmul", "step");
+    // 2 x (3 + 1 + 2 + 2) weight matmuls + lm_head = 17 kernels of 1 µs.
+    assert_eq!(m.metrics["count"], 17.0);
+    assert!((m.metrics["time_us"] - 17.0).abs() < 1e-9);
+    assert_eq!(m.metrics["floor_bytes"], 2_500_000.0);
+    assert!((m.metrics["floor_gbps"] - 2_500_000.0 / 17_000.0).abs() < 1e-9);
+    let l1 = get("trace_layer", "layer", "1", "step");
+    assert!((l1.metrics["kv_copy_time_us"] - 20.0).abs() < 1e-9);
+    assert_eq!(l1.metrics["matmul_floor_bytes"], 1_000_000.0);
+    let st = get("trace_step", "step", "decode 64", "step");
+    assert!((st.metrics["busy_us"] * 1e3 - s.busy_ns as f64).abs() < 1e-6);
+    // The decode mean of one step equals the step.
+    let mean = get("trace_step", "scope", "decode_mean", "decode_mean");
+    assert_eq!(mean.metrics["idle_pct"], st.metrics["idle_pct"]);
+    let att = get("trace_class", "class", "attention", "step");
+    assert_eq!(att.metrics["floor_bytes"], (192 * 1024 * 2) as f64);
+}
+
+#[test]
+fn the_chrome_export_is_valid_trace_event_json() {
+    let (trace, want) = fixture();
+    let s = analyze_step(&trace, &trace.steps[0], 2);
+    let doc = chrome_trace(
+        std::slice::from_ref(&s),
+        serde_json::json!({"model": "fixture"}),
+    );
+    let text = serde_json::to_string(&doc).unwrap();
+    let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let ev = back["traceEvents"].as_array().unwrap();
+    let x: Vec<_> = ev.iter().filter(|e| e["ph"] == "X").collect();
+    assert_eq!(
+        x.len(),
+        want.len() + 1,
+        "one event per activity + the step window"
+    );
+    for e in &x {
+        for k in ["name", "ts", "dur", "pid", "tid", "cat"] {
+            assert!(!e[k].is_null(), "{k} missing in {e}");
+        }
+        assert!(e["ts"].as_f64().unwrap() >= 0.0 && e["dur"].as_f64().unwrap() >= 0.0);
+    }
+    // Times are µs from the step's start: the first activity starts 5 µs in and lasts 1 µs.
+    let first = x.iter().find(|e| e["cat"] == "memcpy").unwrap();
+    assert_eq!(first["ts"].as_f64().unwrap(), 5.0);
+    assert_eq!(first["dur"].as_f64().unwrap(), 1.0);
+    let step = x.iter().find(|e| e["cat"] == "step").unwrap();
+    assert_eq!(step["name"], "decode 64");
+    assert_eq!(step["dur"].as_f64().unwrap(), s.wall_ns as f64 / 1e3);
+    let rope = x.iter().find(|e| e["name"] == "rope_f16").unwrap();
+    assert_eq!(rope["args"]["layer"], "0");
+    assert!(ev
+        .iter()
+        .any(|e| e["ph"] == "M" && e["name"] == "process_name"));
+}
+
+#[test]
+fn the_compact_trace_interns_names_and_keeps_one_row_per_activity() {
+    let (trace, want) = fixture();
+    let s = analyze_step(&trace, &trace.steps[0], 2);
+    let c = compact_json(std::slice::from_ref(&s), serde_json::json!({}));
+    let rows = c["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), want.len());
+    let names = c["names"].as_array().unwrap();
+    let mut uniq: Vec<&str> = names.iter().map(|n| n.as_str().unwrap()).collect();
+    uniq.sort();
+    uniq.dedup();
+    assert_eq!(uniq.len(), names.len(), "names are interned once");
+    let cols = c["columns"].as_array().unwrap();
+    assert!(rows
+        .iter()
+        .all(|r| r.as_array().unwrap().len() == cols.len()));
+    // Row 1 is the embedding gather: its name id resolves to is_u32_f16.
+    let id = rows[1][2].as_u64().unwrap() as usize;
+    assert_eq!(names[id], "is_u32_f16");
+    assert_eq!(rows[1][4], "embedding");
+    assert_eq!(rows[0][5], 5_000);
+}
+
+/// The committed H200 trace: valid, complete, TinyLlama's 22 layers anchored in every step,
+/// and the per-class times add up to the kernel time of each step.
+#[test]
+fn the_committed_gpu_trace_is_complete_and_consistent() {
+    use opbench::artifact::read_artifact;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let a = read_artifact(&root.join("artifacts/llm_trace.json")).unwrap();
+    assert_eq!(a.kind, "llm_trace");
+    assert!(a.run.complete && a.run.git_commit.is_some() && a.env.gpu.is_some());
+    let p = |r: &opbench::artifact::ResultRow, k: &str| r.params[k].to_string();
+    let steps: Vec<_> = a
+        .results
+        .iter()
+        .filter(|r| r.benchmark == "trace_step" && p(r, "scope") == "step")
+        .collect();
+    assert_eq!(steps.len(), 4, "prefill + 3 decode steps");
+    for s in &steps {
+        assert_eq!(p(s, "layers_assigned"), "true");
+        let m = &s.metrics;
+        assert!(m["busy_us"] > 0.0 && m["busy_us"] <= m["wall_us"]);
+        assert!((m["idle_us"] + m["busy_us"] - m["wall_us"]).abs() < 1e-6);
+        let classes: f64 = a
+            .results
+            .iter()
+            .filter(|r| {
+                r.benchmark == "trace_class"
+                    && p(r, "scope") == "step"
+                    && p(r, "step") == p(s, "step")
+            })
+            .map(|r| r.metrics["time_us"])
+            .sum();
+        // Classes cover kernels and copies; busy is their union (one stream: no overlap).
+        assert!(
+            (classes - m["busy_us"]).abs() / m["busy_us"] < 0.01,
+            "{classes} vs {m:?}"
+        );
+        let layers = a
+            .results
+            .iter()
+            .filter(|r| {
+                r.benchmark == "trace_layer"
+                    && p(r, "scope") == "step"
+                    && p(r, "step") == p(s, "step")
+            })
+            .count();
+        assert_eq!(layers, 24, "embedding + 22 layers + head");
+    }
+    let c: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("artifacts/llm_kernels.trace.json")).unwrap(),
+    )
+    .unwrap();
+    let kernels = c["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r[0] == 1 && r[1] == "k")
+        .count();
+    assert_eq!(kernels as f64, steps[1].metrics["kernels"]);
+    let t: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("artifacts/llm_decode.trace.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(t["traceEvents"].as_array().unwrap().len() > 3 * 973);
+}
