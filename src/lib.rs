@@ -4,7 +4,6 @@ pub mod artifact;
 pub mod cli;
 pub mod env;
 pub mod gemm;
-#[cfg(feature = "cuda")]
 pub mod gpu;
 pub mod layernorm;
 pub mod stats;
