@@ -21,13 +21,13 @@ xz -dc "$here/layernorm_bench.xz" > "$bin" && chmod +x "$bin" || exit 1
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,clocks.max.sm,temperature.gpu,power.draw --format=csv
 
 echo "== 1. correctness on awkward shapes (scalar, vector, ring, warp-, block- and long-row kernels)"
-timeout 90 "$bin" --shape 3x7 --shape 5x1023 --shape 7x1025 --shape 3x4097 --shape 2x8193 \
+timeout 60 "$bin" --shape 3x7 --shape 5x1023 --shape 7x1025 --shape 3x4097 --shape 2x8193 \
   --shape 40000x64 --shape 70000x96 --shape 300x16384 --shape 200x32768 --shape 3x65536 \
   --shape 2x100001 --samples 5 --batch 2 --warmup 1 --out /tmp/layernorm-awkward.json > "$out/awkward.txt" 2>&1
 echo "rc=$?"; grep -E "failed|FAIL|error" "$out/awkward.txt" | head -20; tail -n 2 "$out/awkward.txt"
 
 echo "== 2. the default sweep"
-timeout 210 "$bin" --out "$out/layernorm.json" > "$out/default.txt" 2> "$out/default-progress.txt"
+timeout 180 "$bin" --out "$out/layernorm.json" > "$out/default.txt" 2> "$out/default-progress.txt"
 echo "rc=$?"
 
 # VARIANTS: ';'-separated flag sets (at most 3: the file limit), e.g. "--kernel pipe;--bytes-per-thread 128".
@@ -39,7 +39,7 @@ i=0
 for v in "${variants[@]}"; do
   i=$((i+1))
   # shellcheck disable=SC2086 # $v holds several flags
-  timeout 60 "$bin" $v --samples 30 --batch 10 --out "$out/layernorm-variant$i.json" 2>&1 >/dev/null | { grep -E "error|caused" || true; } | head -5
+  timeout 45 "$bin" $v --samples 30 --batch 10 --out "$out/layernorm-variant$i.json" 2>&1 >/dev/null | { grep -E "error|caused" || true; } | head -5
   echo "variant $i ($v) rc=$?"
   "$bin" --table "$out/layernorm-variant$i.json" | grep -E "^\|.*(cold|warm)" | awk -F'|' -v v="$i" \
     '{printf "var%s %-11s %-4s %-4s ours %8s us  x%5s  %6s%% of copy  same-size copy %6s GB/s (ours %6s%%) %s\n", v, $2, $3, $4, $6, $8, $11, $12, $13, $15}'
