@@ -17,9 +17,12 @@ enum Device {
 ///
 /// Each point (shape x dtype) draws fresh random inputs, checks both outputs against a float64
 /// CPU reference (relative L2 error, f32 <= 1e-5, f16/bf16 <= 1e-2; a failed point is never
-/// timed), then times both with CUDA events, warm (back-to-back launches, divided) and cold
-/// (L2 flushed before each launch). GB/s counts x read once + y written once, and is also given
-/// as a percentage of the device-to-device copy bandwidth measured in the same process.
+/// timed), then times both with CUDA events, warm (back-to-back launches on one buffer set,
+/// divided) and cold (by default back-to-back launches cycling through enough buffer sets that
+/// each launch finds its input evicted from L2; `--timing flush` flushes L2 before each launch
+/// instead). GB/s counts x read once + y written once, and is also given as a percentage of the
+/// 1 GiB device-to-device copy bandwidth measured in the same process; a copy of the same
+/// bytes, timed the same way, is reported beside it.
 /// Results are written as they come to OUT.partial, then to OUT. Progress goes to stderr; a
 /// table of the results and the performance bars are printed at the end.
 ///
@@ -52,13 +55,26 @@ struct Args {
     #[arg(long, default_value_t = 20)]
     batch: usize,
     /// Row bytes each thread of our kernel holds (16, 32, 64, 128 or 256): fewer means more
-    /// threads per row [default: 128, or 16 with fewer than 128 rows].
+    /// threads per row [default: 64; 128 where that keeps a row in one warp with <= 32
+    /// values per thread (f32 rows up to 1024) or out of the long-row kernel; 16 with fewer
+    /// than 128 rows].
     #[arg(long)]
     bytes_per_thread: Option<usize>,
     /// Which of our kernel families may run: regs (the row in registers; rows too long for
     /// them use the long-row kernel) or pipe (an experimental cp.async ring where it fits).
     #[arg(long, value_enum, default_value = "regs")]
     kernel: plan::KernelChoice,
+    /// How rows are timed. rotate: cold = back-to-back launches cycling through buffer sets
+    /// that together exceed L2 (no flush or event pair per launch; points too small for 64
+    /// sets fall back to flush), warm = back to back on one set, both with the stream held
+    /// while the host queues a sample. flush: the first runs' method, cold = an L2 flush and
+    /// one launch between two events per sample, warm = back to back without the hold.
+    #[arg(long, value_enum, default_value = "rotate")]
+    timing: sweep::TimingMethod,
+    /// Cold rotation: the L2 sizes of other data that must pass between two launches on one
+    /// buffer set (sets the number of sets).
+    #[arg(long, default_value_t = opbench::gpu::rotation::DEFAULT_L2_MULTIPLE)]
+    rotate_l2_multiple: usize,
     /// Seed of the random inputs [default: drawn at random, recorded in the artifact].
     #[arg(long)]
     seed: Option<u64>,
@@ -105,6 +121,8 @@ fn main() {
             batch: args.batch,
             bytes_per_thread: args.bytes_per_thread,
             kernel: args.kernel,
+            timing: args.timing,
+            rotate_l2_multiple: args.rotate_l2_multiple,
             seed: args.seed.unwrap_or_else(rand::random),
             out: args.out,
         };

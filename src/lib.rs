@@ -5,7 +5,6 @@ pub mod cli;
 pub mod compare;
 pub mod env;
 pub mod gemm;
-#[cfg(feature = "cuda")]
 pub mod gpu;
 pub mod history;
 pub mod kernels;

@@ -21,6 +21,8 @@ fn a_cpu_run_writes_an_artifact_that_validates_and_summarizes() {
         batch: 1,
         bytes_per_thread: None,
         kernel: opbench::layernorm::plan::KernelChoice::Regs,
+        timing: opbench::layernorm::sweep::TimingMethod::Rotate,
+        rotate_l2_multiple: 2,
         seed: 7,
         out: out.clone(),
     };
@@ -89,9 +91,38 @@ fn the_committed_gpu_artifact_is_complete_and_every_point_passed() {
             for k in ["block_threads", "rows_per_block", "vec_width", "variant"] {
                 assert!(r.params.contains_key(k), "missing param {k}");
             }
-            for k in ["speedup_vs_candle_p50", "speedup_vs_candle_p95", "gbps"] {
+            for k in [
+                "speedup_vs_candle_p50",
+                "speedup_vs_candle_p95",
+                "gbps",
+                "same_size_copy_gbps",
+            ] {
                 assert!(r.metrics.contains_key(k), "missing metric {k}");
             }
+        }
+        // Timing: warm rows back to back with the stream held; cold rows by rotation over
+        // buffer sets (the rule met), except the decode row, flushed per launch.
+        let t = r.timing.as_ref().unwrap();
+        let decode = r.param_str("rows").as_deref() == Some("1");
+        match r.param_str("mode").as_deref() {
+            Some("warm") => assert_eq!(
+                (t.method.as_str(), t.l2_cleared),
+                ("cuda_events_held", false)
+            ),
+            Some("cold") if decode => {
+                assert_eq!((t.method.as_str(), t.l2_cleared), ("cuda_events", true))
+            }
+            Some("cold") => {
+                assert_eq!(
+                    (t.method.as_str(), t.l2_cleared),
+                    ("cuda_events_rotating_buffers", true)
+                );
+                assert!(
+                    r.notes.iter().any(|n| n.contains("rule 2x L2 met")),
+                    "{r:?}"
+                );
+            }
+            m => panic!("unexpected mode {m:?}"),
         }
     }
 }

@@ -1,12 +1,20 @@
 //! The shared GPU layer (feature `cuda`): device, event timing, L2 flush, poisoning, ceilings.
 //!
 //! Every benchmark opens one [`Gpu`] and runs candle's work and our kernels on its one stream,
-//! so event timings cover exactly the launches between them.
+//! so event timings cover exactly the launches between them. `rotation` (the buffer-set
+//! arithmetic of cold timing by rotation) is pure and builds without the feature.
 
+#[cfg(feature = "cuda")]
 mod ceilings;
+#[cfg(feature = "cuda")]
 mod device;
+pub mod rotation;
+#[cfg(feature = "cuda")]
 mod timing;
 
+#[cfg(feature = "cuda")]
 pub use ceilings::copy_bandwidth_gbps;
+#[cfg(feature = "cuda")]
 pub use device::Gpu;
-pub use timing::{measure, Measured, TimingConfig, TimingMode};
+#[cfg(feature = "cuda")]
+pub use timing::{measure, measure_rotating, Measured, TimingConfig, TimingMode};

@@ -6,9 +6,13 @@ use super::plan::plan;
 use super::progress::Progress;
 use super::reference::{compare, Inputs};
 use super::report::{self, CANDLE, KIND, OPBENCH};
+use super::sweep::TimingMethod;
 use super::{Dtype, Elem, Shape, SweepConfig};
 use crate::artifact::{ArtifactWriter, ResultRow};
-use crate::gpu::{copy_bandwidth_gbps, measure, Gpu, TimingConfig, TimingMode};
+use crate::gpu::{
+    copy_bandwidth_gbps, measure, measure_rotating, rotation, Gpu, Measured, TimingConfig,
+    TimingMode,
+};
 use anyhow::{bail, Context, Result};
 use candle_core::cuda_backend::CudaDType;
 use candle_core::{Storage, Tensor};
@@ -32,6 +36,9 @@ pub fn run(cfg: &SweepConfig) -> Result<PathBuf> {
             .notes
             .push(format!("NVML unavailable, no gpu block: {e}"));
     }
+    w.artifact
+        .notes
+        .push(cfg.timing.describe(gpu.l2_bytes, cfg.rotate_l2_multiple));
     w.artifact.notes.push(format!(
         "inputs: fresh per point from seed {} + point index; x = offset + scale * N(0,1) per row, \
          gamma +-U[0.5,1.5), beta U[-1,1); checked against a float64 CPU reference; \
@@ -103,6 +110,51 @@ fn with_slices<T: CudaDType, R>(
     f(slice(&xs, "x")?, slice(&gs, "gamma")?, slice(&bs, "beta")?)
 }
 
+/// How one measurement is timed.
+#[derive(Debug, Clone, Copy)]
+enum How {
+    /// Back-to-back launches on set 0.
+    Warm,
+    /// L2 flushed before each launch on set 0.
+    Flush,
+    /// Back-to-back launches cycling through this many buffer sets (1: warm), stream held
+    /// while each sample is queued.
+    Rotate(usize),
+}
+
+impl How {
+    /// Buffer sets the launches touch.
+    fn sets(self) -> usize {
+        match self {
+            How::Rotate(k) => k,
+            _ => 1,
+        }
+    }
+
+    fn measure(
+        self,
+        gpu: &mut Gpu,
+        tc: TimingConfig,
+        bytes_per_set: usize,
+        l2_multiple: usize,
+        mut launch: impl FnMut(&Gpu, usize) -> Result<()>,
+    ) -> Result<Measured> {
+        match self {
+            How::Warm => measure(gpu, tc, TimingMode::Warm, |g| launch(g, 0)),
+            How::Flush => measure(gpu, tc, TimingMode::Cold, |g| launch(g, 0)),
+            How::Rotate(k) => measure_rotating(gpu, tc, k, bytes_per_set, l2_multiple, launch),
+        }
+    }
+}
+
+/// Adds a timing note to a row, when there is one.
+fn annotate(mut row: ResultRow, note: Option<&str>) -> ResultRow {
+    if let Some(n) = note {
+        row.notes.push(n.to_string());
+    }
+    row
+}
+
 fn same_bits<T: Elem>(a: &[T], b: &[T]) -> bool {
     a.len() == b.len()
         && a.iter()
@@ -133,9 +185,11 @@ where
     let g = Tensor::from_slice(&inputs.gamma, cols, &dev)?;
     let b = Tensor::from_slice(&inputs.beta, cols, &dev)?;
     drop(inputs);
-    let candle_fwd = || candle_nn::ops::layer_norm(&x, &g, &b, eps).context("candle layer_norm");
 
-    let y_candle: Vec<T> = candle_fwd()?.flatten_all()?.to_vec1()?;
+    let y_candle: Vec<T> = candle_nn::ops::layer_norm(&x, &g, &b, eps)
+        .context("candle layer_norm")?
+        .flatten_all()?
+        .to_vec1()?;
     let candle_check = compare(&y_candle, &reference, dtype);
     drop(y_candle);
 
@@ -159,18 +213,64 @@ where
         samples: cfg.samples,
         batch: cfg.batch,
     };
+    let rotate_sets = match cfg.timing {
+        TimingMethod::Rotate => rotation::plan_sets(bytes, gpu.l2_bytes, cfg.rotate_l2_multiple),
+        TimingMethod::Flush => None,
+    };
+    // Buffer sets for cold rotation: set 0 is x and y; the others hold copies of x (the same
+    // values at other addresses, so every set's output must equal the checked one) and their
+    // own y. gamma and beta are shared by all sets.
+    let mut xs = vec![x.clone()];
+    let mut ys = vec![y];
+    for _ in 1..rotate_sets.unwrap_or(1) {
+        xs.push(x.copy().context("copying x into another buffer set")?);
+        let mut yj = gpu
+            .stream
+            .alloc_zeros::<T>(rows * cols)
+            .context("allocating y of another buffer set")?;
+        gpu.poison(&mut yj)?;
+        ys.push(yj);
+    }
+    let cold = match rotate_sets {
+        Some(k) => How::Rotate(k),
+        None => How::Flush,
+    };
+    let warm = match cfg.timing {
+        TimingMethod::Rotate => How::Rotate(1),
+        TimingMethod::Flush => How::Warm,
+    };
+    let cold_note = match (cfg.timing, rotate_sets) {
+        (TimingMethod::Rotate, None) => Some(format!(
+            "cold by an L2 flush before each launch: rotation would need {} buffer sets of {bytes} \
+             bytes (more than {})",
+            rotation::sets_needed(bytes, gpu.l2_bytes, cfg.rotate_l2_multiple),
+            rotation::MAX_SETS
+        )),
+        _ => None,
+    };
+    let mult = cfg.rotate_l2_multiple;
     let mut out = Vec::new();
-    for (mode, name) in [(TimingMode::Warm, "warm"), (TimingMode::Cold, "cold")] {
+    for (how, name) in [(warm, "warm"), (cold, "cold")] {
+        let used = how.sets();
         let row = report::point_row(CANDLE, shape, dtype, name, eps).param("device", "cuda");
         let candle_row = if candle_check.passed {
-            let m = measure(gpu, tc, mode, |_| candle_fwd().map(drop))?;
-            report::timed(
-                row,
-                candle_check.clone(),
-                m.time_us,
-                m.timing,
-                bytes,
-                Some(copy_gbps),
+            let m = how.measure(gpu, tc, bytes, mult, |_, j| {
+                candle_nn::ops::layer_norm(&xs[j], &g, &b, eps)
+                    .map(drop)
+                    .context("candle layer_norm")
+            })?;
+            annotate(
+                report::timed(
+                    row,
+                    candle_check.clone(),
+                    m.time_us,
+                    m.timing,
+                    bytes,
+                    Some(copy_gbps),
+                ),
+                m.note
+                    .as_deref()
+                    .or(cold_note.as_deref().filter(|_| name == "cold")),
             )
         } else {
             report::failed(
@@ -179,12 +279,12 @@ where
                 "candle's output is off the f64 reference: not timed",
             )
         };
-        // The copy engine moving the same bytes (x into y) in the same mode: what this size
-        // allows, launch and ramp-up included. y is poisoned again before our kernel runs.
-        let copy = measure(gpu, tc, mode, |gp| {
-            with_slices(&x, &g, &b, |xs, _, _| {
+        // The copy engine moving the same bytes (x into y) timed the same way, over the same
+        // sets: what this size allows, launch and ramp-up included. y is poisoned again below.
+        let copy = how.measure(gpu, tc, bytes, mult, |gp, j| {
+            with_slices(&xs[j], &g, &b, |xj, _, _| {
                 gp.stream
-                    .memcpy_dtod(xs, &mut y)
+                    .memcpy_dtod(xj, &mut ys[j])
                     .context("cuMemcpyDtoD x -> y")
             })
         })?;
@@ -194,24 +294,35 @@ where
         )
         .param("device", "cuda");
         let mut ours_row = if ours_check.passed {
-            gpu.poison(&mut y)?;
-            let m = measure(gpu, tc, mode, |gp| {
-                with_slices(&x, &g, &b, |xs, gs, bs| {
-                    kernel.forward(&gp.stream, xs, gs, bs, &mut y, eps)
+            for yj in ys.iter_mut().take(used) {
+                gpu.poison(yj)?;
+            }
+            let m = how.measure(gpu, tc, bytes, mult, |gp, j| {
+                with_slices(&xs[j], &g, &b, |xj, gs, bs| {
+                    kernel.forward(&gp.stream, xj, gs, bs, &mut ys[j], eps)
                 })
             })?;
-            let after: Vec<T> = gpu
-                .stream
-                .clone_dtoh(&y)
-                .context("downloading y after timing")?;
-            if same_bits(&after, &y_ours) {
-                report::timed(
-                    row,
-                    ours_check.clone(),
-                    m.time_us,
-                    m.timing,
-                    bytes,
-                    Some(copy_gbps),
+            let mut same = true;
+            for yj in ys.iter().take(used) {
+                let after: Vec<T> = gpu
+                    .stream
+                    .clone_dtoh(yj)
+                    .context("downloading y after timing")?;
+                same &= same_bits(&after, &y_ours);
+            }
+            if same {
+                annotate(
+                    report::timed(
+                        row,
+                        ours_check.clone(),
+                        m.time_us,
+                        m.timing,
+                        bytes,
+                        Some(copy_gbps),
+                    ),
+                    m.note
+                        .as_deref()
+                        .or(cold_note.as_deref().filter(|_| name == "cold")),
                 )
             } else {
                 report::failed(

@@ -13,9 +13,18 @@ pub const MIN_BLOCK_THREADS: usize = 128;
 pub const LONG_BLOCK_THREADS: usize = 512;
 /// Vectors each thread of the long-row kernel loads per step (`LONG_CHUNK` in the .cu file).
 pub const LONG_CHUNK: usize = 4;
-/// Row bytes each thread holds by default: 8 loads of 16 bytes in flight per thread (the
-/// first GPU run showed more bytes in flight per thread is faster; see docs/notes).
-pub const DEFAULT_BYTES_PER_THREAD: usize = 128;
+/// Row bytes each thread holds by default (>= `FEW_ROWS` rows): 4 loads of 16 bytes. The third
+/// GPU run measured 64 faster than 128 for f16/bf16 at every large shape (+3.5 to +9 points of
+/// copy: with 64 values per thread the per-thread arithmetic, not the loads in flight, was the
+/// limit) and within +-1.2 points for f32 except short rows; see docs/notes/layernorm.md.
+pub const DEFAULT_BYTES_PER_THREAD: usize = 64;
+/// Row bytes per thread the default falls back to where 64 would cost more than it gains: a row
+/// that fits one warp at this size with <= `ONE_WARP_MAX_VALUES` values per thread (f32 rows of
+/// up to 1024: 64 bytes would add a shared-memory step and two barriers per row, measured 11%
+/// slower cold at 4096x1024), or a row that 64 bytes would send to the two-pass long kernel.
+pub const WIDE_BYTES_PER_THREAD: usize = 128;
+/// See `WIDE_BYTES_PER_THREAD`.
+pub const ONE_WARP_MAX_VALUES: usize = 32;
 /// With fewer rows than this the run is latency-bound: spread each row over more threads.
 pub const FEW_ROWS: usize = 128;
 /// Row bytes per thread when there are fewer than `FEW_ROWS` rows.
@@ -153,13 +162,44 @@ pub fn pipe_stages(stage_bytes: usize) -> Option<usize> {
 }
 
 /// Plans the launch for `rows` rows of `cols` elements of `dtype`. Each thread holds at most
-/// `bytes_per_thread` bytes of its row (16..=256, a power of two; None: 128, or 16 for fewer
-/// than `FEW_ROWS` rows); `choice` picks the kernel family.
+/// `bytes_per_thread` bytes of its row (16..=256, a power of two); None: 16 for fewer than
+/// `FEW_ROWS` rows, else `DEFAULT_BYTES_PER_THREAD` (64) unless `WIDE_BYTES_PER_THREAD` (128)
+/// keeps the row in one warp with few values per thread or out of the long-row kernel.
+/// `choice` picks the kernel family.
 pub fn plan(
     rows: usize,
     cols: usize,
     dtype: Dtype,
     bytes_per_thread: Option<usize>,
+    choice: KernelChoice,
+) -> Result<LaunchPlan> {
+    let bpt = match bytes_per_thread {
+        Some(b) => b,
+        None if rows < FEW_ROWS => FEW_ROWS_BYTES_PER_THREAD,
+        None => {
+            let narrow = plan_with(rows, cols, dtype, DEFAULT_BYTES_PER_THREAD, choice)?;
+            let wide = plan_with(rows, cols, dtype, WIDE_BYTES_PER_THREAD, choice)?;
+            let one_warp = wide.variant != Variant::Long
+                && wide.threads_per_row == 32
+                && narrow.threads_per_row > 32
+                && wide.values_per_thread() <= ONE_WARP_MAX_VALUES;
+            let avoids_long = narrow.variant == Variant::Long && wide.variant != Variant::Long;
+            return Ok(if one_warp || avoids_long {
+                wide
+            } else {
+                narrow
+            });
+        }
+    };
+    plan_with(rows, cols, dtype, bpt, choice)
+}
+
+/// `plan` with the bytes per thread given.
+fn plan_with(
+    rows: usize,
+    cols: usize,
+    dtype: Dtype,
+    bpt: usize,
     choice: KernelChoice,
 ) -> Result<LaunchPlan> {
     if rows == 0 || cols == 0 {
@@ -174,11 +214,6 @@ pub fn plan(
     if rows.checked_mul(cols).is_none_or(|n| n > i64::MAX as usize) {
         bail!("shape {rows}x{cols}: too many elements");
     }
-    let bpt = bytes_per_thread.unwrap_or(if rows < FEW_ROWS {
-        FEW_ROWS_BYTES_PER_THREAD
-    } else {
-        DEFAULT_BYTES_PER_THREAD
-    });
     if !bpt.is_power_of_two() || !(16..=256).contains(&bpt) {
         bail!("--bytes-per-thread {bpt}: use a power of two from 16 to 256");
     }
@@ -426,39 +461,49 @@ mod tests {
     fn chosen_configurations_for_the_default_sweep() {
         let p = plan(2048, 1024, Dtype::F32, None, KernelChoice::Regs).unwrap();
         assert_eq!(
-            (p.vec_width, p.vectors_per_thread, p.threads_per_row),
-            (4, 8, 32)
-        );
-        assert_eq!(
             (p.block_threads, p.rows_per_block, p.grid_blocks),
             (128, 4, 512)
         );
         assert_eq!(p.kernel, "layernorm_regs_f32_v4_n8");
+        // (rows, cols, dtype) -> the default regs kernel: 64 bytes per thread, except f32 rows
+        // of 1024 (one warp of 32 values at 128 bytes, two warps at 64) and 16384/32768-value
+        // rows (64 bytes would need the long-row kernel).
+        let want = [
+            (2048, 1024, Dtype::F32, "regs_v4_n8_tpr32"),
+            (2048, 1024, Dtype::F16, "regs_v8_n4_tpr32"),
+            (4096, 1024, Dtype::F32, "regs_v4_n8_tpr32"),
+            (4096, 2048, Dtype::F32, "regs_v4_n4_tpr128"),
+            (4096, 2048, Dtype::Bf16, "regs_v8_n4_tpr64"),
+            (4096, 4096, Dtype::F32, "regs_v4_n4_tpr256"),
+            (4096, 4096, Dtype::F16, "regs_v8_n4_tpr128"),
+            (4096, 8192, Dtype::F32, "regs_v4_n4_tpr512"),
+            (4096, 8192, Dtype::Bf16, "regs_v8_n4_tpr256"),
+            (16384, 8192, Dtype::F16, "regs_v8_n4_tpr256"),
+            (32768, 4096, Dtype::F32, "regs_v4_n4_tpr256"),
+            (32768, 4096, Dtype::Bf16, "regs_v8_n4_tpr128"),
+            (300, 16384, Dtype::F32, "regs_v4_n8_tpr512"),
+            (300, 32768, Dtype::F16, "regs_v8_n8_tpr512"),
+            (1, 2048, Dtype::F16, "regs_v8_n1_tpr256"),
+            (127, 2048, Dtype::F32, "regs_v4_n1_tpr512"),
+        ];
+        for (rows, cols, dt, name) in want {
+            let p = plan(rows, cols, dt, None, KernelChoice::Regs).unwrap();
+            assert_eq!(p.variant_name(), name, "{rows}x{cols} {dt}");
+        }
+        // An explicit --bytes-per-thread wins over the rule.
+        let p = plan(4096, 1024, Dtype::F32, Some(64), KernelChoice::Regs).unwrap();
+        assert_eq!(p.variant_name(), "regs_v4_n4_tpr64");
+        let p = plan(4096, 8192, Dtype::Bf16, Some(128), KernelChoice::Regs).unwrap();
+        assert_eq!(p.variant_name(), "regs_v8_n8_tpr128");
+        // The ring, where asked for: 64-byte stages of 512 threads, 3 deep.
         let p = plan(4096, 8192, Dtype::F32, None, KernelChoice::Pipe).unwrap();
         assert_eq!(
-            (p.vec_width, p.vectors_per_thread, p.threads_per_row),
-            (4, 8, 256)
+            (p.variant, p.vectors_per_thread, p.threads_per_row),
+            (Variant::Pipe, 4, 512)
         );
-        assert_eq!(
-            (p.variant, p.stages, p.smem_bytes),
-            (Variant::Pipe, 3, 3 * 32768)
-        );
-        assert_eq!(p.kernel, "layernorm_pipe_f32_n8_s3");
-        let p = p.fit_to_device(132, 2).unwrap();
-        assert_eq!(p.grid_blocks, 264);
-        // f16/bf16 hold 8 vectors of 8 too: the same 128 bytes per thread as f32.
-        let p = plan(4096, 8192, Dtype::Bf16, None, KernelChoice::Regs).unwrap();
-        assert_eq!(
-            (p.vec_width, p.vectors_per_thread, p.threads_per_row),
-            (8, 8, 128)
-        );
-        assert_eq!(p.kernel, "layernorm_regs_bf16_v8_n8");
-        // One decode row: one 16-byte vector per thread, 256 threads.
-        let p = plan(1, 2048, Dtype::F16, None, KernelChoice::Pipe).unwrap();
-        assert_eq!(
-            (p.vectors_per_thread, p.threads_per_row, p.grid_blocks),
-            (1, 256, 1)
-        );
+        assert_eq!(p.smem_bytes, p.stages * 4 * 16 * 512);
+        let p = p.fit_to_device(132, 1).unwrap();
+        assert_eq!(p.grid_blocks, 132);
     }
 
     #[test]

@@ -3,7 +3,47 @@
 
 use super::Dtype;
 use anyhow::{bail, Context, Result};
+use clap::ValueEnum;
 use std::path::PathBuf;
+
+/// How warm and cold rows are timed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TimingMethod {
+    /// Cold: back-to-back launches cycling through enough buffer sets that each launch's set
+    /// was evicted by the launches since its last use (>= 2x L2 of other data in between);
+    /// points too small for 64 sets fall back to flush. Warm: back to back on one set. Both
+    /// hold the stream while the host queues each sample, so host time stays out.
+    Rotate,
+    /// The first runs' method: cold = an L2 flush (a memset of 2x L2) before each launch, one
+    /// launch between two events; warm = back-to-back launches on one set, no hold.
+    Flush,
+}
+
+impl TimingMethod {
+    /// What the rows of this method mean, for the artifact's notes.
+    pub fn describe(self, l2_bytes: usize, l2_multiple: usize) -> String {
+        match self {
+            TimingMethod::Rotate => format!(
+                "cold rows: back-to-back launches cycling through N buffer sets (x and y; gamma \
+                 and beta shared and L2-resident), N the fewest with (N - 1) x bytes moved >= \
+                 {l2_multiple} x L2 ({l2_bytes} bytes), at least 2, so between two launches on \
+                 one set >= {l2_multiple} x L2 of other data passed through L2 (timing.method \
+                 {}); points needing more than {} sets are flushed per launch instead (row \
+                 notes). Warm rows: back to back on one set ({}). Both hold the stream with a \
+                 short kernel while the host queues each sample, so host enqueue time stays out",
+                crate::gpu::rotation::METHOD,
+                crate::gpu::rotation::MAX_SETS,
+                crate::gpu::rotation::METHOD_HELD,
+            ),
+            TimingMethod::Flush => format!(
+                "cold rows: L2 flushed (memset of 2 x L2 = {} bytes) before each launch, one \
+                 launch between two events; warm rows: back-to-back launches, no hold; \
+                 timing.method cuda_events",
+                2 * l2_bytes
+            ),
+        }
+    }
+}
 
 /// A tensor shape; LayerNorm runs over the last dimension, the others are rows.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,6 +131,10 @@ pub struct SweepConfig {
     pub bytes_per_thread: Option<usize>,
     /// Which of our kernel families may run.
     pub kernel: super::plan::KernelChoice,
+    /// How warm and cold rows are timed.
+    pub timing: TimingMethod,
+    /// Cold rotation: how many times the L2 size must pass between two launches on one set.
+    pub rotate_l2_multiple: usize,
     /// Seed of the first point's inputs; each point draws fresh ones from seed + index.
     pub seed: u64,
     pub out: PathBuf,
@@ -116,6 +160,9 @@ impl SweepConfig {
         }
         if self.batch == 0 {
             bail!("--batch 0: warm samples need at least one launch");
+        }
+        if self.rotate_l2_multiple == 0 {
+            bail!("--rotate-l2-multiple 0: use at least 1 (2 is the default, like the flush)");
         }
         for s in &self.shapes {
             for &d in &self.dtypes {
@@ -187,6 +234,8 @@ mod tests {
             batch: 1,
             bytes_per_thread: None,
             kernel: crate::layernorm::plan::KernelChoice::Regs,
+            timing: TimingMethod::Rotate,
+            rotate_l2_multiple: 2,
             seed: 0,
             out: "x.json".into(),
         };
@@ -195,6 +244,9 @@ mod tests {
         c.eps = 0.0;
         assert!(format!("{:#}", c.check().unwrap_err()).contains("--eps"));
         c.eps = 1e-5;
+        c.rotate_l2_multiple = 0;
+        assert!(format!("{:#}", c.check().unwrap_err()).contains("--rotate-l2-multiple"));
+        c.rotate_l2_multiple = 2;
         c.bytes_per_thread = Some(3);
         assert!(format!("{:#}", c.check().unwrap_err()).contains("--bytes-per-thread"));
     }
