@@ -6,4 +6,5 @@ pub mod env;
 #[cfg(feature = "cuda")]
 pub mod gpu;
 pub mod stats;
+pub mod site;
 pub mod summary;
