@@ -5,6 +5,6 @@ pub mod cli;
 pub mod env;
 #[cfg(feature = "cuda")]
 pub mod gpu;
-pub mod stats;
 pub mod site;
+pub mod stats;
 pub mod summary;

@@ -341,7 +341,10 @@ mod tests {
         c.traces.push(t);
         let c = c.finish("none");
         assert!(c.empty.is_none());
-        assert_eq!(c.table.rows[0].cells, ["candle", "4096×4096", "1,235", "1 – 2", "a · b"]);
+        assert_eq!(
+            c.table.rows[0].cells,
+            ["candle", "4096×4096", "1,235", "1 – 2", "a · b"]
+        );
         assert!(c.browser_data().get("table").is_none());
     }
 }

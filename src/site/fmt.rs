@@ -145,6 +145,9 @@ mod tests {
         assert_eq!(bytes(2.07e9), "2.07 GB");
         assert_eq!(count(1.1e9), "1.10 B");
         assert_eq!(time_utc("2026-11-22T03:06:40Z"), "2026-11-22 03:06 UTC");
-        assert_eq!(commit(Some("0123456789abcdef"), Some(true)), "0123456789 (dirty)");
+        assert_eq!(
+            commit(Some("0123456789abcdef"), Some(true)),
+            "0123456789 (dirty)"
+        );
     }
 }

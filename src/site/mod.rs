@@ -94,8 +94,8 @@ pub fn run(opts: &Options) -> Result<Outcome> {
         opts.plotly,
         &crate::env::now_utc(),
     );
-    let dump = opts.dump_context
-        || std::env::var(DUMP_CONTEXT_ENV).is_ok_and(|v| v == "1" || v == "true");
+    let dump =
+        opts.dump_context || std::env::var(DUMP_CONTEXT_ENV).is_ok_and(|v| v == "1" || v == "true");
     let written = write::write_site(&opts.out, &pages, &loaded, opts.plotly, dump)?;
     Ok(Outcome {
         pages: written,

@@ -10,11 +10,9 @@ pub const VENDORED_JS: &str = include_str!("../../templates/vendor/plotly-4.1.2.
 /// Plotly's MIT license, shipped beside the vendored copy.
 pub const LICENSE: &str = include_str!("../../templates/vendor/plotly-LICENSE.txt");
 /// The CDN serves npm package files unchanged, so the vendored file's hash is the CDN file's.
-pub const CDN_URL: &str =
-    "https://cdn.jsdelivr.net/npm/plotly.js-dist-min@4.1.2/plotly.min.js";
+pub const CDN_URL: &str = "https://cdn.jsdelivr.net/npm/plotly.js-dist-min@4.1.2/plotly.min.js";
 /// `sha384` of `VENDORED_JS`, base64 (checked by a test).
-pub const SRI: &str =
-    "sha384-hHv6D3tTUUBpp4tVv6t2Dc3oGuRhphmWOTKUR8jWyN0Pnon1g3iebKCNDNmKmxo8";
+pub const SRI: &str = "sha384-hHv6D3tTUUBpp4tVv6t2Dc3oGuRhphmWOTKUR8jWyN0Pnon1g3iebKCNDNmKmxo8";
 /// Where `--plotly inline` writes the vendored copy, relative to the site root.
 pub const LOCAL_PATH: &str = "assets/plotly-4.1.2.min.js";
 pub const LOCAL_LICENSE_PATH: &str = "assets/plotly-LICENSE.txt";

@@ -74,7 +74,8 @@ impl<'a> Store<'a> {
         let mut order: Vec<usize> = (0..loaded.len()).collect();
         order.sort_by(|&a, &b| {
             let (la, lb) = (&loaded[a], &loaded[b]);
-            (&lb.artifact.run.finished_utc, &lb.file).cmp(&(&la.artifact.run.finished_utc, &la.file))
+            (&lb.artifact.run.finished_utc, &lb.file)
+                .cmp(&(&la.artifact.run.finished_utc, &la.file))
         });
         let mut owner: HashMap<String, usize> = HashMap::new();
         let mut keep: Vec<Vec<bool>> = loaded
@@ -122,7 +123,10 @@ impl<'a> Store<'a> {
 
     /// Kinds present, sorted.
     pub fn kinds(&self) -> BTreeSet<&'a str> {
-        self.loaded.iter().map(|l| l.artifact.kind.as_str()).collect()
+        self.loaded
+            .iter()
+            .map(|l| l.artifact.kind.as_str())
+            .collect()
     }
 }
 

@@ -7,7 +7,10 @@ use serde::Serialize;
 pub const TEMPLATES: &[(&str, &str)] = &[
     ("base.html", include_str!("../../templates/base.html")),
     ("macros.html", include_str!("../../templates/macros.html")),
-    ("overview.html", include_str!("../../templates/overview.html")),
+    (
+        "overview.html",
+        include_str!("../../templates/overview.html"),
+    ),
     ("kind.html", include_str!("../../templates/kind.html")),
 ];
 

@@ -90,9 +90,7 @@ fn intensity(p: &Point) -> Option<f64> {
 fn roof(p: &Point, x: f64) -> Option<f64> {
     let c = &p.artifact().ceilings;
     let mem = c.copy_gbps.map(|g| g * x / 1e3);
-    let peak = p
-        .dtype()
-        .and_then(|d| c.matmul_tflops.get(&d).copied());
+    let peak = p.dtype().and_then(|d| c.matmul_tflops.get(&d).copied());
     match (mem, peak) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
@@ -113,8 +111,8 @@ fn figures(p: &Point, cublas_us: &HashMap<String, f64>) -> Figures {
         let base = cublas_us.get(&peer_key(p))?;
         Some(100.0 * base / p50_us(p)?)
     });
-    let pct_ceiling = names::metric(p.row, names::PCT_CEILING)
-        .or_else(|| Some(100.0 * tf? / roof(p, ai?)?));
+    let pct_ceiling =
+        names::metric(p.row, names::PCT_CEILING).or_else(|| Some(100.0 * tf? / roof(p, ai?)?));
     let mut lines = vec![
         p.imp().to_string(),
         format!("{} {}", shape(p), p.dtype().unwrap_or_default()),
@@ -322,22 +320,23 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
     }
 
     // Split charts: intensity per kernel, performance per kernel (one marker per shape).
-    let split = |id: &str, title: &str, caption: &str, y: &str, pick: &dyn Fn(&Figures) -> Option<f64>| {
-        let mut c = ChartView::new(id, title, caption, "kernel", y);
-        c.log_y = true;
-        c.compact = true;
-        c.x_order = kernels.clone();
-        let mut set = TraceSet::default();
-        for (p, f) in ok.iter().zip(&figs) {
-            let Some(v) = pick(f) else { continue };
-            let name = series(p.imp(), p, multi);
-            set.get(&name, || new_trace(&name, p, "markers"))
-                .points
-                .push(pt_cat(p.imp(), v, f.hover.clone(), p.dims()));
-        }
-        c.traces = set.into_vec();
-        c.finish("No point carries this figure.")
-    };
+    let split =
+        |id: &str, title: &str, caption: &str, y: &str, pick: &dyn Fn(&Figures) -> Option<f64>| {
+            let mut c = ChartView::new(id, title, caption, "kernel", y);
+            c.log_y = true;
+            c.compact = true;
+            c.x_order = kernels.clone();
+            let mut set = TraceSet::default();
+            for (p, f) in ok.iter().zip(&figs) {
+                let Some(v) = pick(f) else { continue };
+                let name = series(p.imp(), p, multi);
+                set.get(&name, || new_trace(&name, p, "markers"))
+                    .points
+                    .push(pt_cat(p.imp(), v, f.hover.clone(), p.dims()));
+            }
+            c.traces = set.into_vec();
+            c.finish("No point carries this figure.")
+        };
     let ai_chart = split(
         "gemm-intensity",
         "Arithmetic intensity per kernel",
@@ -431,7 +430,11 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
                 continue;
             }
             let Some(v) = f.pct_cublas else { continue };
-            let name = if multi { format!("{sh} · {}", p.gpu()) } else { sh.clone() };
+            let name = if multi {
+                format!("{sh} · {}", p.gpu())
+            } else {
+                sh.clone()
+            };
             set.get(&name, || {
                 let mut t = Trace::new(&name, Palette::nth(i), "bar");
                 t.pattern = gpu_pattern(p, &gpu_list);

@@ -94,8 +94,7 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
     let multi = multi_gpu(points);
     let gpu_list = gpus(points);
     let ok: Vec<Point> = points.iter().filter(|p| p.ok()).copied().collect();
-    let x_order =
-        ordered_categories(points.iter().map(|p| (sort_key(p), label(p))).collect());
+    let x_order = ordered_categories(points.iter().map(|p| (sort_key(p), label(p))).collect());
     let peers = peer_index(points);
     let baseline = names::LN_BASELINE[0];
 
@@ -169,7 +168,12 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
                 None => format!("{baseline} time not in the artifacts"),
             },
         ];
-        push(&mut set, p, "bar", pt_cat(&label(p), v, hover(p, &extra), p.dims()));
+        push(
+            &mut set,
+            p,
+            "bar",
+            pt_cat(&label(p), v, hover(p, &extra), p.dims()),
+        );
     }
     sp.traces = set.into_vec();
     let sp = sp.finish(&format!(
@@ -210,7 +214,12 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
             pct.map(|c| format!(" = {} of copy", fmt::pct(c)))
                 .unwrap_or_default()
         )];
-        push(&mut set, p, "bar", pt_cat(&label(p), v, hover(p, &extra), p.dims()));
+        push(
+            &mut set,
+            p,
+            "bar",
+            pt_cat(&label(p), v, hover(p, &extra), p.dims()),
+        );
     }
     bw.traces = set.into_vec();
     let bw = bw.finish("No point carries GB/s or the bytes and time to compute it.");

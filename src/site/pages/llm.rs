@@ -80,10 +80,7 @@ fn config_key(p: &Point) -> Vec<f64> {
 
 /// The same point without batch and benchmark: for lines across batch sizes.
 fn hover(p: &Point, extra: &[String]) -> String {
-    let mut lines = vec![
-        format!("{} · {}", p.imp(), p.row.benchmark),
-        config(p),
-    ];
+    let mut lines = vec![format!("{} · {}", p.imp(), p.row.benchmark), config(p)];
     lines.extend(extra.iter().cloned());
     lines.push(p.gpu());
     lines.join("\n")
@@ -149,7 +146,12 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
             continue;
         };
         let f = names::to_us(k) / 1e3;
-        let mut pt = pt_cat(&config(p), s.p50 * f, hover(p, &[stat_line(k, s)]), p.dims());
+        let mut pt = pt_cat(
+            &config(p),
+            s.p50 * f,
+            hover(p, &[stat_line(k, s)]),
+            p.dims(),
+        );
         pt.lo = Some(s.p5 * f);
         pt.hi = Some(s.p95 * f);
         let name = format!("{} · {}", series(p.imp(), p, multi), ph.label);
@@ -282,7 +284,12 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
             continue;
         };
         let name = format!("{} · {}", series(p.imp(), p, multi), ph.benchmark);
-        let pt = pt_cat(&config(p), v, hover(p, &[format!("{} tokens/s", fmt::num(v))]), p.dims());
+        let pt = pt_cat(
+            &config(p),
+            v,
+            hover(p, &[format!("{} tokens/s", fmt::num(v))]),
+            p.dims(),
+        );
         set.get(&name, || {
             let mut t = Trace::new(&name, pal.of(p.imp()), "bar");
             t.pattern = if ph.benchmark == "prefill" {
@@ -333,7 +340,11 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
             if let Some(v) = names::param_f64(r, keys) {
                 let hover = format!("{m}\n{name} {}\n{params}", fmt::num(v));
                 let t = set.get(name, || {
-                    let mut t = Trace::new(name, Palette::nth(i + 3), if y2 { "markers" } else { "bar" });
+                    let mut t = Trace::new(
+                        name,
+                        Palette::nth(i + 3),
+                        if y2 { "markers" } else { "bar" },
+                    );
                     t.y2 = y2;
                     t.symbol = y2.then(|| "diamond".to_string());
                     t
@@ -365,7 +376,13 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
         if let Some(l) = names::param_f64(p.row, names::LAYERS).filter(|l| *l > 0.0) {
             let name = format!("{s} · per layer");
             let h = hover(p, &[format!("{} tokens/s per layer", fmt::num(v / l))]);
-            push(&mut set, &name, p, "bar", pt_cat(&config(p), v / l, h, p.dims()));
+            push(
+                &mut set,
+                &name,
+                p,
+                "bar",
+                pt_cat(&config(p), v / l, h, p.dims()),
+            );
         }
         if let Some(n) = names::param_f64(p.row, names::PARAMS_COUNT).filter(|n| *n > 0.0) {
             let name = format!("{s} · per B params");
@@ -419,7 +436,13 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
             }
         }
         let name = series(p.imp(), p, multi);
-        push(&mut set, &name, p, "bar", pt_cat(&config(p), v, hover(p, &extra), p.dims()));
+        push(
+            &mut set,
+            &name,
+            p,
+            "bar",
+            pt_cat(&config(p), v, hover(p, &extra), p.dims()),
+        );
     }
     side.traces = set.into_vec();
     let side = side.finish("No decode point carries tokens/s.");
@@ -441,15 +464,24 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
     for p in &decode {
         let v = names::metric(p.row, names::DECODE_TPS);
         let b = names::metric(p.row, names::BOUND_TPS);
-        let pct = names::metric(p.row, names::PCT_BOUND)
-            .or_else(|| Some(100.0 * v? / b?));
+        let pct = names::metric(p.row, names::PCT_BOUND).or_else(|| Some(100.0 * v? / b?));
         if let Some(v) = v {
             let mut extra = vec![format!("{} tokens/s", fmt::num(v))];
             if let (Some(b), Some(pc)) = (b, pct) {
-                extra.push(format!("{} of the {} tokens/s bound", fmt::pct(pc), fmt::num(b)));
+                extra.push(format!(
+                    "{} of the {} tokens/s bound",
+                    fmt::pct(pc),
+                    fmt::num(b)
+                ));
             }
             let name = series(p.imp(), p, multi);
-            push(&mut set, &name, p, "bar", pt_cat(&config(p), v, hover(p, &extra), p.dims()));
+            push(
+                &mut set,
+                &name,
+                p,
+                "bar",
+                pt_cat(&config(p), v, hover(p, &extra), p.dims()),
+            );
         }
         if let Some(b) = b {
             // One bound marker per configuration and GPU, whatever the implementation.

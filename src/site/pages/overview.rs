@@ -37,7 +37,9 @@ fn layernorm_card(gpu: &str, pts: &[Point]) -> Option<Card> {
         .filter(|p| p.ok() && !names::NOT_OURS.contains(&p.imp()))
         .filter_map(|p| {
             let v = names::metric(p.row, names::SPEEDUP_LN).or_else(|| {
-                let b = peers.get(&(peer_key(p), base.to_string())).and_then(p50_us)?;
+                let b = peers
+                    .get(&(peer_key(p), base.to_string()))
+                    .and_then(p50_us)?;
                 Some(b / p50_us(p)?)
             })?;
             Some((v, *p))
@@ -183,7 +185,7 @@ fn gemm_card(gpu: &str, pts: &[Point]) -> Option<Card> {
         p.imp(),
         p.dtype().unwrap_or_default()
     )];
-    details.push(match (pct, cublas.and_then(|c| tf(c))) {
+    details.push(match (pct, cublas.and_then(tf)) {
         (Some(pc), Some(c)) => format!("{} of cuBLAS ({} TFLOP/s)", fmt::pct(pc), fmt::num(c)),
         (Some(pc), None) => format!("{} of cuBLAS", fmt::pct(pc)),
         _ => "no cuBLAS time at this shape".into(),
@@ -202,9 +204,21 @@ fn gemm_card(gpu: &str, pts: &[Point]) -> Option<Card> {
 fn cards(store: &Store) -> Vec<Card> {
     type Maker = fn(&str, &[Point]) -> Option<Card>;
     let specs: [(&str, &str, &str, &str, Maker); 3] = [
-        ("layernorm", "Best LayerNorm speedup vs candle", "layernorm.html", "layernorm_bench", layernorm_card),
+        (
+            "layernorm",
+            "Best LayerNorm speedup vs candle",
+            "layernorm.html",
+            "layernorm_bench",
+            layernorm_card,
+        ),
         ("llm", "LLM decode", "llm.html", "llm_bench", decode_card),
-        ("gemm", "Best hand-written GEMM", "gemm.html", "gemm_bench", gemm_card),
+        (
+            "gemm",
+            "Best hand-written GEMM",
+            "gemm.html",
+            "gemm_bench",
+            gemm_card,
+        ),
     ];
     let mut out = Vec::new();
     for (kind, title, link, bin, make) in specs {
@@ -344,7 +358,10 @@ fn envs(store: &Store) -> Vec<EnvView> {
     for l in store.loaded {
         let e = &l.artifact.env;
         let key = match &e.gpu {
-            Some(g) => format!("{}|{}|{}|{}|{}", g.name, g.uuid, g.driver_version, e.host.cpu_model, e.host.os),
+            Some(g) => format!(
+                "{}|{}|{}|{}|{}",
+                g.name, g.uuid, g.driver_version, e.host.cpu_model, e.host.os
+            ),
             None => format!("cpu|{}|{}", e.host.cpu_model, e.host.os),
         };
         groups.entry(key).or_default().push(l);
@@ -354,7 +371,10 @@ fn envs(store: &Store) -> Vec<EnvView> {
         let e = &ls[0].artifact.env;
         let mut rows: Vec<(String, String)> = Vec::new();
         if let Some(g) = &e.gpu {
-            rows.push(("GPU".into(), format!("{} ({})", g.name, fmt::bytes(g.memory_total_bytes as f64))));
+            rows.push((
+                "GPU".into(),
+                format!("{} ({})", g.name, fmt::bytes(g.memory_total_bytes as f64)),
+            ));
             rows.push(("compute capability".into(), g.compute_capability.clone()));
             rows.push(("driver".into(), g.driver_version.clone()));
             rows.push(("CUDA (driver)".into(), g.cuda_driver_version.clone()));
@@ -363,7 +383,10 @@ fn envs(store: &Store) -> Vec<EnvView> {
                 .filter_map(|l| l.artifact.env.gpu.as_ref())
                 .flat_map(|g| [g.clocks_start.sm_mhz, g.clocks_end.sm_mhz])
                 .collect();
-            let (lo, hi) = (sm.iter().min().copied().unwrap_or(0), sm.iter().max().copied().unwrap_or(0));
+            let (lo, hi) = (
+                sm.iter().min().copied().unwrap_or(0),
+                sm.iter().max().copied().unwrap_or(0),
+            );
             rows.push((
                 "clocks".into(),
                 format!(
@@ -380,7 +403,11 @@ fn envs(store: &Store) -> Vec<EnvView> {
             reasons.dedup();
             rows.push((
                 "throttling seen".into(),
-                if reasons.is_empty() { "none".into() } else { reasons.join(", ") },
+                if reasons.is_empty() {
+                    "none".into()
+                } else {
+                    reasons.join(", ")
+                },
             ));
         } else {
             rows.push(("device".into(), e.device.clone()));
@@ -392,13 +419,20 @@ fn envs(store: &Store) -> Vec<EnvView> {
                 "{}, {} cores{}, {}",
                 h.cpu_model,
                 h.cores,
-                h.memory_bytes.map(|m| format!(", {}", fmt::bytes(m as f64))).unwrap_or_default(),
+                h.memory_bytes
+                    .map(|m| format!(", {}", fmt::bytes(m as f64)))
+                    .unwrap_or_default(),
                 h.os
             ),
         ));
         let mut commits: Vec<String> = ls
             .iter()
-            .map(|l| fmt::commit(l.artifact.run.git_commit.as_deref(), l.artifact.run.git_dirty))
+            .map(|l| {
+                fmt::commit(
+                    l.artifact.run.git_commit.as_deref(),
+                    l.artifact.run.git_dirty,
+                )
+            })
             .collect();
         commits.sort();
         commits.dedup();
@@ -409,10 +443,17 @@ fn envs(store: &Store) -> Vec<EnvView> {
             format!(
                 "{}{}",
                 commits.join(", "),
-                if more > 0 { format!(" and {more} more") } else { String::new() }
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
             ),
         ));
-        let mut times: Vec<&str> = ls.iter().map(|l| l.artifact.run.finished_utc.as_str()).collect();
+        let mut times: Vec<&str> = ls
+            .iter()
+            .map(|l| l.artifact.run.finished_utc.as_str())
+            .collect();
         times.sort();
         let (first, last) = (times[0], times[times.len() - 1]);
         rows.push((
@@ -426,7 +467,10 @@ fn envs(store: &Store) -> Vec<EnvView> {
         let mut kinds: Vec<&str> = ls.iter().map(|l| l.artifact.kind.as_str()).collect();
         kinds.sort();
         kinds.dedup();
-        rows.push(("runs".into(), format!("{} artifacts: {}", ls.len(), kinds.join(", "))));
+        rows.push((
+            "runs".into(),
+            format!("{} artifacts: {}", ls.len(), kinds.join(", ")),
+        ));
         let c = &ls[0].artifact.ceilings;
         let mut ceil = Vec::new();
         if let Some(g) = c.copy_gbps {
@@ -468,8 +512,18 @@ fn artifacts_table(store: &Store) -> (TableView, usize) {
                     a.env.label(),
                     fmt::commit(a.run.git_commit.as_deref(), a.run.git_dirty),
                     fmt::time_utc(&a.run.finished_utc),
-                    if a.run.complete { "yes" } else { "no (interrupted)" }.into(),
-                    format!("{} ok · {} failed · {} skipped", n(Status::Ok), n(Status::Failed), n(Status::Skipped)),
+                    if a.run.complete {
+                        "yes"
+                    } else {
+                        "no (interrupted)"
+                    }
+                    .into(),
+                    format!(
+                        "{} ok · {} failed · {} skipped",
+                        n(Status::Ok),
+                        n(Status::Failed),
+                        n(Status::Skipped)
+                    ),
                     a.notes.join("; "),
                 ],
                 f: gpu_dims(&a.env.label()),
@@ -477,16 +531,23 @@ fn artifacts_table(store: &Store) -> (TableView, usize) {
         })
         .collect();
     let t = TableView {
-        columns: ["file", "kind", "run", "GPU", "commit", "finished", "complete", "results", "notes"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
+        columns: [
+            "file", "kind", "run", "GPU", "commit", "finished", "complete", "results", "notes",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect(),
         rows,
     };
     (t, hidden)
 }
 
-pub fn build(page: &mut PageContext, store: &Store, _pal: &Palette, _entries: &[(String, String, String)]) {
+pub fn build(
+    page: &mut PageContext,
+    store: &Store,
+    _pal: &Palette,
+    _entries: &[(String, String, String)],
+) {
     page.template = "overview.html".into();
     page.intro = "GPU operator benchmarks: every figure below was read from the JSON artifacts \
                   the benchmarks wrote; each detail page has the charts and their data."
@@ -522,7 +583,10 @@ pub fn build(page: &mut PageContext, store: &Store, _pal: &Palette, _entries: &[
         id: "artifacts".into(),
         title: "Runs, newest first".into(),
         caption: if hidden > 0 {
-            format!("The {MAX_ARTIFACT_ROWS} newest of {} artifacts; summary.json lists all.", store.loaded.len())
+            format!(
+                "The {MAX_ARTIFACT_ROWS} newest of {} artifacts; summary.json lists all.",
+                store.loaded.len()
+            )
         } else {
             String::new()
         },
