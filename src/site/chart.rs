@@ -96,6 +96,8 @@ pub struct Cell {
     pub x: String,
     pub y: String,
     pub z: f64,
+    /// `z` formatted, shown in the cell.
+    pub label: String,
     pub hover: String,
     pub f: Dims,
 }
@@ -128,6 +130,9 @@ pub struct ChartView {
     pub y2_title: Option<String>,
     #[serde(skip_serializing_if = "String::is_empty")]
     pub z_title: String,
+    /// Heatmaps: color by log10(z) (the colorbar still reads in z units).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub log_z: bool,
     pub log_x: bool,
     pub log_y: bool,
     /// Category order of the x axis (xy charts with text x, and heatmaps).
@@ -164,6 +169,7 @@ impl ChartView {
             y_title: y_title.into(),
             y2_title: None,
             z_title: String::new(),
+            log_z: false,
             log_x: false,
             log_y: false,
             x_order: Vec::new(),

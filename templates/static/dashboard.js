@@ -153,7 +153,7 @@
         tr.line = { color: t.color, width: 2 };
         if (t.dash) tr.line.dash = t.dash;
       } else if (t.pattern) {
-        tr.marker.pattern = { shape: t.pattern, fgcolor: "#ffffff", fgopacity: 0.6 };
+        tr.marker.pattern = { shape: t.pattern, fillmode: "overlay", fgcolor: "#ffffff", fgopacity: 0.85, size: 6 };
       }
       if (hasErr) {
         tr.error_y = { type: "data", symmetric: false, array: up, arrayminus: down,
@@ -202,14 +202,38 @@
     yo.forEach(function (y, i) { yi[y] = i; });
     var z = yo.map(function () { return xo.map(function () { return null; }); });
     var text = yo.map(function () { return xo.map(function () { return ""; }); });
+    var label = yo.map(function () { return xo.map(function () { return ""; }); });
+    var zmin = Infinity, zmax = -Infinity;
     cells.forEach(function (p) {
       var i = yi[p.y], j = xi[p.x];
       if (i === undefined || j === undefined) return;
       if (z[i][j] === null || p.z > z[i][j]) {
         z[i][j] = p.z;
         text[i][j] = hoverHtml(p.hover);
+        label[i][j] = esc(p.label);
       }
     });
+    z.forEach(function (row) {
+      row.forEach(function (v) {
+        if (v !== null && v > 0) { zmin = Math.min(zmin, v); zmax = Math.max(zmax, v); }
+      });
+    });
+    var colorbar = { title: { text: esc(c.z_title), side: "right" }, thickness: 14 };
+    if (c.log_z && zmax > 0) {
+      // Color by log10(z); label the colorbar at 1-2-5 steps in z units.
+      z = z.map(function (row) {
+        return row.map(function (v) { return v !== null && v > 0 ? Math.log10(v) : null; });
+      });
+      var ticks = [];
+      for (var e = Math.floor(Math.log10(zmin)); e <= Math.ceil(Math.log10(zmax)); e++) {
+        [1, 2, 5].forEach(function (m) {
+          var t = m * Math.pow(10, e);
+          if (t >= zmin / 1.01 && t <= zmax * 1.01) ticks.push(t);
+        });
+      }
+      colorbar.tickvals = ticks.map(Math.log10);
+      colorbar.ticktext = ticks.map(function (t) { return String(+t.toPrecision(3)); });
+    }
     var layout = baseLayout(c);
     layout.xaxis.type = "category";
     layout.yaxis.type = "category";
@@ -221,10 +245,9 @@
     if (cells.length) {
       traces.push({
         type: "heatmap", x: xo.map(esc), y: yo.map(esc), z: z, hovertext: text, hoverinfo: "text",
-        colorscale: "Viridis", xgap: 1, ygap: 1,
-        colorbar: { title: { text: esc(c.z_title), side: "right" }, thickness: 14 },
-        texttemplate: xo.length * yo.length <= 160 ? "%{z:.3~s}" : "",
-        textfont: { size: 10 }
+        text: label, texttemplate: xo.length <= 32 && yo.length <= 24 ? "%{text}" : "",
+        colorscale: "Viridis", xgap: 1, ygap: 1, colorbar: colorbar,
+        textfont: { size: xo.length > 16 ? 9 : 11 }
       });
     } else {
       noPoints(layout);

@@ -251,11 +251,13 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
     let mut hm = ChartView::new(
         "gemm-heatmap",
         "Performance heatmap: kernels × shapes",
-        "Achieved TFLOP/s of each kernel (rows) at each shape and dtype (columns).",
+        "Achieved TFLOP/s of each kernel (rows) at each shape and dtype (columns); the color \
+         scale is logarithmic so the f32 ladder and the tensor-core kernels both read.",
         "shape · dtype",
         "kernel",
     );
     hm.kind = ChartKind::Heatmap;
+    hm.log_z = true;
     hm.z_title = "TFLOP/s".into();
     hm.x_order = shapes.clone();
     hm.y_order = kernels.clone();
@@ -265,6 +267,7 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
                 x: shape_dtype(p),
                 y: p.imp().to_string(),
                 z,
+                label: fmt::num(z),
                 hover: f.hover.clone(),
                 f: p.dims(),
             });
@@ -310,6 +313,7 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
                         x: (n as i64).to_string(),
                         y: (m as i64).to_string(),
                         z,
+                        label: fmt::num(z),
                         hover: f.hover.clone(),
                         f: p.dims(),
                     });

@@ -357,48 +357,48 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
     let arch = arch.finish("No point names its model's layers, heads or hidden size.");
 
     // Efficiency: decode tokens/s per layer and per billion parameters.
-    let mut eff = ChartView::new(
-        "llm-efficiency",
-        "Efficiency",
-        "Decode tokens/s per layer (bars, left axis) and per billion parameters (diamonds, \
-         right axis): throughput normalised by model size.",
-        "configuration",
-        "tokens/s per layer",
-    );
-    eff.y2_title = Some("tokens/s per B params".into());
-    eff.x_order = configs.clone();
-    let mut set = TraceSet::default();
-    for p in &decode {
-        let Some(v) = names::metric(p.row, names::DECODE_TPS) else {
-            continue;
-        };
-        let s = series(p.imp(), p, multi);
-        if let Some(l) = names::param_f64(p.row, names::LAYERS).filter(|l| *l > 0.0) {
-            let name = format!("{s} · per layer");
-            let h = hover(p, &[format!("{} tokens/s per layer", fmt::num(v / l))]);
+    let efficiency = |id: &str, title: &str, caption: &str, y: &str, keys: &[&str], scale: f64| {
+        let mut c = ChartView::new(id, title, caption, "configuration", y);
+        c.compact = true;
+        c.x_order = configs.clone();
+        let mut set = TraceSet::default();
+        for p in &decode {
+            let (Some(v), Some(d)) = (
+                names::metric(p.row, names::DECODE_TPS),
+                names::param_f64(p.row, keys).filter(|d| *d > 0.0),
+            ) else {
+                continue;
+            };
+            let y_val = v / (d / scale);
+            let h = hover(p, &[format!("{} {y}", fmt::num(y_val))]);
+            let name = series(p.imp(), p, multi);
             push(
                 &mut set,
                 &name,
                 p,
                 "bar",
-                pt_cat(&config(p), v / l, h, p.dims()),
+                pt_cat(&config(p), y_val, h, p.dims()),
             );
         }
-        if let Some(n) = names::param_f64(p.row, names::PARAMS_COUNT).filter(|n| *n > 0.0) {
-            let name = format!("{s} · per B params");
-            let y = v / (n / 1e9);
-            let h = hover(p, &[format!("{} tokens/s per B params", fmt::num(y))]);
-            let t = set.get(&name, || {
-                let mut t = Trace::new(&name, pal.of(p.imp()), "markers");
-                t.y2 = true;
-                t.symbol = Some("diamond".into());
-                t
-            });
-            t.points.push(pt_cat(&config(p), y, h, p.dims()));
-        }
-    }
-    eff.traces = set.into_vec();
-    let eff = eff.finish("No decode point carries tokens/s with layers or a parameter count.");
+        c.traces = set.into_vec();
+        c.finish("No decode point carries tokens/s with this model size.")
+    };
+    let eff_layer = efficiency(
+        "llm-eff-layer",
+        "Efficiency per layer",
+        "Decode tokens/s divided by the number of transformer layers.",
+        "tokens/s per layer",
+        names::LAYERS,
+        1.0,
+    );
+    let eff_params = efficiency(
+        "llm-eff-params",
+        "Efficiency per parameter",
+        "Decode tokens/s divided by the parameter count in billions.",
+        "tokens/s per B params",
+        names::PARAMS_COUNT,
+        1e9,
+    );
 
     // The peer side by side.
     let peers = peer_index(points);
@@ -517,7 +517,8 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
     s2.charts.push(bound);
     let mut s3 = Section::new("models", "Models and efficiency", "");
     s3.charts.push(arch);
-    s3.charts.push(eff);
+    s3.charts.push(eff_layer);
+    s3.charts.push(eff_params);
     let others: Vec<Point> = points
         .iter()
         .filter(|p| p.ok() && phase(p).is_none())
