@@ -120,9 +120,33 @@ fn the_fixture_site_has_the_pages_and_charts_it_promises() {
     let cards: Vec<&str> = overview.cards.iter().map(|c| c.value.as_str()).collect();
     assert_eq!(
         cards.len(),
-        4,
-        "two LayerNorm GPUs, one LLM, one GEMM card: {cards:?}"
+        5,
+        "LayerNorm and LLM on two GPUs, GEMM on one: {cards:?}"
     );
     assert!(overview.cards.iter().all(|c| !c.muted));
     assert_eq!(overview.envs.len(), 2);
+    // Kernel-specific params (impl_kind, ladder_step, block_threads) must not keep a kernel
+    // from its cuBLAS or candle comparison point.
+    let gemm = &pages[3];
+    let ladder = gemm.charts().find(|c| c.id == "gemm-ladder").unwrap();
+    assert!(ladder.traces.iter().map(|t| t.points.len()).sum::<usize>() >= 9);
+    let ln = &pages[2];
+    let speedup = ln.charts().find(|c| c.id == "ln-speedup").unwrap();
+    let n: usize = speedup.traces.iter().map(|t| t.points.len()).sum();
+    assert_eq!(
+        n, 50,
+        "every opbench point with a candle twin has a speedup"
+    );
+    // The event_tracking switch measured both ways gets its own category, the common value
+    // keeps the plain label its transformers peer has.
+    let llm = &pages[1];
+    let peer = llm.charts().find(|c| c.id == "llm-peer").unwrap();
+    assert!(peer
+        .x_order
+        .iter()
+        .any(|x| x.ends_with("event_tracking=on")));
+    assert!(!peer
+        .x_order
+        .iter()
+        .any(|x| x.contains("event_tracking=off")));
 }

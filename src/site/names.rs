@@ -17,7 +17,7 @@ pub const COLS: &[&str] = &["cols", "hidden", "hidden_size"];
 pub const PROMPT_LEN: &[&str] = &["prompt_len", "prompt_tokens"];
 pub const NEW_TOKENS: &[&str] = &["new_tokens", "gen_tokens", "max_new_tokens"];
 pub const WEIGHTS: &[&str] = &["weights"];
-pub const PARAMS_COUNT: &[&str] = &["params_count", "parameters", "n_params"];
+pub const PARAMS_COUNT: &[&str] = &["params_count", "param_count", "parameters", "n_params"];
 pub const LAYERS: &[&str] = &["layers", "num_layers", "num_hidden_layers"];
 pub const HIDDEN: &[&str] = &["hidden_size", "hidden", "d_model"];
 pub const HEADS: &[&str] = &["heads", "num_heads", "num_attention_heads"];
@@ -27,6 +27,9 @@ pub const GEMM_K: &[&str] = &["k"];
 pub const SHAPE_SET: &[&str] = &["shape_set"];
 pub const LAYER_OP: &[&str] = &["layer_op", "op"];
 pub const TOKENS: &[&str] = &["tokens"];
+/// GEMM: position of a kernel on its ladder, and which ladder (`simt_ladder`, ...).
+pub const LADDER_STEP: &[&str] = &["ladder_step"];
+pub const IMPL_KIND: &[&str] = &["impl_kind"];
 
 // Sampled quantities (stats), by meaning.
 pub const TIME: &[&str] = &["time_us", "kernel_time_us", "time_ms"];
@@ -37,20 +40,26 @@ pub const E2E: &[&str] = &["e2e_ms", "total_ms", "generate_ms"];
 // Derived figures (metrics).
 pub const GBPS: &[&str] = &["gbps", "achieved_gbps"];
 pub const PCT_COPY: &[&str] = &["pct_of_copy_bw", "pct_of_copy", "pct_of_copy_gbps"];
-pub const SPEEDUP_LN: &[&str] = &["speedup_vs_candle", "speedup_vs_baseline", "speedup"];
+pub const SPEEDUP_LN: &[&str] = &[
+    "speedup_vs_candle_p50",
+    "speedup_vs_candle",
+    "speedup_vs_baseline",
+    "speedup",
+];
 pub const TFLOPS: &[&str] = &["tflops"];
 pub const INTENSITY: &[&str] = &[
     "intensity_flop_per_byte",
     "arithmetic_intensity_flop_per_byte",
     "intensity",
 ];
-pub const BYTES_MOVED: &[&str] = &["bytes_moved", "bytes"];
+pub const BYTES_MOVED: &[&str] = &["bytes_moved", "min_bytes", "bytes"];
 pub const PCT_CEILING: &[&str] = &["pct_of_ceiling", "pct_of_roofline", "pct_of_peak"];
 pub const PCT_CUBLAS: &[&str] = &["pct_of_cublas"];
-pub const DECODE_TPS: &[&str] = &["decode_tokens_per_s", "tokens_per_s"];
-pub const PREFILL_TPS: &[&str] = &["prefill_tokens_per_s", "tokens_per_s"];
-pub const E2E_TPS: &[&str] = &["tokens_per_s", "e2e_tokens_per_s"];
-pub const BOUND_TPS: &[&str] = &["bandwidth_bound_tokens_per_s"];
+/// Decode tokens/s; a row of benchmark "decode" may also call it `tokens_per_s` (see `decode_tps`).
+pub const DECODE_TPS: &[&str] = &["decode_tokens_per_s"];
+pub const PREFILL_TPS: &[&str] = &["prefill_tokens_per_s"];
+pub const E2E_TPS: &[&str] = &["e2e_tokens_per_s", "tokens_per_s"];
+pub const BOUND_TPS: &[&str] = &["bandwidth_bound_tokens_per_s", "decode_bound_tokens_per_s"];
 pub const PCT_BOUND: &[&str] = &["pct_of_bandwidth_bound"];
 pub const PEAK_MEMORY: &[&str] = &["peak_memory_bytes"];
 
@@ -108,6 +117,24 @@ pub fn metric(row: &ResultRow, keys: &[&str]) -> Option<f64> {
         .find_map(|k| row.metrics.get(*k))
         .copied()
         .filter(|v| v.is_finite())
+}
+
+/// Decode tokens/s of a row: `decode_tokens_per_s`, or `tokens_per_s` on a "decode" row.
+pub fn decode_tps(row: &ResultRow) -> Option<f64> {
+    metric(row, DECODE_TPS).or_else(|| {
+        (row.benchmark == "decode")
+            .then(|| metric(row, &["tokens_per_s"]))
+            .flatten()
+    })
+}
+
+/// Prefill tokens/s of a row: `prefill_tokens_per_s`, or `tokens_per_s` on a "prefill" row.
+pub fn prefill_tps(row: &ResultRow) -> Option<f64> {
+    metric(row, PREFILL_TPS).or_else(|| {
+        (row.benchmark == "prefill")
+            .then(|| metric(row, &["tokens_per_s"]))
+            .flatten()
+    })
 }
 
 /// The first of `keys` present in the row's stats, with the key (it carries the unit).
@@ -175,7 +202,8 @@ mod tests {
         r.metrics.insert("tokens_per_s".into(), 90.0);
         assert_eq!(param_str(&r, MODEL).as_deref(), Some("tiny"));
         assert_eq!(param_f64(&r, BATCH), Some(4.0));
-        assert_eq!(metric(&r, DECODE_TPS), Some(90.0));
+        assert_eq!(decode_tps(&r), Some(90.0));
+        assert_eq!(prefill_tps(&r), None);
         assert_eq!(metric(&r, BOUND_TPS), None);
         assert!(primary_stat(&r).is_none());
     }

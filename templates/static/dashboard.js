@@ -169,6 +169,16 @@
     var r = xyTraces(c, state);
     var layout = baseLayout(c);
     layout.xaxis.type = axisType(c.log_x, r.anyCategory);
+    if (c.log_x && !r.anyCategory) {
+      // Few distinct x values (batch sizes): tick exactly at them.
+      var seen = {};
+      r.traces.forEach(function (t) { t.x.forEach(function (x) { seen[x] = true; }); });
+      var xs = Object.keys(seen).map(Number).sort(function (a, b) { return a - b; });
+      if (xs.length && xs.length <= 12) {
+        layout.xaxis.tickvals = xs;
+        layout.xaxis.ticktext = xs.map(String);
+      }
+    }
     if (r.anyCategory) {
       layout.xaxis.categoryorder = "array";
       layout.xaxis.categoryarray = r.categories.length ? r.categories : undefined;

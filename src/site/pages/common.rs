@@ -8,7 +8,7 @@ use super::super::points::Point;
 use super::{Empty, PageContext};
 use crate::artifact::Status;
 use serde::Serialize;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// A titled group of charts and tables.
 #[derive(Debug, Clone, Serialize)]
@@ -92,25 +92,112 @@ pub fn gpus(points: &[Point]) -> Vec<String> {
     v
 }
 
-/// Key of "the same point measured by another implementation": GPU, benchmark, all params.
-pub fn peer_key(p: &Point) -> String {
+/// Key of "the same point measured by another implementation": GPU, benchmark and the values
+/// of the coordinate params `coords` (shape, dtype, ...; implementation-specific params such as
+/// a kernel's tile size are left out so they do not keep peers apart).
+pub fn coord_key(p: &Point, coords: &[&[&str]]) -> String {
     let mut k = format!("{}\u{1f}{}", p.gpu(), p.row.benchmark);
-    for (name, v) in &p.row.params {
+    for keys in coords {
         k.push('\u{1f}');
-        k.push_str(name);
-        k.push('=');
-        k.push_str(&v.to_string());
+        if let Some(v) = names::param_str(p.row, keys) {
+            k.push_str(&v);
+        }
     }
     k
 }
 
-/// Index: (peer key, implementation) -> point, for ok points.
-pub fn peer_index<'a>(points: &[Point<'a>]) -> HashMap<(String, String), Point<'a>> {
+/// LayerNorm coordinates: rows, cols, dtype, L2 mode.
+pub fn ln_key(p: &Point) -> String {
+    coord_key(p, &[names::ROWS, names::COLS, names::DTYPE, names::MODE])
+}
+
+/// GEMM coordinates: m, n, k, dtype.
+pub fn gemm_key(p: &Point) -> String {
+    coord_key(
+        p,
+        &[names::GEMM_M, names::GEMM_N, names::GEMM_K, names::DTYPE],
+    )
+}
+
+/// LLM coordinates: model, dtype, batch, prompt and generated lengths, weights.
+pub fn llm_key(p: &Point) -> String {
+    coord_key(
+        p,
+        &[
+            names::MODEL,
+            names::DTYPE,
+            names::BATCH,
+            names::PROMPT_LEN,
+            names::NEW_TOKENS,
+            names::WEIGHTS,
+        ],
+    )
+}
+
+/// Index: (coordinate key, implementation) -> point, for ok points.
+pub fn peer_index<'a>(
+    points: &[Point<'a>],
+    key: impl Fn(&Point) -> String,
+) -> HashMap<(String, String), Point<'a>> {
     points
         .iter()
         .filter(|p| p.ok())
-        .map(|p| ((peer_key(p), p.imp().to_string()), *p))
+        .map(|p| ((key(p), p.imp().to_string()), *p))
         .collect()
+}
+
+/// Params that tell apart points sharing a label and an implementation (a switch such as
+/// `event_tracking=on` beside `off`), each with its most common value on the page. Points with
+/// another value get " key=value" appended to their label (`with_extra`), so no two points of a
+/// series share a category while the common case keeps the plain label its peers have too.
+pub fn distinguishing(points: &[Point], label: impl Fn(&Point) -> String) -> Vec<(String, String)> {
+    let mut seen: HashMap<(String, String, String), HashSet<String>> = HashMap::new();
+    for p in points {
+        let l = label(p);
+        for (k, v) in &p.row.params {
+            seen.entry((l.clone(), p.imp().to_string(), k.clone()))
+                .or_default()
+                .insert(v.to_string());
+        }
+    }
+    let mut keys: Vec<String> = seen
+        .into_iter()
+        .filter(|(_, vals)| vals.len() >= 2)
+        .map(|((_, _, k), _)| k)
+        .collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .map(|k| {
+            let mut counts: HashMap<String, usize> = HashMap::new();
+            for p in points {
+                if let Some(v) = p.row.params.get(&k) {
+                    *counts.entry(v.to_string()).or_default() += 1;
+                }
+            }
+            let common = counts
+                .into_iter()
+                .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
+                .map(|(v, _)| v)
+                .unwrap_or_default();
+            (k, common)
+        })
+        .collect()
+}
+
+/// `base` plus " key=value" for each distinguishing key where the point differs from the
+/// common value.
+pub fn with_extra(base: String, p: &Point, keys: &[(String, String)]) -> String {
+    let mut s = base;
+    for (k, common) in keys {
+        if let Some(v) = p.row.params.get(k) {
+            let v = v.to_string();
+            if v != *common {
+                s.push_str(&format!(" {k}={v}"));
+            }
+        }
+    }
+    s
 }
 
 /// The P50 of the row's main timing, in microseconds.
@@ -302,3 +389,65 @@ pub fn rank(value: &str, order: &[&str]) -> f64 {
 
 /// Dtypes in display order.
 pub const DTYPE_ORDER: &[&str] = &["f32", "tf32", "f16", "bf16", "f8"];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::artifact::{Artifact, Ceilings, ResultRow, RunInfo};
+    use crate::env::Env;
+    use crate::summary::Loaded;
+
+    #[test]
+    fn a_switch_measured_both_ways_marks_only_the_uncommon_value() {
+        let row = |imp: &str, model: &str, et: Option<&str>| {
+            let r = ResultRow::new("generate", imp).param("model", model);
+            match et {
+                Some(v) => r.param("event_tracking", v),
+                None => r,
+            }
+        };
+        let loaded = Loaded {
+            file: "a.json".into(),
+            artifact: Artifact {
+                schema_version: 1,
+                kind: "llm".into(),
+                run: RunInfo {
+                    id: "a".into(),
+                    started_utc: "2026-01-01T00:00:00Z".into(),
+                    finished_utc: "2026-01-01T00:00:00Z".into(),
+                    complete: true,
+                    git_commit: None,
+                    git_dirty: None,
+                    tool_version: "0".into(),
+                    command_line: vec![],
+                },
+                env: Env::cpu(),
+                ceilings: Ceilings::default(),
+                results: vec![
+                    row("candle", "a", Some("off")),
+                    row("candle", "a", Some("on")),
+                    row("candle", "b", Some("off")),
+                    row("peer", "a", None),
+                ],
+                notes: vec![],
+            },
+        };
+        let points: Vec<Point> = loaded
+            .artifact
+            .results
+            .iter()
+            .map(|r| Point {
+                loaded: &loaded,
+                row: r,
+            })
+            .collect();
+        let label = |p: &Point| names::param_str(p.row, names::MODEL).unwrap_or_default();
+        let keys = distinguishing(&points, label);
+        assert_eq!(keys, [("event_tracking".to_string(), "off".to_string())]);
+        let labels: Vec<String> = points
+            .iter()
+            .map(|p| with_extra(label(p), p, &keys))
+            .collect();
+        assert_eq!(labels, ["a", "a event_tracking=on", "b", "a"]);
+    }
+}

@@ -58,14 +58,33 @@ fn shape_key(p: &Point) -> Vec<f64> {
 fn kernel_order(points: &[Point]) -> Vec<String> {
     let imps: BTreeSet<&str> = points.iter().map(|p| p.imp()).collect();
     let mut v: Vec<&str> = imps.into_iter().collect();
-    v.sort_by_key(|i| {
-        let pos = names::GEMM_LADDER.iter().position(|l| l == i);
-        (
-            names::is_cublas(i),
-            *i == "candle",
-            pos.unwrap_or(usize::MAX),
-            i.to_string(),
-        )
+    // A kernel's ladder and step, when the rows record them (impl_kind, ladder_step).
+    let mut step: HashMap<&str, (String, f64)> = HashMap::new();
+    for p in points {
+        if let Some(s) = names::param_f64(p.row, names::LADDER_STEP) {
+            let kind = names::param_str(p.row, names::IMPL_KIND).unwrap_or_default();
+            step.insert(p.imp(), (kind, s));
+        }
+    }
+    v.sort_by(|a, b| {
+        let key = |i: &str| {
+            let (kind, s) = step.get(i).cloned().unwrap_or((String::new(), f64::MAX));
+            let pos = names::GEMM_LADDER.iter().position(|l| *l == i);
+            (
+                names::is_cublas(i),
+                i == "candle",
+                kind,
+                s,
+                pos.unwrap_or(usize::MAX),
+            )
+        };
+        let (ka, kb) = (key(a), key(b));
+        ka.0.cmp(&kb.0)
+            .then(ka.1.cmp(&kb.1))
+            .then(ka.2.cmp(&kb.2))
+            .then(ka.3.total_cmp(&kb.3))
+            .then(ka.4.cmp(&kb.4))
+            .then(a.cmp(b))
     });
     v.into_iter().map(String::from).collect()
 }
@@ -108,7 +127,7 @@ fn figures(p: &Point, cublas_us: &HashMap<String, f64>) -> Figures {
     let tf = tflops(p);
     let ai = intensity(p);
     let pct_cublas = names::metric(p.row, names::PCT_CUBLAS).or_else(|| {
-        let base = cublas_us.get(&peer_key(p))?;
+        let base = cublas_us.get(&gemm_key(p))?;
         Some(100.0 * base / p50_us(p)?)
     });
     let pct_ceiling =
@@ -157,7 +176,7 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
     let cublas_us: HashMap<String, f64> = ok
         .iter()
         .filter(|p| names::is_cublas(p.imp()))
-        .filter_map(|p| Some((peer_key(p), p50_us(p)?)))
+        .filter_map(|p| Some((gemm_key(p), p50_us(p)?)))
         .collect();
     let figs: Vec<Figures> = ok.iter().map(|p| figures(p, &cublas_us)).collect();
     let kernels = kernel_order(&ok);
@@ -376,7 +395,7 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
         let Some(t) = p50_us(p) else { continue };
         let name = series(p.imp(), p, multi);
         let mut pt = pt_cat(&shape_dtype(p), t, f.hover.clone(), p.dims());
-        pt.g = Some(peer_key(p));
+        pt.g = Some(gemm_key(p));
         set.get(&name, || new_trace(&name, p, "markers"))
             .points
             .push(pt);

@@ -57,8 +57,8 @@ fn gbps(p: &Point) -> Option<f64> {
     Some(bytes / (t * 1e3))
 }
 
-fn hover(p: &Point, extra: &[String]) -> String {
-    let mut lines = vec![p.imp().to_string(), label(p)];
+fn hover(p: &Point, label: &str, extra: &[String]) -> String {
+    let mut lines = vec![p.imp().to_string(), label.to_string()];
     if let Some((k, s)) = names::primary_stat(p.row) {
         let u = names::unit_label(k);
         lines.push(format!(
@@ -94,8 +94,10 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
     let multi = multi_gpu(points);
     let gpu_list = gpus(points);
     let ok: Vec<Point> = points.iter().filter(|p| p.ok()).copied().collect();
-    let x_order = ordered_categories(points.iter().map(|p| (sort_key(p), label(p))).collect());
-    let peers = peer_index(points);
+    let extras = distinguishing(points, label);
+    let lab = |p: &Point| with_extra(label(p), p, &extras);
+    let x_order = ordered_categories(points.iter().map(|p| (sort_key(p), lab(p))).collect());
+    let peers = peer_index(points, ln_key);
     let baseline = names::LN_BASELINE[0];
 
     let push = |set: &mut TraceSet, p: &Point, mode: &str, pt: Pt| {
@@ -125,7 +127,7 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
             continue;
         };
         let f = names::to_us(k);
-        let mut pt = pt_cat(&label(p), s.p50 * f, hover(p, &[]), p.dims());
+        let mut pt = pt_cat(&lab(p), s.p50 * f, hover(p, &lab(p), &[]), p.dims());
         pt.lo = Some(s.p5 * f);
         pt.hi = Some(s.p95 * f);
         push(&mut set, p, "bar", pt);
@@ -155,7 +157,7 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
     let mut set = TraceSet::default();
     for p in ok.iter().filter(|p| p.imp() != baseline) {
         let base = peers
-            .get(&(peer_key(p), baseline.to_string()))
+            .get(&(ln_key(p), baseline.to_string()))
             .and_then(p50_us);
         let v = names::metric(p.row, names::SPEEDUP_LN)
             .or_else(|| Some(base? / p50_us(p)?))
@@ -172,7 +174,7 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
             &mut set,
             p,
             "bar",
-            pt_cat(&label(p), v, hover(p, &extra), p.dims()),
+            pt_cat(&lab(p), v, hover(p, &lab(p), &extra), p.dims()),
         );
     }
     sp.traces = set.into_vec();
@@ -218,7 +220,7 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
             &mut set,
             p,
             "bar",
-            pt_cat(&label(p), v, hover(p, &extra), p.dims()),
+            pt_cat(&lab(p), v, hover(p, &lab(p), &extra), p.dims()),
         );
     }
     bw.traces = set.into_vec();
@@ -259,9 +261,9 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
             t
         });
         t.points.push(pt_cat(
-            &label(p),
+            &lab(p),
             c.rel_err.max(1e-12),
-            hover(p, &extra),
+            hover(p, &lab(p), &extra),
             p.dims(),
         ));
         let tol = set.get("tolerance", || {
@@ -269,8 +271,12 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
             t.symbol = Some("line-ew-open".into());
             t
         });
-        tol.points
-            .push(pt_cat(&label(p), c.tolerance, hover(p, &[]), p.dims()));
+        tol.points.push(pt_cat(
+            &lab(p),
+            c.tolerance,
+            hover(p, &lab(p), &[]),
+            p.dims(),
+        ));
     }
     cor.traces = set.into_vec();
     let cor = cor.finish("No point carries a correctness check.");

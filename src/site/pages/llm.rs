@@ -10,12 +10,12 @@ use super::common::*;
 use super::PageContext;
 use std::collections::{BTreeMap, HashMap};
 
-/// The benchmarks this page charts, with their stat and tokens/s metric lookups.
+/// The phases this page charts, each found by its stat: a row of benchmark "prefill",
+/// "decode" or "e2e" has one, a "generate" row all three.
 struct Phase {
     benchmark: &'static str,
     label: &'static str,
     stat: &'static [&'static str],
-    tps: &'static [&'static str],
 }
 
 const PHASES: &[Phase] = &[
@@ -23,28 +23,30 @@ const PHASES: &[Phase] = &[
         benchmark: "prefill",
         label: "prefill (TTFT)",
         stat: names::TTFT,
-        tps: names::PREFILL_TPS,
     },
     Phase {
         benchmark: "decode",
         label: "decode step",
         stat: names::DECODE_STEP,
-        tps: names::DECODE_TPS,
     },
     Phase {
         benchmark: "e2e",
         label: "end to end",
         stat: names::E2E,
-        tps: names::E2E_TPS,
     },
 ];
 
-fn phase(p: &Point) -> Option<&'static Phase> {
-    PHASES.iter().find(|ph| ph.benchmark == p.row.benchmark)
+/// Whether a row has anything this page charts.
+fn is_charted(p: &Point) -> bool {
+    PHASES
+        .iter()
+        .any(|ph| names::stat(p.row, ph.stat).is_some())
+        || names::decode_tps(p.row).is_some()
+        || names::prefill_tps(p.row).is_some()
 }
 
 /// "TinyLlama-1.1B f16 b1 128+128": model, dtype, batch, prompt + new tokens.
-fn config(p: &Point) -> String {
+fn base_config(p: &Point) -> String {
     let r = p.row;
     let mut parts = vec![names::param_str(r, names::MODEL).unwrap_or_else(|| "model?".into())];
     parts.extend(p.dtype());
@@ -78,14 +80,6 @@ fn config_key(p: &Point) -> Vec<f64> {
     ]
 }
 
-/// The same point without batch and benchmark: for lines across batch sizes.
-fn hover(p: &Point, extra: &[String]) -> String {
-    let mut lines = vec![format!("{} · {}", p.imp(), p.row.benchmark), config(p)];
-    lines.extend(extra.iter().cloned());
-    lines.push(p.gpu());
-    lines.join("\n")
-}
-
 fn stat_line(k: &str, s: &crate::stats::Summary) -> String {
     let u = names::unit_label(k);
     format!(
@@ -111,11 +105,19 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
     let multi = multi_gpu(points);
     let gpu_list = gpus(points);
     let ok: Vec<Point> = points.iter().filter(|p| p.ok()).copied().collect();
-    let charted: Vec<Point> = ok.iter().filter(|p| phase(p).is_some()).copied().collect();
+    let charted: Vec<Point> = ok.iter().filter(|p| is_charted(p)).copied().collect();
+    let extras = distinguishing(&charted, base_config);
+    let config = |p: &Point| with_extra(base_config(p), p, &extras);
+    let hover = |p: &Point, extra: &[String]| -> String {
+        let mut lines = vec![format!("{} · {}", p.imp(), p.row.benchmark), config(p)];
+        lines.extend(extra.iter().cloned());
+        lines.push(p.gpu());
+        lines.join("\n")
+    };
     let configs = ordered_categories(charted.iter().map(|p| (config_key(p), config(p))).collect());
     let decode: Vec<Point> = charted
         .iter()
-        .filter(|p| p.row.benchmark == "decode")
+        .filter(|p| names::decode_tps(p.row).is_some())
         .copied()
         .collect();
     let push = |set: &mut TraceSet, name: &str, p: &Point, mode: &str, pt: Pt| {
@@ -140,8 +142,10 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
     lat.log_y = true;
     lat.x_order = configs.clone();
     let mut set = TraceSet::default();
-    for p in &charted {
-        let ph = phase(p).expect("charted points have a phase");
+    for (p, ph) in charted
+        .iter()
+        .flat_map(|p| PHASES.iter().map(move |ph| (p, ph)))
+    {
         let Some((k, s)) = names::stat(p.row, ph.stat) else {
             continue;
         };
@@ -190,7 +194,7 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
     for p in &decode {
         if let (Some(b), Some(v)) = (
             names::param_f64(p.row, names::BATCH),
-            names::metric(p.row, names::DECODE_TPS),
+            names::decode_tps(p.row),
         ) {
             rows.push((b, *p, v));
         }
@@ -198,21 +202,20 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
     rows.sort_by(|a, b| a.0.total_cmp(&b.0));
     for (b, p, v) in &rows {
         let model = names::param_str(p.row, names::MODEL).unwrap_or_default();
-        let name = format!(
-            "{} · {model} {}",
-            series(p.imp(), p, multi),
-            p.dtype().unwrap_or_default()
+        let name = with_extra(
+            format!(
+                "{} · {model} {}",
+                series(p.imp(), p, multi),
+                p.dtype().unwrap_or_default()
+            ),
+            p,
+            &extras,
         );
         let extra = vec![format!("{} tokens/s", fmt::num(*v))];
-        set.get(&name, || {
-            let mut t = Trace::new(&name, pal.of(p.imp()), "lines+markers");
-            if model != names::param_str(rows[0].1.row, names::MODEL).unwrap_or_default() {
-                t.dash = Some("dash".into());
-            }
-            t
-        })
-        .points
-        .push(pt_num(*b, *v, hover(p, &extra), p.dims()));
+        let t = set.get(&name, || {
+            Trace::new(&name, pal.of(p.imp()), "lines+markers")
+        });
+        t.points.push(pt_num(*b, *v, hover(p, &extra), p.dims()));
     }
     thr.traces = set.into_vec();
     let thr = thr.finish("No decode point carries batch and decode tokens/s.");
@@ -231,7 +234,7 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
         c.log_y = true;
         let mut labels = Vec::new();
         let mut set = TraceSet::default();
-        for p in charted.iter().filter(|p| p.row.benchmark == ph.benchmark) {
+        for p in &charted {
             let Some((k, s)) = names::stat(p.row, ph.stat) else {
                 continue;
             };
@@ -275,15 +278,15 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
     pd.log_y = true;
     pd.x_order = configs.clone();
     let mut set = TraceSet::default();
-    for p in &charted {
-        let ph = phase(p).expect("charted");
-        if ph.benchmark == "e2e" {
-            continue;
-        }
-        let Some(v) = names::metric(p.row, ph.tps) else {
-            continue;
-        };
-        let name = format!("{} · {}", series(p.imp(), p, multi), ph.benchmark);
+    for (p, (phase, v)) in charted.iter().flat_map(|p| {
+        [
+            ("prefill", names::prefill_tps(p.row)),
+            ("decode", names::decode_tps(p.row)),
+        ]
+        .into_iter()
+        .filter_map(move |(ph, v)| Some((p, (ph, v?))))
+    }) {
+        let name = format!("{} · {phase}", series(p.imp(), p, multi));
         let pt = pt_cat(
             &config(p),
             v,
@@ -292,7 +295,7 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
         );
         set.get(&name, || {
             let mut t = Trace::new(&name, pal.of(p.imp()), "bar");
-            t.pattern = if ph.benchmark == "prefill" {
+            t.pattern = if phase == "prefill" {
                 Some("/".into())
             } else {
                 gpu_pattern(p, &gpu_list)
@@ -364,7 +367,7 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
         let mut set = TraceSet::default();
         for p in &decode {
             let (Some(v), Some(d)) = (
-                names::metric(p.row, names::DECODE_TPS),
+                names::decode_tps(p.row),
                 names::param_f64(p.row, keys).filter(|d| *d > 0.0),
             ) else {
                 continue;
@@ -401,7 +404,7 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
     );
 
     // The peer side by side.
-    let peers = peer_index(points);
+    let peers = peer_index(points, llm_key);
     let peer_names: Vec<String> = {
         let mut v: Vec<String> = decode
             .iter()
@@ -423,14 +426,14 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
     side.x_order = configs.clone();
     let mut set = TraceSet::default();
     for p in &decode {
-        let Some(v) = names::metric(p.row, names::DECODE_TPS) else {
+        let Some(v) = names::decode_tps(p.row) else {
             continue;
         };
         let mut extra = vec![format!("{} tokens/s", fmt::num(v))];
         for peer in peer_names.iter().filter(|n| n.as_str() != p.imp()) {
             if let Some(pv) = peers
-                .get(&(peer_key(p), peer.clone()))
-                .and_then(|q| names::metric(q.row, names::DECODE_TPS))
+                .get(&(llm_key(p), peer.clone()))
+                .and_then(|q| names::decode_tps(q.row))
             {
                 extra.push(format!("{} of {peer}", fmt::times(v / pv)));
             }
@@ -462,7 +465,7 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
     let mut set = TraceSet::default();
     let mut bound_seen: HashMap<String, ()> = HashMap::new();
     for p in &decode {
-        let v = names::metric(p.row, names::DECODE_TPS);
+        let v = names::decode_tps(p.row);
         let b = names::metric(p.row, names::BOUND_TPS);
         let pct = names::metric(p.row, names::PCT_BOUND).or_else(|| Some(100.0 * v? / b?));
         if let Some(v) = v {
@@ -521,7 +524,7 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
     s3.charts.push(eff_params);
     let others: Vec<Point> = points
         .iter()
-        .filter(|p| p.ok() && phase(p).is_none())
+        .filter(|p| p.ok() && !is_charted(p))
         .copied()
         .collect();
     s3.tables.extend(other_rows_table(

@@ -30,16 +30,14 @@ fn muted(title: &str, link: &str, bin: &str) -> Card {
 }
 
 fn layernorm_card(gpu: &str, pts: &[Point]) -> Option<Card> {
-    let peers = peer_index(pts);
+    let peers = peer_index(pts, ln_key);
     let base = names::LN_BASELINE[0];
     let mut sp: Vec<(f64, Point)> = pts
         .iter()
         .filter(|p| p.ok() && !names::NOT_OURS.contains(&p.imp()))
         .filter_map(|p| {
             let v = names::metric(p.row, names::SPEEDUP_LN).or_else(|| {
-                let b = peers
-                    .get(&(peer_key(p), base.to_string()))
-                    .and_then(p50_us)?;
+                let b = peers.get(&(ln_key(p), base.to_string())).and_then(p50_us)?;
                 Some(b / p50_us(p)?)
             })?;
             Some((v, *p))
@@ -86,8 +84,8 @@ fn layernorm_card(gpu: &str, pts: &[Point]) -> Option<Card> {
 fn decode_card(gpu: &str, pts: &[Point]) -> Option<Card> {
     let decode: Vec<Point> = pts
         .iter()
-        .filter(|p| p.ok() && p.row.benchmark == "decode" && !names::is_llm_peer(p.imp()))
-        .filter(|p| names::metric(p.row, names::DECODE_TPS).is_some())
+        .filter(|p| p.ok() && !names::is_llm_peer(p.imp()))
+        .filter(|p| names::decode_tps(p.row).is_some())
         .copied()
         .collect();
     let min_batch = decode
@@ -102,14 +100,14 @@ fn decode_card(gpu: &str, pts: &[Point]) -> Option<Card> {
             let k = |p: &Point| {
                 (
                     names::param_f64(p.row, names::PARAMS_COUNT).unwrap_or(0.0),
-                    names::metric(p.row, names::DECODE_TPS).unwrap_or(0.0),
+                    names::decode_tps(p.row).unwrap_or(0.0),
                 )
             };
             let (ka, kb) = (k(a), k(b));
             ka.0.total_cmp(&kb.0).then(ka.1.total_cmp(&kb.1))
         })?;
     let r = p.row;
-    let tps = names::metric(r, names::DECODE_TPS)?;
+    let tps = names::decode_tps(r)?;
     let bound = names::metric(r, names::BOUND_TPS);
     let pct = names::metric(r, names::PCT_BOUND).or_else(|| Some(100.0 * tps / bound?));
     let mut details = Vec::new();
@@ -129,12 +127,12 @@ fn decode_card(gpu: &str, pts: &[Point]) -> Option<Card> {
         p.dtype().unwrap_or_default(),
         names::param_str(r, names::BATCH).unwrap_or_else(|| "?".into())
     ));
-    let key = peer_key(p);
+    let key = llm_key(p);
     for q in pts
         .iter()
-        .filter(|q| q.ok() && names::is_llm_peer(q.imp()) && peer_key(q) == key)
+        .filter(|q| q.ok() && names::is_llm_peer(q.imp()) && llm_key(q) == key)
     {
-        if let Some(v) = names::metric(q.row, names::DECODE_TPS) {
+        if let Some(v) = names::decode_tps(q.row) {
             details.push(format!(
                 "{}: {} tokens/s ({} faster)",
                 q.imp(),
@@ -162,10 +160,10 @@ fn gemm_card(gpu: &str, pts: &[Point]) -> Option<Card> {
         .filter(|p| tf(p).is_some())
         .max_by(|a, b| tf(a).unwrap_or(0.0).total_cmp(&tf(b).unwrap_or(0.0)))?;
     let v = tf(p)?;
-    let key = peer_key(p);
+    let key = gemm_key(p);
     let cublas = pts
         .iter()
-        .find(|q| q.ok() && names::is_cublas(q.imp()) && peer_key(q) == key);
+        .find(|q| q.ok() && names::is_cublas(q.imp()) && gemm_key(q) == key);
     let pct = names::metric(p.row, names::PCT_CUBLAS).or_else(|| {
         let c = cublas?;
         Some(100.0 * p50_us(c)? / p50_us(p)?)
@@ -220,24 +218,32 @@ fn cards(store: &Store) -> Vec<Card> {
             gemm_card,
         ),
     ];
-    let mut out = Vec::new();
-    for (kind, title, link, bin, make) in specs {
+    // Cards grouped by GPU (sorted), in the order LayerNorm, LLM, GEMM within each; a kind with
+    // no card at all gets one muted card saying what to run.
+    let mut made: Vec<(String, usize, Card)> = Vec::new();
+    let mut muted_cards = Vec::new();
+    for (i, (kind, title, link, bin, make)) in specs.into_iter().enumerate() {
         let pts = store.of_kind(kind);
-        let mut made = Vec::new();
+        let before = made.len();
         for gpu in gpus(&pts) {
             let mine: Vec<Point> = pts.iter().filter(|p| p.gpu() == gpu).copied().collect();
-            made.extend(make(&gpu, &mine));
+            if let Some(c) = make(&gpu, &mine) {
+                made.push((gpu, i, c));
+            }
         }
-        if made.is_empty() {
+        if made.len() == before {
             let mut c = muted(title, link, bin);
             if !pts.is_empty() {
                 c.details = vec!["artifacts present, but no point has the figures".into()];
             }
-            out.push(c);
+            muted_cards.push(c);
         }
-        out.extend(made);
     }
-    out
+    made.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
+    made.into_iter()
+        .map(|(_, _, c)| c)
+        .chain(muted_cards)
+        .collect()
 }
 
 /// The headline figure of a (kind, benchmark): (label, metric lookups, higher is better).
@@ -245,9 +251,13 @@ fn headline(kind: &str, benchmark: &str) -> Option<(&'static str, &'static [&'st
     match (kind, benchmark) {
         ("layernorm", _) => Some(("GB/s", names::GBPS)),
         ("gemm", _) => Some(("TFLOP/s", names::TFLOPS)),
-        (_, "prefill") => Some(("prefill tokens/s", names::PREFILL_TPS)),
-        (_, "decode") => Some(("decode tokens/s", names::DECODE_TPS)),
+        (_, "prefill") => Some((
+            "prefill tokens/s",
+            &["prefill_tokens_per_s", "tokens_per_s"],
+        )),
+        (_, "decode") => Some(("decode tokens/s", &["decode_tokens_per_s", "tokens_per_s"])),
         (_, "e2e") => Some(("tokens/s", names::E2E_TPS)),
+        (_, "generate") => Some(("decode tokens/s", names::DECODE_TPS)),
         _ => None,
     }
 }
