@@ -1,1 +1,131 @@
-fn main() {}
+//! layernorm_bench: candle's LayerNorm against our CUDA kernel, checked and timed; writes artifacts/layernorm.json.
+
+use clap::{Parser, ValueEnum};
+use opbench::layernorm::{plan, report, sweep, Dtype, Shape, SweepConfig};
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Device {
+    /// candle and our kernel on GPU 0 (needs a build with `--features cuda`).
+    Cuda,
+    /// The f64 reference against candle's CPU LayerNorm only, to test the artifact's shape.
+    Cpu,
+}
+
+/// LayerNorm forward, y = (x - mean) / sqrt(var + eps) * gamma + beta over the last dimension:
+/// candle's fused kernel (candle_nn::ops::layer_norm) against ours (kernels/layernorm.cu).
+///
+/// Each point (shape x dtype) draws fresh random inputs, checks both outputs against a float64
+/// CPU reference (relative L2 error, f32 <= 1e-5, f16/bf16 <= 1e-2; a failed point is never
+/// timed), then times both with CUDA events, warm (back-to-back launches, divided) and cold
+/// (L2 flushed before each launch). GB/s counts x read once + y written once, and is also given
+/// as a percentage of the device-to-device copy bandwidth measured in the same process.
+/// Results are written as they come to OUT.partial, then to OUT. Progress goes to stderr; a
+/// table of the results and the issue's performance bars are printed at the end.
+///
+/// Without a GPU the cuda run stops with an error; `--device cpu` runs the reference and
+/// candle's CPU LayerNorm (host-clock timing) on a small sweep instead.
+#[derive(Parser, Debug)]
+#[command(version)]
+struct Args {
+    /// Where to run.
+    #[arg(long, value_enum, default_value = "cuda")]
+    device: Device,
+    /// Shape to run, ROWSxCOLS or a tensor shape like 4x512x1024 (normalized over the last
+    /// dimension); repeatable. Default on cuda: 4x512x1024, 4096x{1024,2048,4096,8192},
+    /// 16384x8192, 32768x4096, 1x2048; on cpu: 4x512x1024, 64x1025, 1x2048.
+    #[arg(long = "shape", value_name = "SHAPE")]
+    shapes: Vec<Shape>,
+    /// Element type of x, gamma, beta and y; repeatable [default: all three].
+    #[arg(long = "dtype", value_enum)]
+    dtypes: Vec<Dtype>,
+    /// The epsilon added to the variance.
+    #[arg(long, default_value_t = 1e-5)]
+    eps: f32,
+    /// Untimed launches before each measurement.
+    #[arg(long, default_value_t = 10)]
+    warmup: usize,
+    /// Timed samples per measurement [default: 100 on cuda, 20 on cpu].
+    #[arg(long)]
+    samples: Option<usize>,
+    /// Launches per warm sample (the time is divided by it).
+    #[arg(long, default_value_t = 20)]
+    batch: usize,
+    /// Row bytes each thread of our kernel holds (16, 32, 64, 128 or 256): fewer means more
+    /// threads per row [default: 128, or 16 with fewer than 128 rows].
+    #[arg(long)]
+    bytes_per_thread: Option<usize>,
+    /// Which of our kernel families may run: regs (the row in registers; rows too long for
+    /// them use the long-row kernel) or pipe (an experimental cp.async ring where it fits).
+    #[arg(long, value_enum, default_value = "regs")]
+    kernel: plan::KernelChoice,
+    /// Seed of the random inputs [default: drawn at random, recorded in the artifact].
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Artifact to write.
+    #[arg(long, default_value = "artifacts/layernorm.json")]
+    out: PathBuf,
+    /// Print the results table and bar checks of an existing artifact and exit.
+    #[arg(long, value_name = "ARTIFACT")]
+    table: Option<PathBuf>,
+}
+
+fn print_summary(path: &std::path::Path) -> anyhow::Result<()> {
+    let a = opbench::artifact::read_artifact(path)?;
+    println!("{}", report::markdown_table(&a));
+    for line in report::bar_report(&a) {
+        println!("{line}");
+    }
+    Ok(())
+}
+
+fn main() {
+    opbench::cli::main_with(|| {
+        let args = Args::parse();
+        if let Some(path) = &args.table {
+            return print_summary(path);
+        }
+        let cpu = args.device == Device::Cpu;
+        let cfg = SweepConfig {
+            shapes: if !args.shapes.is_empty() {
+                args.shapes
+            } else if cpu {
+                sweep::default_cpu_shapes()
+            } else {
+                sweep::default_gpu_shapes()
+            },
+            dtypes: if args.dtypes.is_empty() {
+                Dtype::ALL.to_vec()
+            } else {
+                args.dtypes
+            },
+            eps: args.eps,
+            warmup: args.warmup,
+            samples: args.samples.unwrap_or(if cpu { 20 } else { 100 }),
+            batch: args.batch,
+            bytes_per_thread: args.bytes_per_thread,
+            kernel: args.kernel,
+            seed: args.seed.unwrap_or_else(rand::random),
+            out: args.out,
+        };
+        let path = match args.device {
+            Device::Cpu => opbench::layernorm::cpu::run(&cfg)?,
+            Device::Cuda => run_cuda(&cfg)?,
+        };
+        eprintln!("wrote {}", path.display());
+        print_summary(&path)
+    });
+}
+
+#[cfg(feature = "cuda")]
+fn run_cuda(cfg: &SweepConfig) -> anyhow::Result<PathBuf> {
+    opbench::layernorm::gpu::run(cfg)
+}
+
+#[cfg(not(feature = "cuda"))]
+fn run_cuda(_cfg: &SweepConfig) -> anyhow::Result<PathBuf> {
+    anyhow::bail!(
+        "this layernorm_bench was built without GPU support, so --device cuda cannot run: \
+         rebuild with `cargo build --release --features cuda` on a CUDA setup, or pass --device cpu"
+    )
+}

@@ -1,1 +1,163 @@
-fn main() {}
+//! llm_bench: Llama inference with candle measured like a serving benchmark (TTFT, prefill and
+//! decode tokens/s, per-token latency, bandwidth bound); writes artifacts/llm.json.
+
+use anyhow::{bail, Result};
+use clap::{Parser, ValueEnum};
+use opbench::llm::{self, BenchOptions, ChatTemplate, DeviceChoice, DtypeChoice, Source};
+use std::path::PathBuf;
+
+/// Where the weights come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Weights {
+    /// From --model-dir, or from the Hugging Face cache / Hub (--model).
+    Real,
+    /// The architecture of each --config with random weights made on the device (no download).
+    Random,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum OnOff {
+    On,
+    Off,
+}
+
+/// Measures candle's Llama (candle-transformers 0.11.1) like a serving benchmark: warm-up, then
+/// repeats of prefill of a P-token prompt and greedy decode of T new tokens, synchronized
+/// before every clock read. Reports TTFT, prefill and decode tokens/s, the per-token decode
+/// latency distribution, end-to-end latency, peak device memory, and decode speed as a
+/// fraction of its bandwidth bound (weights + KV cache read per step / copy bandwidth measured
+/// in the same process).
+///
+/// Model sources: --model ID (Hugging Face cache, downloading when missing), --model-dir DIR,
+/// or --weights random with --config NAME[,NAME...] (tinyllama-1.1b and a ladder of smaller
+/// Llama configs; `ladder` runs them all).
+///
+/// Merge mode (no benchmark): --merge FILE and/or --parity-dir DIR add the transformers peer's
+/// rows (bench/peers/transformers_llm.py) and the logits parity check to the artifact at --out.
+#[derive(Debug, Parser)]
+#[command(version, about, long_about)]
+struct Args {
+    /// Hugging Face model id (used with --weights real and no --model-dir).
+    #[arg(long, default_value = "TinyLlama/TinyLlama-1.1B-Chat-v1.0")]
+    model: String,
+    /// A folder with config.json, tokenizer.json and model.safetensors (or a sharded index).
+    #[arg(long, conflicts_with = "config")]
+    model_dir: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = Weights::Real)]
+    weights: Weights,
+    /// With --weights random: named configs (comma list; `ladder` = all, smallest first) or
+    /// paths to config.json files.
+    #[arg(long, value_delimiter = ',', default_value = "tinyllama-1.1b")]
+    config: Vec<String>,
+    /// Prompt lengths in tokens (comma list).
+    #[arg(long, value_delimiter = ',', default_value = "128")]
+    prompt_len: Vec<usize>,
+    /// Batch sizes (comma list).
+    #[arg(long, value_delimiter = ',', default_value = "1")]
+    batch: Vec<usize>,
+    /// New tokens per sequence (the first comes from prefill, the rest from decode steps).
+    #[arg(long, default_value_t = 128)]
+    new_tokens: usize,
+    /// Timed repeats per point.
+    #[arg(long, default_value_t = 5)]
+    repeats: usize,
+    /// Untimed runs per point before the repeats.
+    #[arg(long, default_value_t = 1)]
+    warmup: usize,
+    /// Weight and activation dtype (auto: f16 on the GPU, f32 on the CPU).
+    #[arg(long, value_enum, default_value_t = DtypeChoice::Auto)]
+    dtype: DtypeChoice,
+    /// auto: the GPU when this build has CUDA and one answers, else the CPU.
+    #[arg(long, value_enum, default_value_t = DeviceChoice::Auto)]
+    device: DeviceChoice,
+    /// Prompt text for real models (repeated or cut to --prompt-len tokens inside the template).
+    #[arg(
+        long,
+        default_value = "Explain in detail how a GPU executes a matrix multiplication, from the memory hierarchy to the tensor cores."
+    )]
+    prompt: String,
+    #[arg(long, value_enum, default_value_t = ChatTemplate::Auto)]
+    chat_template: ChatTemplate,
+    /// Seed of random weights and random prompts.
+    #[arg(long, default_value_t = 1234)]
+    seed: u64,
+    /// The artifact to write (or to merge into).
+    #[arg(long, default_value = "artifacts/llm.json")]
+    out: PathBuf,
+    /// With --weights random: save each model (safetensors with Hugging Face names, config.json)
+    /// and candle's logits of a parity prompt under DIR/<config>/ for the transformers peer.
+    #[arg(long)]
+    save_weights: Option<PathBuf>,
+    /// cudarc's per-buffer CUDA-event tracking (candle's default: on). Off is safe here: one stream.
+    #[arg(long, value_enum, default_value_t = OnOff::Off)]
+    event_tracking: OnOff,
+    /// Print the prompt and the generated text (token ids for random weights).
+    #[arg(long)]
+    verbose: bool,
+    /// Wrap this decode step (1-based) of the first timed repeat in cuProfilerStart/Stop, for
+    /// `ncu --profile-from-start off`.
+    #[arg(long)]
+    profile_decode_step: Option<usize>,
+    /// Sample device memory (cuMemGetInfo) before each synchronize, for peak_device_mem_bytes.
+    #[arg(long, value_enum, default_value_t = OnOff::On)]
+    mem_sample: OnOff,
+    /// No progress bar.
+    #[arg(long)]
+    quiet: bool,
+    /// Merge mode: add rows from this peer rows file or llm artifact to --out (repeatable).
+    #[arg(long)]
+    merge: Vec<PathBuf>,
+    /// Merge mode: add a parity row per DIR/<config>/ holding parity.safetensors and
+    /// peer_logits.safetensors.
+    #[arg(long)]
+    parity_dir: Option<PathBuf>,
+}
+
+fn body() -> Result<()> {
+    let a = Args::parse();
+    if !a.merge.is_empty() || a.parity_dir.is_some() {
+        for line in llm::merge::merge(&a.out, &a.merge, a.parity_dir.as_deref())? {
+            println!("{line}");
+        }
+        let merged = opbench::artifact::read_artifact(&a.out)?;
+        println!("{}", llm::report::table(&merged.results));
+        println!("updated {}", a.out.display());
+        return Ok(());
+    }
+    let source = match (a.weights, &a.model_dir) {
+        (Weights::Random, Some(_)) => {
+            bail!("--weights random takes its architecture from --config, not --model-dir")
+        }
+        (Weights::Random, None) => Source::Random(llm::resolve_configs(&a.config)?),
+        (Weights::Real, Some(d)) => Source::Dir(d.clone()),
+        (Weights::Real, None) => Source::Hub(a.model.clone()),
+    };
+    let o = BenchOptions {
+        source,
+        prompt_lens: a.prompt_len,
+        batches: a.batch,
+        new_tokens: a.new_tokens,
+        repeats: a.repeats,
+        warmup: a.warmup,
+        dtype: a.dtype,
+        device: a.device,
+        prompt: a.prompt,
+        template: a.chat_template,
+        seed: a.seed,
+        out: a.out.clone(),
+        save_weights: a.save_weights,
+        event_tracking: a.event_tracking == OnOff::On,
+        verbose: a.verbose,
+        profile_decode_step: a.profile_decode_step,
+        mem_sample: a.mem_sample == OnOff::On,
+        progress: !a.quiet,
+    };
+    let rows = llm::run(&o)?;
+    println!("{}", llm::report::table(&rows));
+    println!("wrote {}", a.out.display());
+    Ok(())
+}
+
+fn main() {
+    opbench::cli::main_with(body);
+}

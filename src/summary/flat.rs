@@ -27,8 +27,12 @@ pub struct FlatRow {
 }
 
 fn num(v: f64) -> String {
-    // Shortest text that reads back as the same f64.
-    format!("{v}")
+    // Shortest text that reads back as the same f64; exponent form for very large/small values.
+    if v != 0.0 && !(1e-6..1e15).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
 }
 
 /// Flattens every result of one artifact.

@@ -1,0 +1,27 @@
+//! `opbench_env`: print this machine's environment block (host, GPU via NVML) as JSON.
+
+use clap::Parser;
+
+/// Print the `env` block a benchmark would record on this machine: host CPU, OS and, when an
+/// NVIDIA driver is present, the GPU (name, UUID, compute capability, driver and CUDA versions,
+/// memory, clocks, throttle reasons) read through NVML. With --ceilings (cuda builds only),
+/// also opens the GPU and measures the device-to-device copy bandwidth.
+#[derive(Parser)]
+#[command(version)]
+struct Args {
+    /// GPU index to describe.
+    #[arg(long, default_value_t = 0)]
+    gpu: u32,
+    /// Also open the GPU through CUDA and measure the copy-bandwidth ceiling (needs the `cuda` feature).
+    #[arg(long)]
+    ceilings: bool,
+}
+
+fn main() {
+    opbench::cli::main_with(|| {
+        let args = Args::parse();
+        let out = opbench::env::describe(args.gpu, args.ceilings)?;
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        Ok(())
+    });
+}

@@ -1,0 +1,398 @@
+//! LayerNorm forward, y = (x - mean) / sqrt(var + eps) * gamma + beta over each row, in f32,
+//! f16 and bf16 with f32 accumulation. Launch arithmetic lives in src/layernorm/plan.rs.
+//!
+//! Three kernel families, all grid-stride over rows so any row count works:
+//! - `layernorm_regs_<dt>_v<VEC>_n<NV>`: a group of `tpr` threads (32..1024, a multiple of 32)
+//!   owns one row; each thread keeps NV vectors of VEC elements in registers (as loaded, packed;
+//!   converted to f32 when used), so x is read from memory once. All NV loads are issued before
+//!   the first use; the mean and then the variance (sum of squared deviations, two passes over
+//!   the registers) are reduced with warp shuffles, plus shared memory when the group spans
+//!   several warps. gamma/beta are read (read-only path, shared by every row of the SM) only in
+//!   the output pass.
+//! - `layernorm_pipe_<dt>_n<NV>_s<S>`: the same per-row work, but a persistent grid whose row
+//!   groups stream their rows through an S-stage cp.async ring in shared memory: while row i is
+//!   reduced and written, rows i+1..i+S-1 are already in flight, so far more bytes are in flight
+//!   per SM than registers alone allow. Each thread copies exactly the 16-byte vectors it later
+//!   reads, so no barrier guards the ring. 16-byte rows only.
+//! - `layernorm_long_<dt>_v<VEC>`: rows longer than the register budget. One block per row;
+//!   pass 1 streams the row in chunks, each thread merging the exact two-pass statistics of its
+//!   chunk into running (count, mean, M2) by Chan's formula; pass 2 re-reads x (mostly from L2)
+//!   and writes y.
+//! VEC is 16 bytes' worth of elements when cols is a multiple of it (16-byte loads), else 1.
+//! Each kernel carries __launch_bounds__(MAXT): src/layernorm/plan.rs never launches a block
+//! larger than that, and the bound keeps the registers within what such a block may use.
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+namespace {
+
+template <typename T> __device__ __forceinline__ float to_f32(T v);
+template <> __device__ __forceinline__ float to_f32<float>(float v) { return v; }
+template <> __device__ __forceinline__ float to_f32<__half>(__half v) { return __half2float(v); }
+template <> __device__ __forceinline__ float to_f32<__nv_bfloat16>(__nv_bfloat16 v) {
+    return __bfloat162float(v);
+}
+
+template <typename T> __device__ __forceinline__ T from_f32(float v);
+template <> __device__ __forceinline__ float from_f32<float>(float v) { return v; }
+template <> __device__ __forceinline__ __half from_f32<__half>(float v) { return __float2half_rn(v); }
+template <> __device__ __forceinline__ __nv_bfloat16 from_f32<__nv_bfloat16>(float v) {
+    return __float2bfloat16_rn(v);
+}
+
+// One memory access of `BYTES` bytes.
+template <int BYTES> struct Raw;
+template <> struct Raw<16> { using type = uint4; };
+template <> struct Raw<4> { using type = unsigned int; };
+template <> struct Raw<2> { using type = unsigned short; };
+
+template <typename T, int VEC> union Pack {
+    using raw_t = typename Raw<sizeof(T) * VEC>::type;
+    raw_t raw;
+    T v[VEC];
+};
+
+template <typename R> __device__ __forceinline__ R raw_zero();
+template <> __device__ __forceinline__ uint4 raw_zero<uint4>() { return make_uint4(0, 0, 0, 0); }
+template <> __device__ __forceinline__ unsigned int raw_zero<unsigned int>() { return 0u; }
+template <> __device__ __forceinline__ unsigned short raw_zero<unsigned short>() { return 0; }
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+// Sum over the `wpg` warps of a row group (first warp `gw0`); every thread gets the total.
+// `wpg > 1` is uniform over the block, so the barrier is reached by all its threads.
+__device__ __forceinline__ float group_sum(float v, float* red, int wpg, int gw0, int warp,
+                                           int lane) {
+    v = warp_sum(v);
+    if (wpg > 1) {
+        if (lane == 0) red[warp] = v;
+        __syncthreads();
+        v = lane < wpg ? red[gw0 + lane] : 0.f;
+        v = warp_sum(v);
+    }
+    return v;
+}
+
+// The per-row work shared by the regs and pipe kernels: p[] holds the row's vectors of this
+// thread (zeros where i >= nvec); reduces mean and variance over the group and writes y.
+template <typename T, int VEC, int NV>
+__device__ __forceinline__ void normalize_row(const Pack<T, VEC> (&p)[NV], const T* __restrict__ gamma,
+                                              const T* __restrict__ beta, T* __restrict__ y,
+                                              long long row, bool live, int cols, int nvec, int t,
+                                              int tpr, float eps, float* red_mean, float* red_var,
+                                              int wpg, int gw0, int warp, int lane) {
+    using raw_t = typename Pack<T, VEC>::raw_t;
+    const float inv_n = 1.f / (float)cols;
+    // ILP accumulators: four independent chains instead of one of NV * VEC dependent adds
+    // (64 for f16/bf16 at 8 vectors), so the row's arithmetic latency shrinks fourfold.
+    constexpr int ACC = 4;
+    float s[ACC] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+    for (int k = 0; k < NV; ++k)
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) s[(k * VEC + j) % ACC] += to_f32(p[k].v[j]);
+    const float mean =
+        group_sum((s[0] + s[1]) + (s[2] + s[3]), red_mean, wpg, gw0, warp, lane) * inv_n;
+    float q[ACC] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+    for (int k = 0; k < NV; ++k) {
+        if (t + k * tpr < nvec) {
+#pragma unroll
+            for (int j = 0; j < VEC; ++j) {
+                const float d = to_f32(p[k].v[j]) - mean;
+                q[(k * VEC + j) % ACC] = fmaf(d, d, q[(k * VEC + j) % ACC]);
+            }
+        }
+    }
+    const float var =
+        group_sum((q[0] + q[1]) + (q[2] + q[3]), red_var, wpg, gw0, warp, lane) * inv_n;
+    const float rstd = rsqrtf(var + eps);
+    if (!live) return;
+    const raw_t* gr = reinterpret_cast<const raw_t*>(gamma);
+    const raw_t* br = reinterpret_cast<const raw_t*>(beta);
+    raw_t* yr = reinterpret_cast<raw_t*>(y + row * cols);
+#pragma unroll
+    for (int k = 0; k < NV; ++k) {
+        const int i = t + k * tpr;
+        if (i < nvec) {
+            Pack<T, VEC> gp, bp, out;
+            gp.raw = __ldg(gr + i);
+            bp.raw = __ldg(br + i);
+#pragma unroll
+            for (int j = 0; j < VEC; ++j) {
+                const float n = (to_f32(p[k].v[j]) - mean) * rstd;
+                out.v[j] = from_f32<T>(fmaf(n, to_f32(gp.v[j]), to_f32(bp.v[j])));
+            }
+            yr[i] = out.raw;
+        }
+    }
+}
+
+template <typename T, int VEC, int NV>
+__device__ __forceinline__ void layernorm_regs(const T* __restrict__ x, const T* __restrict__ gamma,
+                                               const T* __restrict__ beta, T* __restrict__ y,
+                                               long long rows, int cols, int tpr, float eps) {
+    using P = Pack<T, VEC>;
+    using raw_t = typename P::raw_t;
+    __shared__ float red_mean[32];
+    __shared__ float red_var[32];
+    const int nvec = cols / VEC;
+    const int rpb = blockDim.x / tpr;
+    const int g = threadIdx.x / tpr;
+    const int t = threadIdx.x - g * tpr;
+    const int warp = threadIdx.x >> 5;
+    const int lane = threadIdx.x & 31;
+    const int wpg = tpr >> 5;
+    const int gw0 = g * wpg;
+
+    for (long long base = (long long)blockIdx.x * rpb; base < rows;
+         base += (long long)gridDim.x * rpb) {
+        const long long row = base + g;
+        const bool live = row < rows;
+        const raw_t* xr = reinterpret_cast<const raw_t*>(x + (live ? row : 0) * cols);
+        P p[NV];
+#pragma unroll
+        for (int k = 0; k < NV; ++k) {
+            const int i = t + k * tpr;
+            p[k].raw = (live && i < nvec) ? __ldg(xr + i) : raw_zero<raw_t>();
+        }
+        normalize_row<T, VEC, NV>(p, gamma, beta, y, row, live, cols, nvec, t, tpr, eps, red_mean,
+                                  red_var, wpg, gw0, warp, lane);
+    }
+}
+
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem, bool full) {
+    const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+    const int src_bytes = full ? 16 : 0;  // 0: nothing is read, the 16 bytes are zero-filled
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem),
+                 "r"(src_bytes)
+                 : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void cp_async_wait() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+template <typename T, int NV, int S>
+__device__ __forceinline__ void layernorm_pipe(const T* __restrict__ x, const T* __restrict__ gamma,
+                                               const T* __restrict__ beta, T* __restrict__ y,
+                                               long long rows, int cols, int tpr, float eps) {
+    constexpr int VEC = 16 / sizeof(T);
+    using P = Pack<T, VEC>;
+    extern __shared__ uint4 ring[];  // [S][NV][blockDim.x] 16-byte vectors
+    __shared__ float red_mean[32];
+    __shared__ float red_var[32];
+    const int nvec = cols / VEC;
+    const int rpb = blockDim.x / tpr;
+    const int g = threadIdx.x / tpr;
+    const int t = threadIdx.x - g * tpr;
+    const int warp = threadIdx.x >> 5;
+    const int lane = threadIdx.x & 31;
+    const int wpg = tpr >> 5;
+    const int gw0 = g * wpg;
+    const long long first = (long long)blockIdx.x * rpb;
+    const long long stride = (long long)gridDim.x * rpb;
+    const uint4* xv = reinterpret_cast<const uint4*>(x);
+
+    // Starts the copy of this thread's vectors of iteration `it`'s row into ring slot it % S.
+    auto issue = [&](long long it) {
+        const long long row = first + it * stride + g;
+        const bool live = row < rows;
+        const uint4* src = xv + (live ? row : 0) * nvec;
+        uint4* dst = ring + (int)(it % S) * NV * blockDim.x + threadIdx.x;
+#pragma unroll
+        for (int k = 0; k < NV; ++k) {
+            const int i = t + k * tpr;
+            const bool ok = live && i < nvec;
+            cp_async16(dst + k * blockDim.x, src + (ok ? i : 0), ok);
+        }
+        cp_async_commit();
+    };
+#pragma unroll
+    for (int s = 0; s < S - 1; ++s) issue(s);
+    for (long long it = 0; first + it * stride < rows; ++it) {
+        // Slot (it + S - 1) % S was read into registers in iteration it - 1: free to refill.
+        issue(it + S - 1);
+        cp_async_wait<S - 1>();  // this thread's copies of iteration `it` have landed
+        const uint4* src = ring + (int)(it % S) * NV * blockDim.x + threadIdx.x;
+        P p[NV];
+#pragma unroll
+        for (int k = 0; k < NV; ++k) p[k].raw = src[k * blockDim.x];
+        const long long row = first + it * stride + g;
+        normalize_row<T, VEC, NV>(p, gamma, beta, y, row, row < rows, cols, nvec, t, tpr, eps,
+                                  red_mean, red_var, wpg, gw0, warp, lane);
+    }
+    cp_async_wait<0>();
+}
+
+struct Stats {
+    float n, mean, m2;
+};
+
+// Chan et al.: statistics of the union of two disjoint sets.
+__device__ __forceinline__ Stats merge(Stats a, Stats b) {
+    const float n = a.n + b.n;
+    if (n == 0.f) return a;
+    const float d = b.mean - a.mean;
+    const float wb = b.n / n;
+    return Stats{n, a.mean + d * wb, a.m2 + b.m2 + d * d * a.n * wb};
+}
+
+__device__ __forceinline__ Stats warp_merge(Stats s) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        Stats other{__shfl_xor_sync(0xffffffffu, s.n, o), __shfl_xor_sync(0xffffffffu, s.mean, o),
+                    __shfl_xor_sync(0xffffffffu, s.m2, o)};
+        s = merge(s, other);
+    }
+    return s;
+}
+
+constexpr int LONG_CHUNK = 4;  // vectors per thread per step of the long-row kernel
+
+template <typename T, int VEC>
+__device__ __forceinline__ void layernorm_long(const T* __restrict__ x, const T* __restrict__ gamma,
+                                               const T* __restrict__ beta, T* __restrict__ y,
+                                               long long rows, int cols, float eps) {
+    using P = Pack<T, VEC>;
+    using raw_t = typename P::raw_t;
+    __shared__ float red[3][32];
+    const int nvec = cols / VEC;
+    const int warp = threadIdx.x >> 5;
+    const int lane = threadIdx.x & 31;
+    const int nwarps = blockDim.x >> 5;
+    const raw_t* gr = reinterpret_cast<const raw_t*>(gamma);
+    const raw_t* br = reinterpret_cast<const raw_t*>(beta);
+
+    for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
+        const raw_t* xr = reinterpret_cast<const raw_t*>(x + row * cols);
+        Stats acc{0.f, 0.f, 0.f};
+        for (int c0 = 0; c0 < nvec; c0 += LONG_CHUNK * blockDim.x) {
+            P p[LONG_CHUNK];
+            int valid = 0;
+#pragma unroll
+            for (int k = 0; k < LONG_CHUNK; ++k) {
+                const int i = c0 + threadIdx.x + k * blockDim.x;
+                const bool ok = i < nvec;
+                p[k].raw = ok ? __ldg(xr + i) : raw_zero<raw_t>();
+                valid += ok ? VEC : 0;
+            }
+            if (valid > 0) {
+                float s = 0.f;
+#pragma unroll
+                for (int k = 0; k < LONG_CHUNK; ++k)
+#pragma unroll
+                    for (int j = 0; j < VEC; ++j) s += to_f32(p[k].v[j]);
+                const float m = s / (float)valid;
+                float q = 0.f;
+#pragma unroll
+                for (int k = 0; k < LONG_CHUNK; ++k) {
+                    if (c0 + threadIdx.x + k * blockDim.x < nvec) {
+#pragma unroll
+                        for (int j = 0; j < VEC; ++j) {
+                            const float d = to_f32(p[k].v[j]) - m;
+                            q = fmaf(d, d, q);
+                        }
+                    }
+                }
+                acc = merge(acc, Stats{(float)valid, m, q});
+            }
+        }
+        acc = warp_merge(acc);
+        if (lane == 0) {
+            red[0][warp] = acc.n;
+            red[1][warp] = acc.mean;
+            red[2][warp] = acc.m2;
+        }
+        __syncthreads();
+        Stats w = lane < nwarps ? Stats{red[0][lane], red[1][lane], red[2][lane]}
+                                : Stats{0.f, 0.f, 0.f};
+        w = warp_merge(w);
+        __syncthreads();  // red[] is reused by the next row
+        const float mean = w.mean;
+        const float rstd = rsqrtf(w.m2 / (float)cols + eps);
+        raw_t* yr = reinterpret_cast<raw_t*>(y + row * cols);
+        for (int c0 = 0; c0 < nvec; c0 += LONG_CHUNK * blockDim.x) {
+            P p[LONG_CHUNK];
+#pragma unroll
+            for (int k = 0; k < LONG_CHUNK; ++k) {
+                const int i = c0 + threadIdx.x + k * blockDim.x;
+                p[k].raw = i < nvec ? __ldg(xr + i) : raw_zero<raw_t>();
+            }
+#pragma unroll
+            for (int k = 0; k < LONG_CHUNK; ++k) {
+                const int i = c0 + threadIdx.x + k * blockDim.x;
+                if (i < nvec) {
+                    P gp, bp, out;
+                    gp.raw = __ldg(gr + i);
+                    bp.raw = __ldg(br + i);
+#pragma unroll
+                    for (int j = 0; j < VEC; ++j) {
+                        const float n = (to_f32(p[k].v[j]) - mean) * rstd;
+                        out.v[j] = from_f32<T>(fmaf(n, to_f32(gp.v[j]), to_f32(bp.v[j])));
+                    }
+                    yr[i] = out.raw;
+                }
+            }
+        }
+    }
+}
+
+}  // namespace
+
+#define LN_REGS(NAME, T, VEC, NV, MAXT)                                                         \
+    extern "C" __global__ void __launch_bounds__(MAXT)                                          \
+        NAME(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta,   \
+             T* __restrict__ y, long long rows, int cols, int tpr, float eps) {                  \
+        layernorm_regs<T, VEC, NV>(x, gamma, beta, y, rows, cols, tpr, eps);                    \
+    }
+
+#define LN_PIPE(NAME, T, NV, S, MAXT)                                                           \
+    extern "C" __global__ void __launch_bounds__(MAXT)                                          \
+        NAME(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta,   \
+             T* __restrict__ y, long long rows, int cols, int tpr, float eps) {                  \
+        layernorm_pipe<T, NV, S>(x, gamma, beta, y, rows, cols, tpr, eps);                      \
+    }
+
+#define LN_LONG(NAME, T, VEC, MAXT)                                                             \
+    extern "C" __global__ void __launch_bounds__(MAXT)                                          \
+        NAME(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta,   \
+             T* __restrict__ y, long long rows, int cols, int tpr, float eps) {                  \
+        (void)tpr;                                                                              \
+        layernorm_long<T, VEC>(x, gamma, beta, y, rows, cols, eps);                             \
+    }
+
+#define LN_PIPE_S(DT, T, NV, MAXT)                                                              \
+    LN_PIPE(layernorm_pipe_##DT##_n##NV##_s2, T, NV, 2, MAXT)                                   \
+    LN_PIPE(layernorm_pipe_##DT##_n##NV##_s3, T, NV, 3, MAXT)                                   \
+    LN_PIPE(layernorm_pipe_##DT##_n##NV##_s4, T, NV, 4, MAXT)
+
+// Keep in step with `max_group_threads`, `REGS_NV_*`, `PIPE_*` and the names in
+// src/layernorm/plan.rs (a test there expands this macro and compares).
+#define LN_ALL(DT, T, VFULL)                                                                    \
+    LN_REGS(layernorm_regs_##DT##_v##VFULL##_n1, T, VFULL, 1, 1024)                             \
+    LN_REGS(layernorm_regs_##DT##_v##VFULL##_n2, T, VFULL, 2, 1024)                             \
+    LN_REGS(layernorm_regs_##DT##_v##VFULL##_n4, T, VFULL, 4, 512)                              \
+    LN_REGS(layernorm_regs_##DT##_v##VFULL##_n8, T, VFULL, 8, 512)                              \
+    LN_REGS(layernorm_regs_##DT##_v1_n1, T, 1, 1, 1024)                                         \
+    LN_REGS(layernorm_regs_##DT##_v1_n2, T, 1, 2, 1024)                                         \
+    LN_REGS(layernorm_regs_##DT##_v1_n4, T, 1, 4, 1024)                                         \
+    LN_REGS(layernorm_regs_##DT##_v1_n8, T, 1, 8, 512)                                          \
+    LN_REGS(layernorm_regs_##DT##_v1_n16, T, 1, 16, 256)                                        \
+    LN_REGS(layernorm_regs_##DT##_v1_n32, T, 1, 32, 256)                                        \
+    LN_PIPE_S(DT, T, 1, 512)                                                                    \
+    LN_PIPE_S(DT, T, 2, 512)                                                                    \
+    LN_PIPE_S(DT, T, 4, 512)                                                                    \
+    LN_PIPE_S(DT, T, 8, 512)                                                                    \
+    LN_LONG(layernorm_long_##DT##_v##VFULL, T, VFULL, 512)                                      \
+    LN_LONG(layernorm_long_##DT##_v1, T, 1, 512)
+
+LN_ALL(f32, float, 4)
+LN_ALL(f16, __half, 8)
+LN_ALL(bf16, __nv_bfloat16, 8)

@@ -1,0 +1,72 @@
+//! cuBLAS (`cublasGemmEx` through cudarc) as the reference: row-major C = A * B computed as the
+//! column-major C^T = B^T * A^T, with f32 compute (no TF32) unless the dtype is tf32.
+
+use super::operands::{check_gemm, DevMat, Elem};
+use crate::gemm::dtype::Dtype;
+use crate::gpu::Gpu;
+use anyhow::{Context, Result};
+use cudarc::cublas::{result::gemm_ex, sys, CudaBlas};
+
+pub struct Cublas {
+    blas: CudaBlas,
+}
+
+impl Cublas {
+    /// A handle bound to the GPU's stream.
+    pub fn new(gpu: &Gpu) -> Result<Self> {
+        let blas = CudaBlas::new(gpu.stream.clone()).context("creating a cuBLAS handle")?;
+        Ok(Cublas { blas })
+    }
+
+    /// Enqueues C = A * B at `dtype` (checked shapes and storage types).
+    pub fn gemm(&self, dtype: Dtype, a: &DevMat, b: &DevMat, c: &DevMat) -> Result<()> {
+        let (m, n, k) = check_gemm(a, b, c, Elem::of(dtype))?;
+        let (data, compute) = match dtype {
+            Dtype::F32 => (
+                sys::cudaDataType_t::CUDA_R_32F,
+                sys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+            ),
+            Dtype::Tf32 => (
+                sys::cudaDataType_t::CUDA_R_32F,
+                sys::cublasComputeType_t::CUBLAS_COMPUTE_32F_FAST_TF32,
+            ),
+            Dtype::F16 => (
+                sys::cudaDataType_t::CUDA_R_16F,
+                sys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+            ),
+            Dtype::Bf16 => (
+                sys::cudaDataType_t::CUDA_R_16BF,
+                sys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+            ),
+        };
+        let (alpha, beta) = (1.0f32, 0.0f32);
+        let (m, n, k) = (m as i32, n as i32, k as i32);
+        // SAFETY: check_gemm proved the three buffers hold K*N, M*K and M*N elements of `data`;
+        // column-major (N x K) * (K x M) with leading dimensions N, K, N reads exactly those.
+        // alpha/beta are f32 as CUBLAS_COMPUTE_32F* requires, and outlive the (host-side) call.
+        unsafe {
+            gemm_ex(
+                *self.blas.handle(),
+                sys::cublasOperation_t::CUBLAS_OP_N,
+                sys::cublasOperation_t::CUBLAS_OP_N,
+                n,
+                m,
+                k,
+                (&alpha) as *const f32 as *const _,
+                b.ptr as *const _,
+                data,
+                n,
+                a.ptr as *const _,
+                data,
+                k,
+                (&beta) as *const f32 as *const _,
+                c.ptr as *mut _,
+                data,
+                n,
+                compute,
+                sys::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+            )
+        }
+        .with_context(|| format!("cublasGemmEx {dtype} M={m} N={n} K={k}"))
+    }
+}

@@ -1,0 +1,331 @@
+//! `--device cuda`: the GPU sweep. Measures the ceilings, then for every (shape, dtype) point
+//! draws fresh inputs, checks every implementation (float64 rows, full matrix against cuBLAS)
+//! and times the ones that pass, writing each group of rows as it finishes.
+
+mod cublas;
+mod kernels;
+mod operands;
+
+pub use cublas::Cublas;
+pub use kernels::Kernels;
+pub use operands::{DevMat, Elem, OutBuf};
+
+use super::args::GemmArgs;
+use super::check::{compare, compare_f32, gather_rows, judge, reference_rows_f64, sample_rows};
+use super::cpu::{random_inputs, to_host_f32};
+use super::dtype::Dtype;
+use super::impls::Impl;
+use super::metrics::{device_bytes_needed, fill_point_metrics, flop, tflops};
+use super::plan::{sample_plan, Point};
+use super::progress::Progress;
+use super::record::{base_row, skipped_row, Recorder};
+use crate::artifact::{ResultRow, Status};
+use crate::gpu::{copy_bandwidth_gbps, measure, Gpu, TimingConfig, TimingMode};
+use anyhow::{Context, Result};
+use candle_core::Tensor;
+
+/// Everything a point needs on the GPU.
+struct Ctx {
+    gpu: Gpu,
+    kernels: Kernels,
+    blas: Cublas,
+}
+
+impl Ctx {
+    /// One launch of `imp` into `c` (candle allocates its own output and drops it).
+    fn launch(
+        &self,
+        imp: Impl,
+        d: Dtype,
+        t: (&Tensor, &Tensor),
+        m: (&DevMat, &DevMat, &DevMat),
+    ) -> Result<()> {
+        launch_on(&self.gpu, &self.kernels, &self.blas, imp, d, t, m)
+    }
+}
+
+fn launch_on(
+    gpu: &Gpu,
+    kernels: &Kernels,
+    blas: &Cublas,
+    imp: Impl,
+    d: Dtype,
+    (ta, tb): (&Tensor, &Tensor),
+    (a, b, c): (&DevMat, &DevMat, &DevMat),
+) -> Result<()> {
+    match imp {
+        Impl::Cublas => blas.gemm(d, a, b, c),
+        Impl::Candle => ta.matmul(tb).map(|_| ()).context("candle matmul"),
+        k => kernels.launch(gpu, k, d, a, b, c),
+    }
+}
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+pub fn run(args: &GemmArgs, points: &[Point]) -> Result<()> {
+    let gpu = Gpu::open(args.gpu)?;
+    let seed = args.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64)
+    });
+    gpu.device
+        .set_seed(seed)
+        .context("seeding candle's CUDA generator")?;
+    let mut wanted: Vec<Impl> = points.iter().flat_map(|p| p.runnable()).collect();
+    wanted.sort();
+    wanted.dedup();
+    let kernels = Kernels::load(&gpu, &wanted)?;
+    let blas = Cublas::new(&gpu)?;
+    let mut ctx = Ctx { gpu, kernels, blas };
+    let env = ctx.gpu.env();
+    let mut rec = Recorder::start(&args.out, &args.report, env)?;
+    let notes = &mut rec.artifact().notes;
+    notes.push(format!("inputs: N(0,1) from candle's CUDA generator, seed {seed}, fresh for every (shape, dtype) point and rounded to the dtype"));
+    notes.push(format!(
+        "correctness: every output poisoned with NaN, then compared with a float64 CPU product on {} sampled rows (correctness block) and, for non-cuBLAS rows, with cuBLAS on the whole matrix (metrics rel_err_vs_cublas); pass = all finite, rel_err <= tolerance (f32 1e-5, tf32/f16/bf16 1e-2) and max_abs_err <= {} x tolerance x max|ref|, in both checks",
+        args.check_rows,
+        super::check::MAX_ERR_FACTOR
+    ));
+    notes.push("timing: CUDA events; samples sized to the --budget-ms per point (5..100 samples, batches of >= 200 us); L2 flushed before each launch (cold) for model shapes, back-to-back (warm) otherwise, unless --l2 says so: see each row's timing.l2_cleared".into());
+    notes.push("candle allocates its output on every call, so its times include that; our kernels and cuBLAS write into a preallocated buffer".into());
+    if let Ok(v) = std::env::var("NVIDIA_TF32_OVERRIDE") {
+        notes.push(format!(
+            "NVIDIA_TF32_OVERRIDE={v} was set in the environment"
+        ));
+    }
+    if let Some(e) = ctx.gpu.probe_error() {
+        notes.push(format!("NVML unavailable, no clock samples: {e}"));
+    }
+    let mut progress = Progress::new(points);
+
+    let (copy, copy_method) = copy_bandwidth_gbps(&mut ctx.gpu, 1 << 30)?;
+    rec.artifact().ceilings.copy_gbps = Some(copy);
+    rec.artifact().ceilings.method.push(copy_method);
+    progress.note(&format!("copy ceiling: {copy:.0} GB/s"));
+    if args.ceiling_size > 0 {
+        let mut dtypes: Vec<Dtype> = points.iter().map(|p| p.dtype).collect();
+        dtypes.sort();
+        dtypes.dedup();
+        for d in dtypes {
+            let (size, tf) = measure_ceiling(&mut ctx, d, args.ceiling_size)
+                .with_context(|| format!("measuring the cuBLAS {d} ceiling"))?;
+            progress.note(&format!("{d} ceiling: cuBLAS {size}^3 at {tf:.1} TFLOP/s"));
+            rec.matmul_tflops.insert(d.name().into(), tf);
+        }
+    }
+
+    for p in points {
+        let rows = run_point(&mut ctx, args, p, &mut progress)
+            .with_context(|| format!("at {} {}", p.shape.label(), p.dtype))?;
+        ctx.gpu.sample_clocks();
+        rec.push_group(rows)?;
+    }
+    progress.finish();
+    rec.artifact().env = ctx.gpu.env();
+    let (path, text) = rec.finish(
+        "cublas",
+        format!(
+            "matmul_tflops: best cuBLAS rate per dtype in this process: a {}^3 GEMM before the sweep (warm) and every cuBLAS point of the sweep",
+            args.ceiling_size
+        ),
+    )?;
+    println!("{text}");
+    eprintln!("wrote {} and {}", path.display(), args.report.display());
+    Ok(())
+}
+
+/// cuBLAS at size^3 (halved until it fits): (size, TFLOP/s of the median).
+fn measure_ceiling(ctx: &mut Ctx, d: Dtype, mut size: usize) -> Result<(usize, f64)> {
+    let (free, _) = ctx.gpu.mem_info()?;
+    while size > 256 && device_bytes_needed(size, size, size, d.storage_bytes()) > free * 9 / 10 {
+        size /= 2;
+    }
+    let (ta, tb) = random_inputs(&ctx.gpu.device, size, size, size, d)?;
+    let a = DevMat::from_tensor(&ta, &ctx.gpu)?;
+    let b = DevMat::from_tensor(&tb, &ctx.gpu)?;
+    let out = OutBuf::new(&ctx.gpu, size, size, Elem::of(d))?;
+    let c = out.mat(&ctx.gpu);
+    let Ctx { gpu, kernels, blas } = ctx;
+    let cfg = TimingConfig {
+        warmup: 5,
+        samples: 20,
+        batch: 3,
+    };
+    let m = measure(gpu, cfg, TimingMode::Warm, |g| {
+        launch_on(g, kernels, blas, Impl::Cublas, d, (&ta, &tb), (&a, &b, &c))
+    })?;
+    Ok((size, tflops(flop(size, size, size), m.time_us.p50)))
+}
+
+fn run_point(
+    ctx: &mut Ctx,
+    args: &GemmArgs,
+    p: &Point,
+    progress: &mut Progress,
+) -> Result<Vec<ResultRow>> {
+    let (m, n, k) = (p.shape.m, p.shape.n, p.shape.k);
+    let d = p.dtype;
+    let need = device_bytes_needed(m, n, k, d.storage_bytes());
+    let (free, _) = ctx.gpu.mem_info()?;
+    if need > free {
+        let why = format!(
+            "does not fit: needs about {:.1} GiB of device memory, {:.1} GiB free",
+            need as f64 / GIB,
+            free as f64 / GIB
+        );
+        progress.note(&format!("{} {d}: {why}", p.shape.label()));
+        return Ok(p
+            .impls
+            .iter()
+            .map(|pl| skipped_row(&p.shape, d, pl.imp, &why))
+            .collect());
+    }
+    let (ta, tb) = random_inputs(&ctx.gpu.device, m, n, k, d)?;
+    let a = DevMat::from_tensor(&ta, &ctx.gpu)?;
+    let b = DevMat::from_tensor(&tb, &ctx.gpu)?;
+    let check_rows = sample_rows(m, args.check_rows);
+    let reference = {
+        let a_host = to_host_f32(&ta)?;
+        reference_rows_f64(
+            &gather_rows(&a_host, k, &check_rows),
+            &to_host_f32(&tb)?,
+            n,
+            k,
+        )
+    };
+    let out = OutBuf::new(&ctx.gpu, m, n, Elem::of(d))?;
+
+    // Run one implementation once on a poisoned output and read the result back.
+    let run_once = |ctx: &mut Ctx, imp: Impl| -> Result<Vec<f32>> {
+        if imp == Impl::Candle {
+            let c = ta.matmul(&tb).context("candle matmul")?;
+            return to_host_f32(&c);
+        }
+        out.poison_shared(&ctx.gpu)?;
+        ctx.launch(imp, d, (&ta, &tb), (&a, &b, &out.mat(&ctx.gpu)))?;
+        ctx.gpu.synchronize()?;
+        out.to_host_f32(&ctx.gpu)
+    };
+
+    // cuBLAS first: the whole-matrix reference for everyone else.
+    let cublas_out = run_once(ctx, Impl::Cublas).context("cuBLAS reference run")?;
+    let cublas_corr = judge(
+        &compare(&gather_rows(&cublas_out, n, &check_rows), &reference),
+        d.tolerance(),
+        "cpu_f64_rows",
+    );
+    let cublas_ok = cublas_corr.passed;
+    let mut rows = Vec::new();
+    for planned in &p.impls {
+        let imp = planned.imp;
+        if let Some(why) = &planned.skip {
+            rows.push(skipped_row(&p.shape, d, imp, why));
+            continue;
+        }
+        progress.start(p, imp);
+        let mut row = base_row(&p.shape, d, imp);
+        let result = (|| -> Result<()> {
+            let got = if imp == Impl::Cublas {
+                cublas_out.clone()
+            } else {
+                run_once(ctx, imp)?
+            };
+            let mut corr = judge(
+                &compare(&gather_rows(&got, n, &check_rows), &reference),
+                d.tolerance(),
+                "cpu_f64_rows",
+            );
+            if imp != Impl::Cublas {
+                if cublas_ok {
+                    let full = compare_f32(&got, &cublas_out);
+                    row.metrics.insert("rel_err_vs_cublas".into(), full.rel_err);
+                    row.metrics
+                        .insert("max_abs_err_vs_cublas".into(), full.max_abs_err);
+                    let fj = judge(&full, d.tolerance(), "cublas_full");
+                    if !fj.passed {
+                        corr.passed = false;
+                        row.notes.push(format!(
+                            "whole-matrix check against cuBLAS failed: rel_err {:.2e}, max_abs_err {:.2e} ({} non-finite)",
+                            full.rel_err, full.max_abs_err, full.non_finite
+                        ));
+                    }
+                } else {
+                    row.notes.push(
+                        "cuBLAS failed its own check here: only the float64 rows were compared"
+                            .into(),
+                    );
+                }
+            }
+            let passed = corr.passed;
+            row.correctness = Some(corr);
+            if !passed {
+                row.status = Status::Failed;
+                return Ok(());
+            }
+            time_impl(
+                ctx,
+                imp,
+                d,
+                (&ta, &tb),
+                (&a, &b, &out),
+                p.cold,
+                args.budget_ms,
+                &mut row,
+            )
+        })();
+        if let Err(e) = result {
+            // A launch or copy error; a faulted kernel leaves the context unusable, so stop.
+            row.status = Status::Failed;
+            row.stats.clear();
+            row.notes.push(format!("error: {e:#}"));
+            progress.done(&row);
+            return Err(e.context(format!("{} failed", imp.name())));
+        }
+        fill_point_metrics(&mut row, m, n, k, d.storage_bytes());
+        progress.done(&row);
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn time_impl(
+    ctx: &mut Ctx,
+    imp: Impl,
+    d: Dtype,
+    t: (&Tensor, &Tensor),
+    (a, b, out): (&DevMat, &DevMat, &OutBuf),
+    cold: bool,
+    budget_ms: f64,
+    row: &mut ResultRow,
+) -> Result<()> {
+    let Ctx { gpu, kernels, blas } = ctx;
+    let c = out.mat(gpu);
+    let mut launch = |g: &Gpu| launch_on(g, kernels, blas, imp, d, t, (a, b, &c));
+    let est = measure(
+        gpu,
+        TimingConfig {
+            warmup: 0,
+            samples: 2,
+            batch: 1,
+        },
+        TimingMode::Warm,
+        &mut launch,
+    )?;
+    let plan = sample_plan(est.time_us.min, budget_ms);
+    let cfg = TimingConfig {
+        warmup: plan.warmup,
+        samples: plan.samples,
+        batch: plan.batch,
+    };
+    let mode = if cold {
+        TimingMode::Cold
+    } else {
+        TimingMode::Warm
+    };
+    let measured = measure(gpu, cfg, mode, &mut launch)?;
+    row.stats.insert("time_us".into(), measured.time_us);
+    row.timing = Some(measured.timing);
+    Ok(())
+}

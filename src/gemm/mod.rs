@@ -1,0 +1,38 @@
+//! The GEMM benchmark (`gemm_bench`): cuBLAS, candle and a ladder of our own kernels over
+//! square, axes and model shapes, checked, timed, and written as a `gemm` artifact plus a
+//! text report.
+
+pub mod args;
+pub mod check;
+pub mod cpu;
+#[cfg(feature = "cuda")]
+pub mod cuda;
+pub mod dtype;
+pub mod impls;
+pub mod metrics;
+pub mod plan;
+pub mod progress;
+pub mod record;
+pub mod report;
+pub mod shapes;
+
+pub use args::GemmArgs;
+
+use anyhow::Result;
+use args::DeviceKind;
+
+/// Runs the sweep the arguments describe.
+pub fn run(args: &GemmArgs) -> Result<()> {
+    let points = plan::build(args)?;
+    match args.device {
+        DeviceKind::Cpu => cpu::run(args, &points),
+        #[cfg(feature = "cuda")]
+        DeviceKind::Cuda => cuda::run(args, &points),
+        #[cfg(not(feature = "cuda"))]
+        DeviceKind::Cuda => anyhow::bail!(
+            "this gemm_bench was built without the `cuda` feature, so it cannot use a GPU: \
+             rebuild with `cargo build --release --features cuda`, or pass --device cpu to time \
+             candle's CPU matmul"
+        ),
+    }
+}

@@ -1,0 +1,338 @@
+//! Adding the transformers peer's rows and the logits parity check to an llm artifact.
+//!
+//! The peer (bench/peers/transformers_llm.py) writes `PeerRow`s with raw per-repeat times;
+//! the statistics and the bandwidth bound are computed here with the same code as candle's.
+
+use super::generate::RepeatTimes;
+use super::rows::{fill_measured, host_timing};
+use crate::artifact::{read_artifact, write_json_atomic, Correctness, Param, ResultRow, Status};
+use anyhow::{bail, Context, Result};
+use candle_core::{DType, Device, Tensor};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// A row as the Python peer writes it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PeerRow {
+    pub benchmark: String,
+    pub implementation: String,
+    #[serde(default = "ok")]
+    pub status: Status,
+    pub params: BTreeMap<String, Param>,
+    /// Per-repeat times (generate rows); stats and rates are derived from them.
+    #[serde(default)]
+    pub repeats: Vec<RepeatTimes>,
+    #[serde(default)]
+    pub warmup: usize,
+    #[serde(default)]
+    pub metrics: BTreeMap<String, f64>,
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+fn ok() -> Status {
+    Status::Ok
+}
+
+/// The peer's file: `{"rows": [...], "notes": [...]}`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PeerFile {
+    pub rows: Vec<PeerRow>,
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+fn int_param(r: &ResultRow, k: &str) -> Result<usize> {
+    match r.params.get(k) {
+        Some(Param::Int(v)) if *v > 0 => Ok(*v as usize),
+        other => bail!(
+            "peer row {}: param `{k}` is {other:?}, expected a positive integer",
+            r.implementation
+        ),
+    }
+}
+
+/// The point's identity, to find candle's row for the same point.
+fn point_key(r: &ResultRow) -> Vec<Option<String>> {
+    [
+        "model",
+        "dtype",
+        "batch",
+        "prompt_len",
+        "new_tokens",
+        "device",
+    ]
+    .iter()
+    .map(|k| r.param_str(k))
+    .collect()
+}
+
+/// Turns a peer row into an artifact row; the bound comes from candle's row of the same point.
+pub fn peer_to_row(p: PeerRow, candle_rows: &[ResultRow]) -> Result<ResultRow> {
+    let mut row = ResultRow::new(&p.benchmark, &p.implementation);
+    row.status = p.status;
+    row.params = p.params;
+    row.metrics = p.metrics;
+    row.notes = p.notes;
+    if row.status == Status::Ok && !p.repeats.is_empty() {
+        let b = int_param(&row, "batch")?;
+        let pl = int_param(&row, "prompt_len")?;
+        fill_measured(&mut row, b, pl, &p.repeats)?;
+        row.timing = Some(host_timing(p.warmup));
+        let key = point_key(&row);
+        let twin = candle_rows.iter().find(|c| {
+            c.benchmark == row.benchmark && c.implementation == "candle" && point_key(c) == key
+        });
+        match twin.and_then(|t| {
+            t.metrics
+                .get("decode_bytes_per_step")
+                .zip(t.metrics.get("decode_bound_tokens_per_s"))
+        }) {
+            Some((&bytes, &bound)) => {
+                row.metrics.insert("decode_bytes_per_step".into(), bytes);
+                row.metrics
+                    .insert("decode_bound_tokens_per_s".into(), bound);
+                if let Some(&rate) = row.metrics.get("decode_tokens_per_s") {
+                    row.metrics
+                        .insert("pct_of_bandwidth_bound".into(), 100.0 * rate / bound);
+                }
+            }
+            None => row
+                .notes
+                .push("no candle row of the same point: bandwidth bound not computed".into()),
+        }
+    }
+    if row.status != Status::Ok {
+        row.stats.clear();
+    }
+    // A profile row's kernel time as a share of the same point's measured decode step.
+    if let Some(&kernel_ms) = row.metrics.get("kernel_time_per_step_ms") {
+        let key = point_key(&row);
+        let step = candle_rows
+            .iter()
+            .find(|c| {
+                c.benchmark == "generate"
+                    && c.implementation == row.implementation
+                    && point_key(c) == key
+            })
+            .and_then(|c| c.p50("decode_step_ms"));
+        if let Some(step) = step {
+            row.metrics.insert("measured_step_p50_ms".into(), step);
+            row.metrics
+                .insert("kernel_busy_pct_of_step".into(), 100.0 * kernel_ms / step);
+        }
+    }
+    Ok(row)
+}
+
+/// Relative L2 error, max abs error and whether the argmax agrees, of `got` against `want`.
+pub fn compare_logits(got: &[f32], want: &[f32]) -> Result<(f64, f64, bool)> {
+    if got.len() != want.len() || got.is_empty() {
+        bail!(
+            "logits have {} and {} values: they must match and be non-empty",
+            got.len(),
+            want.len()
+        );
+    }
+    let (mut num, mut den, mut max_abs) = (0f64, 0f64, 0f64);
+    for (&g, &w) in got.iter().zip(want) {
+        let d = g as f64 - w as f64;
+        num += d * d;
+        den += (w as f64) * (w as f64);
+        max_abs = max_abs.max(d.abs());
+    }
+    let rel = if den > 0.0 {
+        (num / den).sqrt()
+    } else {
+        f64::MAX
+    };
+    let argmax = |v: &[f32]| {
+        v.iter()
+            .enumerate()
+            .max_by(|a, b| a.1.total_cmp(b.1))
+            .map(|(i, _)| i)
+    };
+    let rel = if rel.is_finite() { rel } else { f64::MAX };
+    let max_abs = if max_abs.is_finite() {
+        max_abs
+    } else {
+        f64::MAX
+    };
+    Ok((rel, max_abs, argmax(got) == argmax(want)))
+}
+
+/// Tolerance on the relative logits error per dtype.
+pub fn parity_tolerance(dtype: &str) -> f64 {
+    match dtype {
+        "f32" => 1e-3,
+        "bf16" => 3e-2,
+        _ => 1e-2,
+    }
+}
+
+fn read_logits(path: &Path) -> Result<Vec<f32>> {
+    let m = candle_core::safetensors::load(path, &Device::Cpu)
+        .with_context(|| format!("{}: cannot read safetensors", path.display()))?;
+    let t: &Tensor = m
+        .get("logits")
+        .with_context(|| format!("{}: no tensor named `logits`", path.display()))?;
+    Ok(t.to_dtype(DType::F32)?.flatten_all()?.to_vec1()?)
+}
+
+/// The parity row for one saved model folder (parity.safetensors from candle,
+/// peer_logits.safetensors from the peer). `dtype`: the weights' dtype name.
+pub fn parity_row(dir: &Path, dtype: &str) -> Result<ResultRow> {
+    let candle = read_logits(&dir.join("parity.safetensors"))?;
+    let peer = read_logits(&dir.join("peer_logits.safetensors"))?;
+    let (rel, max_abs, top1) = compare_logits(&candle, &peer)?;
+    let tol = parity_tolerance(dtype);
+    let passed = rel <= tol;
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let ids = candle_core::safetensors::load(dir.join("parity.safetensors"), &Device::Cpu)?;
+    let p = ids
+        .get("input_ids")
+        .map(|t| t.dims().last().copied().unwrap_or(0))
+        .unwrap_or(0);
+    let mut row = ResultRow::new("parity", "candle")
+        .param("model", name.as_str())
+        .param("weights", "random")
+        .param("dtype", dtype)
+        .param("batch", 1usize)
+        .param("prompt_len", p);
+    row.status = if passed { Status::Ok } else { Status::Failed };
+    row.correctness = Some(Correctness {
+        reference: "transformers-eager: last-position logits of the same prompt and weights".into(),
+        max_abs_err: max_abs,
+        rel_err: rel,
+        tolerance: tol,
+        passed,
+    });
+    row.metrics.insert("logits_rel_err".into(), rel);
+    row.metrics.insert("logits_max_abs_err".into(), max_abs);
+    row.metrics
+        .insert("top1_agrees".into(), if top1 { 1.0 } else { 0.0 });
+    Ok(row)
+}
+
+/// Adds rows from peer files / other llm artifacts and parity rows to the artifact at `out`.
+/// A failed parity check marks candle's generate rows of that model failed (timings dropped).
+pub fn merge(
+    out: &Path,
+    files: &[std::path::PathBuf],
+    parity_dir: Option<&Path>,
+) -> Result<Vec<String>> {
+    let mut a = read_artifact(out)?;
+    if a.kind != "llm" {
+        bail!("{}: kind is {:?}, expected \"llm\"", out.display(), a.kind);
+    }
+    let mut said = Vec::new();
+    for f in files {
+        let text =
+            std::fs::read_to_string(f).with_context(|| format!("{}: cannot read", f.display()))?;
+        let v: serde_json::Value =
+            serde_json::from_str(&text).with_context(|| format!("{}: not JSON", f.display()))?;
+        let mut new_rows = Vec::new();
+        if v.get("schema_version").is_some() {
+            let other = crate::artifact::parse_artifact(&text)
+                .with_context(|| format!("{}", f.display()))?;
+            for mut r in other.results {
+                r.notes.push(format!(
+                    "merged from {} (run {})",
+                    f.display(),
+                    other.run.id
+                ));
+                new_rows.push(r);
+            }
+        } else {
+            let peer: PeerFile = serde_path_to_error::deserialize(v).map_err(|e| {
+                anyhow::anyhow!("{}: field `{}`: {}", f.display(), e.path(), e.inner())
+            })?;
+            // One at a time, so a profile row finds the generate row of its point in the same file.
+            let n = peer.rows.len();
+            for p in peer.rows {
+                let row = peer_to_row(p, &a.results)?;
+                a.results.push(row);
+            }
+            a.notes.extend(peer.notes);
+            said.push(format!("{}: {n} row(s)", f.display()));
+            continue;
+        }
+        said.push(format!("{}: {} row(s)", f.display(), new_rows.len()));
+        a.results.extend(new_rows);
+    }
+    if let Some(dir) = parity_dir {
+        let mut subs: Vec<_> = std::fs::read_dir(dir)
+            .with_context(|| format!("--parity-dir {}: cannot list", dir.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.join("parity.safetensors").is_file())
+            .collect();
+        subs.sort();
+        for sub in subs {
+            let name = sub.file_name().unwrap().to_string_lossy().to_string();
+            if !sub.join("peer_logits.safetensors").is_file() {
+                said.push(format!(
+                    "{name}: no peer_logits.safetensors, parity not checked"
+                ));
+                continue;
+            }
+            let dtype = a
+                .results
+                .iter()
+                .find(|r| {
+                    r.implementation == "candle" && r.param_str("model").as_deref() == Some(&name)
+                })
+                .and_then(|r| r.param_str("dtype"))
+                .unwrap_or_else(|| "f16".into());
+            let row = parity_row(&sub, &dtype)?;
+            let c = row.correctness.clone().unwrap();
+            said.push(format!(
+                "parity {name} {dtype}: rel_err {:.2e} (tolerance {:.0e}): {}",
+                c.rel_err,
+                c.tolerance,
+                if c.passed { "passed" } else { "FAILED" }
+            ));
+            if !c.passed {
+                for r in a.results.iter_mut().filter(|r| {
+                    r.benchmark == "generate"
+                        && r.implementation == "candle"
+                        && r.param_str("model").as_deref() == Some(&name)
+                }) {
+                    r.status = Status::Failed;
+                    r.stats.clear();
+                    r.notes.push(format!("logits parity with transformers failed (rel_err {:.2e}): timings withdrawn", c.rel_err));
+                }
+            }
+            a.results.push(row);
+        }
+    }
+    a.run.finished_utc = crate::env::now_utc();
+    crate::artifact::validate(&a).context("the merged artifact is invalid")?;
+    write_json_atomic(out, &a)?;
+    Ok(said)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn logits_comparison_reports_relative_error_and_argmax() {
+        let want = [1.0f32, -2.0, 3.0, 0.5];
+        let (rel, max_abs, top1) = compare_logits(&want, &want).unwrap();
+        assert_eq!((rel, max_abs, top1), (0.0, 0.0, true));
+        let got = [1.0f32, -2.0, 3.0, 3.5];
+        let (rel, max_abs, top1) = compare_logits(&got, &want).unwrap();
+        assert!((max_abs - 3.0).abs() < 1e-12);
+        assert!(!top1);
+        assert!((rel - 3.0 / (1.0f64 + 4.0 + 9.0 + 0.25).sqrt()).abs() < 1e-9);
+        let nan = [f32::NAN, 0.0, 0.0, 0.0];
+        assert_eq!(compare_logits(&nan, &want).unwrap().0, f64::MAX);
+        assert!(compare_logits(&want[..2], &want).is_err());
+    }
+}

@@ -1,0 +1,415 @@
+//! The llm_bench sweep: for each model, prompt length and batch, warm-up then timed repeats;
+//! one artifact row per point, written as it finishes.
+
+use super::backend::{Backend, DeviceChoice};
+use super::configs::{read_config_json, Arch};
+use super::generate::{generate, prompt_logits, Generation};
+use super::model::{dtype_name, DtypeChoice, Model};
+use super::prompt::{load_tokenizer, random_tokens, templated_tokens, ChatTemplate};
+use super::rows::{add_bound, decode_bound, fill_measured, host_timing};
+use super::source::{from_dir, from_hub, ModelFiles};
+use crate::artifact::{ArtifactWriter, ResultRow, Status};
+use anyhow::{bail, Context, Result};
+use candle_core::{DType, Tensor};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use tokenizers::Tokenizer;
+
+/// Where the weights come from.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// A Hugging Face model id (cache, then download).
+    Hub(String),
+    /// A local folder.
+    Dir(PathBuf),
+    /// These architectures with random weights.
+    Random(Vec<Arch>),
+}
+
+/// Everything a run needs (the CLI fills it).
+#[derive(Debug, Clone)]
+pub struct BenchOptions {
+    pub source: Source,
+    pub prompt_lens: Vec<usize>,
+    pub batches: Vec<usize>,
+    pub new_tokens: usize,
+    pub repeats: usize,
+    pub warmup: usize,
+    pub dtype: DtypeChoice,
+    pub device: DeviceChoice,
+    pub prompt: String,
+    pub template: ChatTemplate,
+    pub seed: u64,
+    pub out: PathBuf,
+    /// Random weights only: save each model (HF names) + parity logits under DIR/<config>/.
+    pub save_weights: Option<PathBuf>,
+    /// Keep cudarc's per-buffer event tracking on (candle's default).
+    pub event_tracking: bool,
+    pub verbose: bool,
+    /// Wrap this decode step of the first timed repeat of the first point in cuProfilerStart/Stop.
+    pub profile_decode_step: Option<usize>,
+    /// Sample device memory (cuMemGetInfo) once per step, for peak_device_mem_bytes.
+    pub mem_sample: bool,
+    pub progress: bool,
+}
+
+/// A model ready to measure and what the rows say about it.
+struct Loaded {
+    model: Model,
+    label: String,
+    source: &'static str,
+    tokenizer: Option<Tokenizer>,
+    template: ChatTemplate,
+}
+
+fn load_real(
+    files: &ModelFiles,
+    source: &'static str,
+    o: &BenchOptions,
+    b: &Backend,
+) -> Result<Loaded> {
+    let arch = read_config_json(&files.config, Some(&files.label))?;
+    let tokenizer = load_tokenizer(&files.tokenizer)?;
+    let dtype = o.dtype.resolve(b.is_cuda());
+    let model = Model::from_files(&arch, &files.weights, dtype, &b.device())?;
+    Ok(Loaded {
+        model,
+        label: files.label.clone(),
+        source,
+        tokenizer: Some(tokenizer),
+        template: o.template.resolve(files.tokenizer_config.as_deref()),
+    })
+}
+
+/// Estimated device bytes one point needs beyond the weights (KV cache with candle's copies,
+/// the largest prefill transients, f32 attention scores and logits), conservative.
+pub fn point_bytes_estimate(arch: &Arch, dtype: DType, b: usize, p: usize, t: usize) -> u64 {
+    let d = dtype.size_in_bytes() as u64;
+    let (b, p, t) = (b as u64, p as u64, t as u64);
+    let kv = b * (p + t) * arch.kv_bytes_per_position(d as usize) * 3;
+    let heads = arch.num_attention_heads as u64;
+    let act = b * p * (3 * arch.intermediate_size as u64 + 8 * arch.hidden_size as u64) * d;
+    let att =
+        b * heads * p * (p + t) * 4 * 3 + b * heads * (p + t) * arch.head_dim() as u64 * 4 * 2;
+    let logits = b * arch.vocab_size as u64 * 4 * 2;
+    kv + act + att + logits
+}
+
+fn is_oom(e: &anyhow::Error) -> bool {
+    let s = format!("{e:#}").to_lowercase();
+    s.contains("out_of_memory") || s.contains("out of memory")
+}
+
+fn base_row(l: &Loaded, o: &BenchOptions, backend: &Backend, b: usize, p: usize) -> ResultRow {
+    let a = &l.model.arch;
+    ResultRow::new("generate", "candle")
+        .param("model", l.label.as_str())
+        .param("weights", l.model.weights)
+        .param("source", l.source)
+        .param("dtype", dtype_name(l.model.dtype))
+        .param("device", backend.name())
+        .param("batch", b)
+        .param("prompt_len", p)
+        .param("new_tokens", o.new_tokens)
+        .param("param_count", a.param_count() as usize)
+        .param("layers", a.num_hidden_layers)
+        .param("hidden_size", a.hidden_size)
+        .param("chat_template", l.template.label())
+        .param("mem_sampled", o.mem_sample && backend.is_cuda())
+        .param(
+            "event_tracking",
+            if !backend.is_cuda() {
+                "n/a"
+            } else if o.event_tracking {
+                "on"
+            } else {
+                "off"
+            },
+        )
+}
+
+/// The prompt of a point: templated text for real models, seeded random ids otherwise.
+fn prompt_for(l: &Loaded, o: &BenchOptions, b: usize, p: usize) -> Result<Vec<Vec<u32>>> {
+    match &l.tokenizer {
+        Some(tok) => {
+            let ids = templated_tokens(tok, l.template, &o.prompt, p)?;
+            Ok(vec![ids; b])
+        }
+        None => random_tokens(l.model.arch.vocab_size, b, p, o.seed ^ ((p as u64) << 8)),
+    }
+}
+
+/// Saves random weights, config.json and the parity prompt's logits under `dir/<config>/`.
+fn save_for_peer(
+    l: &Loaded,
+    backend: &Backend,
+    dir: &Path,
+    p: usize,
+    seed: u64,
+) -> Result<PathBuf> {
+    let sub = dir.join(&l.model.arch.name);
+    l.model.save_hf(&sub)?;
+    let ids = random_tokens(l.model.arch.vocab_size, 1, p, seed ^ 0x9a11)?.remove(0);
+    let logits = prompt_logits(&l.model, backend, &ids)?;
+    let ids_t = Tensor::new(
+        ids.iter().map(|&i| i as i64).collect::<Vec<_>>(),
+        &candle_core::Device::Cpu,
+    )?
+    .unsqueeze(0)?;
+    let mut m = HashMap::new();
+    m.insert("input_ids".to_string(), ids_t);
+    m.insert("logits".to_string(), logits.to_dtype(DType::F32)?);
+    let f = sub.join("parity.safetensors");
+    candle_core::safetensors::save(&m, &f).with_context(|| format!("writing {}", f.display()))?;
+    Ok(sub)
+}
+
+fn show_text(l: &Loaded, prompt: &[u32], g: &Generation) {
+    let first = &g.tokens[0];
+    match &l.tokenizer {
+        Some(t) => {
+            let p = t
+                .decode(prompt, false)
+                .unwrap_or_else(|e| format!("<decode error: {e}>"));
+            let s = t
+                .decode(first, true)
+                .unwrap_or_else(|e| format!("<decode error: {e}>"));
+            eprintln!(
+                "--- prompt ({} tokens):\n{p}\n--- generated ({} tokens):\n{s}\n---",
+                prompt.len(),
+                first.len()
+            );
+        }
+        None => eprintln!(
+            "--- generated token ids (random weights, no tokenizer), sequence 0: {first:?}"
+        ),
+    }
+}
+
+/// Runs the whole sweep and writes the artifact. Returns its rows.
+pub fn run(o: &BenchOptions) -> Result<Vec<ResultRow>> {
+    if o.repeats == 0 || o.new_tokens == 0 {
+        bail!("--repeats and --new-tokens must be at least 1");
+    }
+    if o.batches.is_empty()
+        || o.prompt_lens.is_empty()
+        || o.batches.contains(&0)
+        || o.prompt_lens.contains(&0)
+    {
+        bail!("--batch and --prompt-len need positive values");
+    }
+    if o.save_weights.is_some() && !matches!(o.source, Source::Random(_)) {
+        bail!("--save-weights saves random weights only: add --weights random");
+    }
+    let mut backend = Backend::open(o.device)?;
+    let tracking_off = !o.event_tracking && backend.disable_event_tracking();
+    let (copy_gbps, copy_method) = backend.copy_bandwidth_gbps()?;
+    let env = backend.env();
+    let mut w = ArtifactWriter::start("llm", &o.out, env)?;
+    w.artifact.ceilings.copy_gbps = Some(copy_gbps);
+    w.artifact.ceilings.method.push(copy_method);
+    let notes = &mut w.artifact.notes;
+    notes.push(
+        "generate rows: warm-up runs, then repeats of prefill (prompt upload, forward, argmax, \
+         first tokens on the host = TTFT) and greedy decode steps (upload, forward, argmax, tokens \
+         on the host); the device is synchronized before every clock read"
+            .into(),
+    );
+    notes.push(
+        "decode_bound_tokens_per_s = batch x copy_gbps / decode_bytes_per_step, where a step \
+         reads every weight but the embedding table once plus each sequence's KV cache at the \
+         mean context (prompt_len + new_tokens/2); pct_of_bandwidth_bound = achieved / bound"
+            .into(),
+    );
+    if backend.is_cuda() && o.mem_sample {
+        notes.push(
+            "peak_device_mem_bytes: cuMemGetInfo (total - free, whole device, CUDA context and \
+             candle's pool included) sampled before the synchronize after prefill and after each \
+             decode step; a transient peak between samples can be missed"
+                .into(),
+        );
+        notes.push(if tracking_off {
+            "cudarc event tracking disabled (CudaDevice::disable_event_tracking) before any \
+             weight was created: safe here because every operation, copy and free runs on \
+             candle's single stream; it saves a cuEventRecord per buffer use"
+                .to_string()
+        } else {
+            "cudarc event tracking left on (candle's default): each buffer use records a CUDA event"
+                .to_string()
+        });
+    }
+    if let Some(m) = backend.mem_used_bytes() {
+        notes.push(format!(
+            "device memory in use before any model was loaded (CUDA context, L2-flush buffer): {m} bytes"
+        ));
+    }
+    w.flush()?;
+
+    type LoadFn<'a> = Box<dyn FnMut(&Backend) -> Result<Loaded> + 'a>;
+    let mut models: Vec<LoadFn> = Vec::new();
+    match &o.source {
+        Source::Hub(id) => {
+            let id = id.clone();
+            models.push(Box::new(move |b| load_real(&from_hub(&id)?, "hub", o, b)));
+        }
+        Source::Dir(d) => {
+            let d = d.clone();
+            models.push(Box::new(move |b| load_real(&from_dir(&d)?, "dir", o, b)));
+        }
+        Source::Random(archs) => {
+            for a in archs.clone() {
+                models.push(Box::new(move |b| {
+                    let dtype = o.dtype.resolve(b.is_cuda());
+                    Ok(Loaded {
+                        model: Model::random(&a, dtype, b, o.seed)?,
+                        label: a.name.clone(),
+                        source: "random",
+                        tokenizer: None,
+                        template: ChatTemplate::None,
+                    })
+                }));
+            }
+        }
+    }
+    let points = o.prompt_lens.len() * o.batches.len();
+    let pb = if o.progress {
+        ProgressBar::with_draw_target(
+            Some((models.len() * points * (o.warmup + o.repeats)) as u64),
+            ProgressDrawTarget::stderr(),
+        )
+    } else {
+        ProgressBar::hidden()
+    };
+    pb.set_style(
+        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} runs {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let mut profile_pending = o.profile_decode_step;
+    let mut rows = Vec::new();
+    for load in models.iter_mut() {
+        let l = load(&backend)?;
+        if let Some(dir) = &o.save_weights {
+            let p = o.prompt_lens[0];
+            let sub = save_for_peer(&l, &backend, dir, p, o.seed)?;
+            pb.println(format!(
+                "saved {} ({} parameters) to {}",
+                l.label,
+                l.model.arch.param_count(),
+                sub.display()
+            ));
+        }
+        for &p in &o.prompt_lens {
+            for &b in &o.batches {
+                pb.set_message(format!("{} P={p} batch={b}", l.label));
+                let mut row = base_row(&l, o, &backend, b, p);
+                row.metrics
+                    .insert("weight_bytes".into(), l.model.weight_bytes() as f64);
+                let res = measure_point(&l, o, &backend, b, p, &pb, &mut profile_pending, &mut row);
+                match res {
+                    Ok(()) => {
+                        let dt = l.model.dtype.size_in_bytes();
+                        add_bound(
+                            &mut row,
+                            decode_bound(&l.model.arch, dt, b, p, o.new_tokens, copy_gbps),
+                        );
+                    }
+                    Err(e) => {
+                        let skipped = is_oom(&e) || e.to_string().starts_with("skip:");
+                        row.status = if skipped {
+                            Status::Skipped
+                        } else {
+                            Status::Failed
+                        };
+                        row.stats.clear();
+                        row.metrics.retain(|k, _| k == "weight_bytes");
+                        row.notes
+                            .push(format!("{e:#}").trim_start_matches("skip: ").to_string());
+                        pb.println(format!(
+                            "{} P={p} batch={b}: {:?}: {e:#}",
+                            l.label, row.status
+                        ));
+                    }
+                }
+                backend.sample_clocks();
+                w.push(row.clone())?;
+                rows.push(row);
+            }
+        }
+    }
+    pb.finish_and_clear();
+    w.artifact.env = backend.env();
+    w.finish()?;
+    Ok(rows)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn measure_point(
+    l: &Loaded,
+    o: &BenchOptions,
+    backend: &Backend,
+    b: usize,
+    p: usize,
+    pb: &ProgressBar,
+    profile_pending: &mut Option<usize>,
+    row: &mut ResultRow,
+) -> Result<()> {
+    let a = &l.model.arch;
+    if p + o.new_tokens - 1 > a.max_position_embeddings {
+        bail!(
+            "skip: prompt {p} + {} new tokens exceeds max_position_embeddings {}",
+            o.new_tokens,
+            a.max_position_embeddings
+        );
+    }
+    if let Some(used) = backend.mem_used_bytes() {
+        let total = backend_total(backend).unwrap_or(u64::MAX);
+        let free = total.saturating_sub(used);
+        let need = point_bytes_estimate(a, l.model.dtype, b, p, o.new_tokens);
+        if need as f64 > 0.9 * free as f64 {
+            bail!(
+                "skip: estimated {:.1} GB of activations and KV cache, {:.1} GB free on the device",
+                need as f64 / 1e9,
+                free as f64 / 1e9
+            );
+        }
+    }
+    let prompt = prompt_for(l, o, b, p)?;
+    for _ in 0..o.warmup {
+        generate(&l.model, backend, &prompt, o.new_tokens, None, o.mem_sample)?;
+        pb.inc(1);
+    }
+    let mut repeats = Vec::with_capacity(o.repeats);
+    let mut last = None;
+    for _ in 0..o.repeats {
+        let profile = profile_pending.take();
+        let g = generate(
+            &l.model,
+            backend,
+            &prompt,
+            o.new_tokens,
+            profile,
+            o.mem_sample,
+        )?;
+        if g.tokens.iter().any(|t| t.len() != o.new_tokens) {
+            bail!("generation returned the wrong number of tokens");
+        }
+        repeats.push(g.times.clone());
+        last = Some(g);
+        pb.inc(1);
+    }
+    if let (true, Some(g)) = (o.verbose, &last) {
+        pb.suspend(|| show_text(l, &prompt[0], g));
+    }
+    fill_measured(row, b, p, &repeats)?;
+    row.timing = Some(host_timing(o.warmup));
+    Ok(())
+}
+
+fn backend_total(backend: &Backend) -> Option<u64> {
+    match backend {
+        Backend::Cpu(_) => None,
+        #[cfg(feature = "cuda")]
+        Backend::Cuda(g) => g.mem_info().ok().map(|(_, t)| t as u64),
+    }
+}

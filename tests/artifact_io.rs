@@ -1,0 +1,114 @@
+//! Artifact schema round trips, the JSON Schema, atomic/partial writes and clear errors.
+
+mod common;
+
+use opbench::artifact::{parse_artifact, read_artifact, validate, ArtifactWriter, ResultRow};
+use opbench::env::Env;
+use opbench::stats::summarize;
+
+fn schema() -> serde_json::Value {
+    serde_json::from_str(include_str!("../docs/artifact.schema.json")).unwrap()
+}
+
+#[test]
+fn fixture_round_trips_and_matches_json_schema() {
+    let a = common::fixture_artifact("layernorm", "run-1");
+    validate(&a).unwrap();
+    let text = serde_json::to_string(&a).unwrap();
+    assert_eq!(parse_artifact(&text).unwrap(), a);
+    let v = jsonschema::validator_for(&schema()).unwrap();
+    let instance: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let errors: Vec<String> = v.iter_errors(&instance).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+}
+
+#[test]
+fn json_schema_rejects_what_validation_rejects() {
+    let v = jsonschema::validator_for(&schema()).unwrap();
+    let mut instance = serde_json::to_value(common::fixture_artifact("layernorm", "x")).unwrap();
+    instance["results"][0]["stats"]["time"] = instance["results"][0]["stats"]["time_us"].clone();
+    assert!(
+        !v.is_valid(&instance),
+        "a stats key without a unit must be rejected"
+    );
+    let mut instance = serde_json::to_value(common::fixture_artifact("layernorm", "x")).unwrap();
+    instance["schema_version"] = 2.into();
+    assert!(!v.is_valid(&instance));
+}
+
+#[test]
+fn writer_keeps_partial_results_and_never_touches_the_last_complete_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("layernorm.json");
+    std::fs::write(&path, "previous complete artifact").unwrap();
+    let mut w = ArtifactWriter::start("layernorm", &path, Env::cpu()).unwrap();
+    let mut row = ResultRow::new("layernorm_forward", "candle").param("rows", 2usize);
+    row.stats
+        .insert("time_us".into(), summarize(&[1.0, 2.0]).unwrap());
+    w.push(row.clone()).unwrap();
+    let partial = w.partial_path().to_path_buf();
+    drop(w); // a crash: finish() never runs
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "previous complete artifact"
+    );
+    let kept = read_artifact(&partial).unwrap();
+    assert_eq!(kept.results.len(), 1);
+    assert!(!kept.run.complete);
+
+    let mut w = ArtifactWriter::start("layernorm", &path, Env::cpu()).unwrap();
+    w.push(row).unwrap();
+    let done = w.finish().unwrap();
+    let a = read_artifact(&done).unwrap();
+    assert!(a.run.complete);
+    assert!(
+        !partial.exists(),
+        "the partial file is moved onto the final path"
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(leftovers.len(), 1, "no temporary files left: {leftovers:?}");
+}
+
+fn err_of(text: &str) -> String {
+    format!("{:#}", parse_artifact(text).unwrap_err())
+}
+
+#[test]
+fn bad_files_are_refused_with_the_field_named() {
+    let good = serde_json::to_string(&common::fixture_artifact("layernorm", "r")).unwrap();
+    // Truncated.
+    assert!(err_of(&good[..good.len() / 2]).contains("JSON syntax error"));
+    // Future version.
+    let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
+    v["schema_version"] = 7.into();
+    assert!(err_of(&v.to_string()).contains("upgrade opbench"));
+    // Non-finite number written as null by a careless producer.
+    let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
+    v["results"][0]["stats"]["time_us"]["p50"] = serde_json::Value::Null;
+    let e = err_of(&v.to_string());
+    assert!(e.contains("results[0].stats.time_us.p50"), "{e}");
+    // Missing field.
+    let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
+    v["run"].as_object_mut().unwrap().remove("id");
+    assert!(err_of(&v.to_string()).contains("id"));
+    // Inconsistent: ok status but a failed check.
+    let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
+    v["results"][0]["correctness"]["passed"] = false.into();
+    assert!(err_of(&v.to_string()).contains("results[0].status"));
+    // A failed point must not carry timings.
+    let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
+    v["results"][1]["stats"] = v["results"][0]["stats"].clone();
+    assert!(err_of(&v.to_string()).contains("results[1].stats"));
+}
+
+#[test]
+fn read_artifact_names_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("broken.json");
+    std::fs::write(&p, "{").unwrap();
+    let e = format!("{:#}", read_artifact(&p).unwrap_err());
+    assert!(e.contains("broken.json"), "{e}");
+}

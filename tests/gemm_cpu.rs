@@ -1,0 +1,100 @@
+//! End to end on the CPU: `gemm_bench --device cpu` writes a valid `gemm` artifact and report.
+
+use clap::Parser;
+use opbench::artifact::{read_artifact, Status};
+use opbench::gemm::GemmArgs;
+
+#[test]
+fn cpu_sweep_writes_a_valid_artifact_and_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("gemm.json");
+    let report = dir.path().join("gemm_report.txt");
+    let args = GemmArgs::try_parse_from([
+        "gemm_bench",
+        "--device",
+        "cpu",
+        "--square",
+        "16,32",
+        "--m",
+        "8",
+        "--n",
+        "24",
+        "--k",
+        "40",
+        "--dtypes",
+        "f32,bf16",
+        "--budget-ms",
+        "5",
+        "--out",
+        out.to_str().unwrap(),
+        "--report",
+        report.to_str().unwrap(),
+    ])
+    .unwrap();
+    opbench::gemm::run(&args).unwrap();
+
+    let a = read_artifact(&out).unwrap();
+    assert_eq!(a.kind, "gemm");
+    assert!(a.run.complete);
+    assert_eq!(
+        a.results.len(),
+        6,
+        "2 square + 1 axes shape, 2 dtypes, candle only"
+    );
+    for r in &a.results {
+        assert_eq!(r.implementation, "candle");
+        assert_eq!(r.status, Status::Ok, "{r:?}");
+        let c = r.correctness.as_ref().unwrap();
+        assert!(c.passed && c.reference == "cpu_f64_rows");
+        for p in [
+            "m",
+            "n",
+            "k",
+            "dtype",
+            "shape_set",
+            "impl_kind",
+            "ladder_step",
+        ] {
+            assert!(r.params.contains_key(p), "missing param {p}");
+        }
+        for m in [
+            "tflops",
+            "min_bytes",
+            "intensity_flop_per_byte",
+            "pct_of_ceiling",
+            "speedup_vs_slowest",
+        ] {
+            assert!(r.metrics.contains_key(m), "missing metric {m}");
+        }
+        assert!(r.metrics["pct_of_ceiling"] <= 100.0 + 1e-9);
+    }
+    for d in ["f32", "bf16"] {
+        assert!(a.ceilings.matmul_tflops[d] > 0.0);
+        let best = a
+            .results
+            .iter()
+            .filter(|r| r.param_str("dtype").as_deref() == Some(d))
+            .map(|r| r.metrics["pct_of_ceiling"])
+            .fold(0.0, f64::max);
+        assert!(
+            (best - 100.0).abs() < 1e-9,
+            "the best {d} row defines the ceiling"
+        );
+    }
+    let text = std::fs::read_to_string(&report).unwrap();
+    assert!(text.contains("== 16x16x16 f32 (square) =="), "{text}");
+    assert!(text.contains("== 8x24x40 bf16 (axes) =="), "{text}");
+    assert!(text.contains("complete: true"));
+}
+
+#[cfg(not(feature = "cuda"))]
+#[test]
+fn cuda_device_without_the_feature_says_how_to_fix_it() {
+    let args =
+        GemmArgs::try_parse_from(["gemm_bench", "--square", "64", "--model", "none"]).unwrap();
+    let e = format!("{:#}", opbench::gemm::run(&args).unwrap_err());
+    assert!(
+        e.contains("--features cuda") && e.contains("--device cpu"),
+        "{e}"
+    );
+}
