@@ -183,7 +183,11 @@
       layout.xaxis.categoryorder = "array";
       layout.xaxis.categoryarray = r.categories.length ? r.categories : undefined;
       var longest = r.categories.reduce(function (m, s) { return Math.max(m, s.length); }, 0);
-      if (r.categories.length * Math.max(longest, 4) > 120) layout.xaxis.tickangle = -40;
+      if (r.categories.length * Math.max(longest, 4) > 120) {
+        layout.xaxis.tickangle = -40;
+        // Slanted labels take height from the plot: give it back.
+        layout.height += Math.min(300, Math.max(0, longest - 14) * 5);
+      }
     }
     if (c.y2_title) {
       layout.yaxis2 = { title: { text: esc(c.y2_title) }, overlaying: "y", side: "right",
@@ -250,7 +254,10 @@
     layout.xaxis.gridcolor = layout.yaxis.gridcolor = "rgba(0,0,0,0)";
     layout.height = Math.max(300, 120 + 28 * yo.length);
     var longest = xo.reduce(function (m, s) { return Math.max(m, s.length); }, 0);
-    if (xo.length * Math.max(longest, 4) > 90) layout.xaxis.tickangle = -35;
+    if (xo.length * Math.max(longest, 4) > 90) {
+      layout.xaxis.tickangle = -35;
+      layout.height += Math.min(300, Math.max(0, longest - 14) * 5);
+    }
     var traces = [];
     if (cells.length) {
       traces.push({

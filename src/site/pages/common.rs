@@ -8,7 +8,7 @@ use super::super::points::Point;
 use super::{Empty, PageContext};
 use crate::artifact::Status;
 use serde::Serialize;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 /// A titled group of charts and tables.
 #[derive(Debug, Clone, Serialize)]
@@ -146,58 +146,78 @@ pub fn peer_index<'a>(
         .collect()
 }
 
-/// Params that tell apart points sharing a label and an implementation (a switch such as
-/// `event_tracking=on` beside `off`), each with its most common value on the page. Points with
-/// another value get " key=value" appended to their label (`with_extra`), so no two points of a
-/// series share a category while the common case keeps the plain label its peers have too.
-pub fn distinguishing(points: &[Point], label: impl Fn(&Point) -> String) -> Vec<(String, String)> {
-    let mut seen: HashMap<(String, String, String), HashSet<String>> = HashMap::new();
-    for p in points {
-        let l = label(p);
-        for (k, v) in &p.row.params {
-            seen.entry((l.clone(), p.imp().to_string(), k.clone()))
-                .or_default()
-                .insert(v.to_string());
-        }
-    }
-    let mut keys: Vec<String> = seen
-        .into_iter()
-        .filter(|(_, vals)| vals.len() >= 2)
-        .map(|((_, _, k), _)| k)
-        .collect();
-    keys.sort();
-    keys.dedup();
-    keys.into_iter()
-        .map(|k| {
-            let mut counts: HashMap<String, usize> = HashMap::new();
-            for p in points {
-                if let Some(v) = p.row.params.get(&k) {
-                    *counts.entry(v.to_string()).or_default() += 1;
-                }
-            }
-            let common = counts
-                .into_iter()
-                .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
-                .map(|(v, _)| v)
-                .unwrap_or_default();
-            (k, common)
-        })
-        .collect()
+/// Label suffixes for points that would otherwise share a category with another point of the
+/// same implementation, keyed by row address (see `distinguishing`).
+pub type Distinguishing = HashMap<usize, String>;
+
+fn row_id(p: &Point) -> usize {
+    p.row as *const crate::artifact::ResultRow as usize
 }
 
-/// `base` plus " key=value" for each distinguishing key where the point differs from the
-/// common value.
-pub fn with_extra(base: String, p: &Point, keys: &[(String, String)]) -> String {
-    let mut s = base;
-    for (k, common) in keys {
-        if let Some(v) = p.row.params.get(k) {
-            let v = v.to_string();
-            if v != *common {
-                s.push_str(&format!(" {k}={v}"));
+/// Suffixes that tell apart points sharing a label and an implementation: a switch measured
+/// both ways (`event_tracking=on` beside `off`) or runs with another setting
+/// (`mem_sampled=true`). In each such group, a param that differs is shown on the points whose
+/// value is not the default: no value when some point of the group lacks the param, else the
+/// implementation's most common value. Points in no such group keep the plain label their
+/// peers have too.
+pub fn distinguishing(points: &[Point], label: impl Fn(&Point) -> String) -> Distinguishing {
+    let mut groups: HashMap<(String, &str), Vec<&Point>> = HashMap::new();
+    for p in points {
+        groups.entry((label(p), p.imp())).or_default().push(p);
+    }
+    // Most common value of each (implementation, param) among the points that have it.
+    let mut counts: HashMap<(&str, &str, String), usize> = HashMap::new();
+    for p in points {
+        for (k, v) in &p.row.params {
+            *counts
+                .entry((p.imp(), k.as_str(), v.to_string()))
+                .or_default() += 1;
+        }
+    }
+    let mut common: HashMap<(&str, &str), (usize, String)> = HashMap::new();
+    for ((imp, k, v), n) in counts {
+        let e = common.entry((imp, k)).or_insert((0, String::new()));
+        if n > e.0 || (n == e.0 && v < e.1) {
+            *e = (n, v);
+        }
+    }
+    let mut out = Distinguishing::new();
+    for ((_, imp), g) in groups.iter().filter(|(_, g)| g.len() >= 2) {
+        let mut keys: Vec<&String> = g.iter().flat_map(|p| p.row.params.keys()).collect();
+        keys.sort();
+        keys.dedup();
+        for k in keys {
+            let vals: Vec<Option<String>> = g
+                .iter()
+                .map(|p| p.row.params.get(k).map(|v| v.to_string()))
+                .collect();
+            if vals.iter().all(|v| *v == vals[0]) {
+                continue;
+            }
+            let default = if vals.iter().any(|v| v.is_none()) {
+                None
+            } else {
+                common.get(&(*imp, k.as_str())).map(|c| c.1.clone())
+            };
+            for (p, v) in g.iter().zip(&vals) {
+                if *v != default {
+                    let shown = v.clone().unwrap_or_else(|| "—".into());
+                    out.entry(row_id(p))
+                        .or_default()
+                        .push_str(&format!(" {k}={shown}"));
+                }
             }
         }
     }
-    s
+    out
+}
+
+/// `base` plus the point's suffix from `distinguishing`, if it has one.
+pub fn with_extra(base: String, p: &Point, d: &Distinguishing) -> String {
+    match d.get(&row_id(p)) {
+        Some(sfx) => base + sfx,
+        None => base,
+    }
 }
 
 /// The P50 of the row's main timing, in microseconds.
@@ -443,7 +463,6 @@ mod tests {
             .collect();
         let label = |p: &Point| names::param_str(p.row, names::MODEL).unwrap_or_default();
         let keys = distinguishing(&points, label);
-        assert_eq!(keys, [("event_tracking".to_string(), "off".to_string())]);
         let labels: Vec<String> = points
             .iter()
             .map(|p| with_extra(label(p), p, &keys))

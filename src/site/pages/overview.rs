@@ -127,19 +127,24 @@ fn decode_card(gpu: &str, pts: &[Point]) -> Option<Card> {
         p.dtype().unwrap_or_default(),
         names::param_str(r, names::BATCH).unwrap_or_else(|| "?".into())
     ));
+    // The fastest run of each peer implementation at the same configuration.
     let key = llm_key(p);
+    let mut best_peer: BTreeMap<&str, f64> = BTreeMap::new();
     for q in pts
         .iter()
         .filter(|q| q.ok() && names::is_llm_peer(q.imp()) && llm_key(q) == key)
     {
         if let Some(v) = names::decode_tps(q.row) {
-            details.push(format!(
-                "{}: {} tokens/s ({} faster)",
-                q.imp(),
-                fmt::num(v),
-                fmt::times(tps / v)
-            ));
+            let e = best_peer.entry(q.imp()).or_insert(v);
+            *e = e.max(v);
         }
+    }
+    for (imp, v) in best_peer {
+        details.push(format!(
+            "{imp}: {} tokens/s ({} faster)",
+            fmt::num(v),
+            fmt::times(tps / v)
+        ));
     }
     details.push(gpu.to_string());
     Some(Card {
