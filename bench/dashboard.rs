@@ -1,1 +1,60 @@
-fn main() {}
+//! `dashboard`: render the benchmark artifacts into a static site (HTML + Plotly, no server).
+
+use clap::Parser;
+use opbench::site::{Options, PlotlyMode};
+use std::path::PathBuf;
+
+/// Render every benchmark artifact (*.json, searched recursively) into a static dashboard:
+/// an overview with highlight cards, tables and system panels, and one page per benchmark kind
+/// (LLM, LayerNorm, GEMM, and a generic page for other kinds) with interactive Plotly charts,
+/// filters kept in the URL, and every chart's data as a table. The pages open from file:// and
+/// need no server; summary.json and summary.csv are written beside them for download.
+///
+/// Set OPBENCH_DUMP_CONTEXT=1 (or pass --dump-context) to also write each page's template
+/// context as JSON under OUT/_context/, to see exactly what a template was given.
+#[derive(Parser)]
+#[command(version)]
+struct Args {
+    /// Folder to read artifacts from (searched recursively).
+    #[arg(long, default_value = "artifacts")]
+    artifacts: PathBuf,
+    /// Folder to write the site into (created if missing; files are overwritten).
+    #[arg(long, default_value = "site")]
+    out: PathBuf,
+    /// Where the pages load Plotly.js from: `cdn` (pinned version with an integrity hash; needs
+    /// the network when viewing) or `inline` (the vendored copy written into OUT/assets; works
+    /// offline).
+    #[arg(long, value_enum, default_value_t = PlotlyMode::Cdn)]
+    plotly: PlotlyMode,
+    /// Write each page's template context as JSON under OUT/_context/.
+    #[arg(long)]
+    dump_context: bool,
+    /// Fail on an invalid artifact instead of leaving it out with a warning.
+    #[arg(long)]
+    strict: bool,
+}
+
+fn main() {
+    opbench::cli::main_with(|| {
+        let a = Args::parse();
+        let o = opbench::site::run(&Options {
+            artifacts: a.artifacts,
+            out: a.out.clone(),
+            plotly: a.plotly,
+            dump_context: a.dump_context,
+            strict: a.strict,
+        })?;
+        for w in &o.warnings {
+            eprintln!("warning: {w}");
+        }
+        println!(
+            "rendered {} pages from {} artifacts ({} results, {} points shown) into {}",
+            o.pages.len(),
+            o.artifacts,
+            o.results,
+            o.points,
+            a.out.join("index.html").display()
+        );
+        Ok(())
+    });
+}

@@ -10,6 +10,7 @@ pub mod history;
 pub mod kernels;
 pub mod layernorm;
 pub mod llm;
+pub mod site;
 pub mod stats;
 pub mod summary;
 pub mod trace;

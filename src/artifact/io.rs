@@ -53,6 +53,14 @@ pub fn read_artifact(path: &Path) -> Result<Artifact> {
 
 /// Parses and validates artifact JSON text.
 pub fn parse_artifact(text: &str) -> Result<Artifact> {
+    // Fast path for the common case, a well-formed file of a version we read: one pass, no
+    // intermediate `Value`. Anything else takes the slow path below, which names the field.
+    if let Ok(a) = serde_json::from_str::<Artifact>(text) {
+        if (1..=SCHEMA_VERSION).contains(&a.schema_version) {
+            validate(&a)?;
+            return Ok(a);
+        }
+    }
     let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
         anyhow::anyhow!(
             "JSON syntax error at line {}, column {}: {e} (truncated or hand-edited file?)",

@@ -51,12 +51,28 @@ pub fn load_dir(dir: &Path, skip_invalid: bool) -> Result<(Vec<Loaded>, Vec<Stri
         }
     }
     paths.sort();
+    // Parse on every core (a long history is thousands of files); results keep path order.
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(paths.len().max(1));
+    let chunk = paths.len().div_ceil(threads).max(1);
+    let parsed: Vec<Result<Artifact>> = std::thread::scope(|s| {
+        let handles: Vec<_> = paths
+            .chunks(chunk)
+            .map(|ps| s.spawn(move || ps.iter().map(|p| read_artifact(p)).collect::<Vec<_>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("artifact parsing thread panicked"))
+            .collect()
+    });
     let mut loaded = Vec::new();
     let mut warnings = Vec::new();
-    for p in paths {
-        match read_artifact(&p) {
+    for (p, parsed) in paths.iter().zip(parsed) {
+        match parsed {
             Ok(artifact) => {
-                let rel = p.strip_prefix(dir).unwrap_or(&p);
+                let rel = p.strip_prefix(dir).unwrap_or(p);
                 let file = rel
                     .components()
                     .map(|c| c.as_os_str().to_string_lossy())

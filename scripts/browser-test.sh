@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Real-browser test of the dashboard: renders the fixture artifacts, the hostile fixtures, an
+# empty folder and the committed artifacts (if any) with --plotly inline, then opens every page
+# from file:// in headless Chromium (tests/browser/check.mjs) and saves the overview screenshot
+# to report/overview.png. Installs Debian's chromium, Node.js and playwright-core when absent.
+# Exits non-zero on any failure; the last line reads "browser: N passed, M failed".
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
+command -v npm >/dev/null 2>&1 || need_apt+=(npm)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "installing ${need_apt[*]} (apt-get)" >&2
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+if [ ! -d tests/browser/node_modules/playwright-core ]; then
+  (cd tests/browser && npm ci --no-audit --no-fund --loglevel=error)
+fi
+
+cargo build --release --bin dashboard
+dash() { cargo run -q --release --bin dashboard -- --plotly inline "$@"; }
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/empty"
+dash --artifacts tests/fixtures/artifacts --out "$work/fixtures"
+dash --artifacts tests/fixtures/hostile --out "$work/hostile"
+dash --artifacts "$work/empty" --out "$work/none"
+sites=(--site "$work/fixtures" --site "$work/none")
+shot="$work/fixtures"
+if [ -n "$(find artifacts -name '*.json' ! -name 'summary.json' ! -name '.*' 2>/dev/null | head -1)" ]; then
+  dash --artifacts artifacts --out "$work/committed"
+  sites+=(--site "$work/committed")
+  shot="$work/committed"
+fi
+
+node tests/browser/check.mjs "${sites[@]}" --hostile "$work/hostile" --filters "$work/fixtures" \
+  --screenshot report/overview.png --screenshot-site "$shot" ${BROWSER_SHOTS:+--shots "$BROWSER_SHOTS"}

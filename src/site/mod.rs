@@ -1,0 +1,107 @@
+//! The static dashboard: artifacts in, HTML pages with embedded data and Plotly charts out.
+//!
+//! `load_dir` reads the artifacts, `points::Store` keeps the newest run of each point,
+//! `pages::build_all` turns them into pre-formatted view models (one `PageContext` per page),
+//! and `write::write_site` renders those through the embedded Tera templates.
+
+pub mod chart;
+pub mod embed;
+pub mod filters;
+pub mod fmt;
+pub mod names;
+pub mod pages;
+pub mod palette;
+pub mod plotly;
+pub mod points;
+pub mod templates;
+pub mod write;
+
+pub use pages::{PageContext, SiteMeta};
+pub use plotly::PlotlyMode;
+
+use crate::summary::{load_dir, Loaded};
+use anyhow::Result;
+use std::path::{Path, PathBuf};
+
+/// Set to 1 to write each page's template context as JSON under `<out>/_context/`.
+pub const DUMP_CONTEXT_ENV: &str = "OPBENCH_DUMP_CONTEXT";
+
+/// What `dashboard` was asked to do.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub artifacts: PathBuf,
+    pub out: PathBuf,
+    pub plotly: PlotlyMode,
+    /// Also write `<out>/_context/<page>.json` (the template contexts).
+    pub dump_context: bool,
+    /// Fail on an invalid artifact instead of leaving it out with a warning.
+    pub strict: bool,
+}
+
+/// What was written.
+#[derive(Debug)]
+pub struct Outcome {
+    pub pages: Vec<PathBuf>,
+    pub artifacts: usize,
+    pub results: usize,
+    pub points: usize,
+    pub warnings: Vec<String>,
+}
+
+/// Loads the artifacts (a missing folder is a warning: the site then says how to make some).
+pub fn load(artifacts: &Path, strict: bool) -> Result<(Vec<Loaded>, Vec<String>)> {
+    if !artifacts.exists() {
+        return Ok((
+            Vec::new(),
+            vec![format!(
+                "artifacts folder {} does not exist: rendering the empty site (pass --artifacts DIR)",
+                artifacts.display()
+            )],
+        ));
+    }
+    load_dir(artifacts, !strict)
+}
+
+/// The view models of every page, with `generated_utc` given (tests pass a fixed one).
+pub fn build_pages(
+    loaded: &[Loaded],
+    warnings: &[String],
+    artifacts_dir: &str,
+    plotly: PlotlyMode,
+    generated_utc: &str,
+) -> Vec<PageContext> {
+    let store = points::Store::new(loaded);
+    let meta = SiteMeta {
+        generated_utc: generated_utc.to_string(),
+        artifacts_dir: artifacts_dir.to_string(),
+        artifact_count: loaded.len(),
+        result_count: loaded.iter().map(|l| l.artifact.results.len()).sum(),
+        point_count: store.points.len(),
+        superseded: store.superseded,
+        warnings: warnings.to_vec(),
+        plotly: plotly.tag(),
+    };
+    pages::build_all(&store, &meta)
+}
+
+/// The whole `dashboard` command.
+pub fn run(opts: &Options) -> Result<Outcome> {
+    let (loaded, warnings) = load(&opts.artifacts, opts.strict)?;
+    let pages = build_pages(
+        &loaded,
+        &warnings,
+        &opts.artifacts.display().to_string(),
+        opts.plotly,
+        &crate::env::now_utc(),
+    );
+    let dump =
+        opts.dump_context || std::env::var(DUMP_CONTEXT_ENV).is_ok_and(|v| v == "1" || v == "true");
+    let written = write::write_site(&opts.out, &pages, &loaded, opts.plotly, dump)?;
+    Ok(Outcome {
+        pages: written,
+        artifacts: loaded.len(),
+        results: loaded.iter().map(|l| l.artifact.results.len()).sum(),
+        points: pages.first().map(|p| p.site.point_count).unwrap_or(0),
+        warnings,
+    })
+}

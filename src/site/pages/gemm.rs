@@ -1,0 +1,494 @@
+//! The GEMM page: roofline with measured ceilings, heatmaps, split charts, speedup against a
+//! chosen baseline, and the kernel ladder as % of cuBLAS.
+
+use super::super::chart::{pt_cat, pt_num, Cell, ChartKind, ChartView, HLine, Trace, TraceSet};
+use super::super::fmt;
+use super::super::names;
+use super::super::palette::{self, Palette};
+use super::super::points::Point;
+use super::common::*;
+use super::PageContext;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+fn mnk(p: &Point) -> Option<(f64, f64, f64)> {
+    let r = p.row;
+    Some((
+        names::param_f64(r, names::GEMM_M)?,
+        names::param_f64(r, names::GEMM_N)?,
+        names::param_f64(r, names::GEMM_K)?,
+    ))
+}
+
+/// "4096³", "128×2048×2048", with the layer op in front when the shape comes from a model.
+fn shape(p: &Point) -> String {
+    let s = match mnk(p) {
+        Some((m, n, k)) if m == n && n == k => format!("{m}³"),
+        Some((m, n, k)) => format!("{m}×{n}×{k}"),
+        None => params_text(p),
+    };
+    match names::param_str(p.row, names::LAYER_OP) {
+        Some(op) => format!("{op} {s}"),
+        None => s,
+    }
+}
+
+/// Shape and dtype: one column of the kernels × shapes heatmap.
+fn shape_dtype(p: &Point) -> String {
+    match p.dtype() {
+        Some(d) => format!("{} {d}", shape(p)),
+        None => shape(p),
+    }
+}
+
+fn shape_key(p: &Point) -> Vec<f64> {
+    let (m, n, k) = mnk(p).unwrap_or((0.0, 0.0, 0.0));
+    vec![
+        rank(&p.dtype().unwrap_or_default(), DTYPE_ORDER),
+        rank(
+            &names::param_str(p.row, names::SHAPE_SET).unwrap_or_default(),
+            &["square", "tinyllama"],
+        ),
+        k,
+        n,
+        m,
+    ]
+}
+
+/// Kernels in ladder order, then the rest by name, cuBLAS last.
+fn kernel_order(points: &[Point]) -> Vec<String> {
+    let imps: BTreeSet<&str> = points.iter().map(|p| p.imp()).collect();
+    let mut v: Vec<&str> = imps.into_iter().collect();
+    // A kernel's ladder and step, when the rows record them (impl_kind, ladder_step).
+    let mut step: HashMap<&str, (String, f64)> = HashMap::new();
+    for p in points {
+        if let Some(s) = names::param_f64(p.row, names::LADDER_STEP) {
+            let kind = names::param_str(p.row, names::IMPL_KIND).unwrap_or_default();
+            step.insert(p.imp(), (kind, s));
+        }
+    }
+    v.sort_by(|a, b| {
+        let key = |i: &str| {
+            let (kind, s) = step.get(i).cloned().unwrap_or((String::new(), f64::MAX));
+            let pos = names::GEMM_LADDER.iter().position(|l| *l == i);
+            (
+                names::is_cublas(i),
+                i == "candle",
+                kind,
+                s,
+                pos.unwrap_or(usize::MAX),
+            )
+        };
+        let (ka, kb) = (key(a), key(b));
+        ka.0.cmp(&kb.0)
+            .then(ka.1.cmp(&kb.1))
+            .then(ka.2.cmp(&kb.2))
+            .then(ka.3.total_cmp(&kb.3))
+            .then(ka.4.cmp(&kb.4))
+            .then(a.cmp(b))
+    });
+    v.into_iter().map(String::from).collect()
+}
+
+fn tflops(p: &Point) -> Option<f64> {
+    names::metric(p.row, names::TFLOPS).or_else(|| {
+        let (m, n, k) = mnk(p)?;
+        Some(2.0 * m * n * k / (p50_us(p)? * 1e6))
+    })
+}
+
+fn intensity(p: &Point) -> Option<f64> {
+    names::metric(p.row, names::INTENSITY).or_else(|| {
+        let (m, n, k) = mnk(p)?;
+        let bytes = names::metric(p.row, names::BYTES_MOVED)
+            .or_else(|| Some(names::dtype_bytes(&p.dtype()?)? * (m * k + k * n + m * n)))?;
+        Some(2.0 * m * n * k / bytes)
+    })
+}
+
+/// The roof at intensity `x` for this point's GPU and dtype, in TFLOP/s.
+fn roof(p: &Point, x: f64) -> Option<f64> {
+    let c = &p.artifact().ceilings;
+    let mem = c.copy_gbps.map(|g| g * x / 1e3);
+    let peak = p.dtype().and_then(|d| c.matmul_tflops.get(&d).copied());
+    match (mem, peak) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+struct Figures {
+    tflops: Option<f64>,
+    intensity: Option<f64>,
+    pct_cublas: Option<f64>,
+    hover: String,
+}
+
+fn figures(p: &Point, cublas_us: &HashMap<String, f64>) -> Figures {
+    let tf = tflops(p);
+    let ai = intensity(p);
+    let pct_cublas = names::metric(p.row, names::PCT_CUBLAS).or_else(|| {
+        let base = cublas_us.get(&gemm_key(p))?;
+        Some(100.0 * base / p50_us(p)?)
+    });
+    let pct_ceiling =
+        names::metric(p.row, names::PCT_CEILING).or_else(|| Some(100.0 * tf? / roof(p, ai?)?));
+    let mut lines = vec![
+        p.imp().to_string(),
+        format!("{} {}", shape(p), p.dtype().unwrap_or_default()),
+    ];
+    if let Some(t) = p50_us(p) {
+        lines.push(format!("P50 {} µs", fmt::num(t)));
+    }
+    if let Some(v) = tf {
+        lines.push(format!("{} TFLOP/s", fmt::num(v)));
+    }
+    if let Some(v) = ai {
+        lines.push(format!("intensity {} FLOP/B", fmt::num(v)));
+    }
+    if let Some(v) = pct_ceiling {
+        lines.push(format!("{} of the roofline ceiling", fmt::pct(v)));
+    }
+    if let Some(v) = pct_cublas {
+        lines.push(format!("{} of cuBLAS", fmt::pct(v)));
+    }
+    lines.push(p.gpu());
+    Figures {
+        tflops: tf,
+        intensity: ai,
+        pct_cublas,
+        hover: lines.join("\n"),
+    }
+}
+
+pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
+    page.intro = "Matrix multiply: cuBLAS, candle and each hand-written kernel of the ladder, \
+                  as achieved TFLOP/s against the memory and compute ceilings measured in the \
+                  same run."
+        .into();
+    if points.is_empty() {
+        empty_kind(page, "GEMM", "gemm_bench");
+        return;
+    }
+    page.filters = filters(points, &["gpu", "dtype", "impl", "shape_set", "model"]);
+    let multi = multi_gpu(points);
+    let gpu_list = gpus(points);
+    let ok: Vec<Point> = points.iter().filter(|p| p.ok()).copied().collect();
+    let cublas_us: HashMap<String, f64> = ok
+        .iter()
+        .filter(|p| names::is_cublas(p.imp()))
+        .filter_map(|p| Some((gemm_key(p), p50_us(p)?)))
+        .collect();
+    let figs: Vec<Figures> = ok.iter().map(|p| figures(p, &cublas_us)).collect();
+    let kernels = kernel_order(&ok);
+    let shapes = ordered_categories(ok.iter().map(|p| (shape_key(p), shape_dtype(p))).collect());
+    let new_trace = |name: &str, p: &Point, mode: &str| {
+        let mut t = Trace::new(name, pal.of(p.imp()), mode);
+        t.pattern = gpu_pattern(p, &gpu_list);
+        t
+    };
+
+    // Roofline.
+    let mut rl = ChartView::new(
+        "gemm-roofline",
+        "Roofline",
+        "One marker per kernel and shape: arithmetic intensity (FLOPs / bytes of A, B and C) \
+         against achieved TFLOP/s, log-log. Dashed lines: the roof per GPU and dtype, \
+         min(copy GB/s × intensity, best matmul TFLOP/s), both measured in the same run.",
+        "arithmetic intensity (FLOP/byte)",
+        "TFLOP/s",
+    );
+    rl.log_x = true;
+    rl.log_y = true;
+    let mut set = TraceSet::default();
+    let mut xs: Vec<f64> = Vec::new();
+    for (p, f) in ok.iter().zip(&figs) {
+        let (Some(x), Some(y)) = (f.intensity, f.tflops) else {
+            continue;
+        };
+        xs.push(x);
+        let name = series(p.imp(), p, multi);
+        set.get(&name, || new_trace(&name, p, "markers"))
+            .points
+            .push(pt_num(x, y, f.hover.clone(), p.dims()));
+    }
+    if let (Some(lo), Some(hi)) = (
+        xs.iter().copied().reduce(f64::min),
+        xs.iter().copied().reduce(f64::max),
+    ) {
+        let (x0, x1) = ((lo / 2.0).max(1e-3), hi * 2.0);
+        let mut done: BTreeSet<(String, String)> = BTreeSet::new();
+        for p in &ok {
+            let (gpu, Some(dt)) = (p.gpu(), p.dtype()) else {
+                continue;
+            };
+            if !done.insert((gpu.clone(), dt.clone())) {
+                continue;
+            }
+            let c = &p.artifact().ceilings;
+            let peak = c.matmul_tflops.get(&dt).copied();
+            let mut px = vec![x0];
+            if let (Some(g), Some(pk)) = (c.copy_gbps, peak) {
+                let ridge = pk * 1e3 / g;
+                if ridge > x0 && ridge < x1 {
+                    px.push(ridge);
+                }
+            }
+            px.push(x1);
+            let name = if multi {
+                format!("roof {dt} · {gpu}")
+            } else {
+                format!("roof {dt}")
+            };
+            let mut t = Trace::new(&name, palette::CEILING, "lines");
+            t.dash = Some(if dt == "f32" { "dot" } else { "dash" }.into());
+            t.guide = true;
+            t.f = [("gpu", gpu.clone()), ("dtype", dt.clone())]
+                .into_iter()
+                .map(|(a, b)| (a.to_string(), b))
+                .collect();
+            for x in px {
+                if let Some(y) = roof(p, x) {
+                    let hover = format!(
+                        "{name}\ncopy {} GB/s, matmul {} TFLOP/s\n{} TFLOP/s at {} FLOP/B",
+                        c.copy_gbps.map(fmt::num).unwrap_or("?".into()),
+                        peak.map(fmt::num).unwrap_or("?".into()),
+                        fmt::num(y),
+                        fmt::num(x)
+                    );
+                    t.points.push(pt_num(x, y, hover, Default::default()));
+                }
+            }
+            if t.points.len() >= 2 {
+                set.get(&name, || t.clone());
+            }
+        }
+    }
+    rl.traces = set.into_vec();
+    let rl = rl.finish("No GEMM point carries TFLOP/s and the m, n, k or intensity to place it.");
+
+    // Heatmap: kernels × shapes.
+    let mut hm = ChartView::new(
+        "gemm-heatmap",
+        "Performance heatmap: kernels × shapes",
+        "Achieved TFLOP/s of each kernel (rows) at each shape and dtype (columns); the color \
+         scale is logarithmic so the f32 ladder and the tensor-core kernels both read.",
+        "shape · dtype",
+        "kernel",
+    );
+    hm.kind = ChartKind::Heatmap;
+    hm.log_z = true;
+    hm.z_title = "TFLOP/s".into();
+    hm.x_order = shapes.clone();
+    hm.y_order = kernels.clone();
+    for (p, f) in ok.iter().zip(&figs) {
+        if let Some(z) = f.tflops {
+            hm.cells.push(Cell {
+                x: shape_dtype(p),
+                y: p.imp().to_string(),
+                z,
+                label: fmt::num(z),
+                hover: f.hover.clone(),
+                f: p.dims(),
+            });
+        }
+    }
+    let hm = hm.finish("No GEMM point carries TFLOP/s.");
+
+    // Heatmaps: M × N at fixed K.
+    let mut by_k: BTreeMap<i64, (BTreeSet<i64>, BTreeSet<i64>)> = BTreeMap::new();
+    for p in &ok {
+        if let Some((m, n, k)) = mnk(p) {
+            let e = by_k.entry(k as i64).or_default();
+            e.0.insert(m as i64);
+            e.1.insert(n as i64);
+        }
+    }
+    let mut ks: Vec<(usize, i64)> = by_k
+        .iter()
+        .filter(|(_, (ms, ns))| ms.len() >= 2 && ns.len() >= 2)
+        .map(|(k, (ms, ns))| (ms.len() * ns.len(), *k))
+        .collect();
+    ks.sort_by(|a, b| b.cmp(a));
+    let mut mn_charts = Vec::new();
+    for (_, k) in ks.into_iter().take(3) {
+        let (ms, ns) = &by_k[&k];
+        let mut c = ChartView::new(
+            &format!("gemm-mn-k{k}"),
+            &format!("M × N at K = {k}"),
+            "Best TFLOP/s among the selected kernels and dtypes at each (M, N); hover names \
+             the kernel. Filter by implementation to see one kernel.",
+            "N",
+            "M",
+        );
+        c.kind = ChartKind::Heatmap;
+        c.compact = true;
+        c.z_title = "TFLOP/s".into();
+        c.x_order = ns.iter().map(|v| v.to_string()).collect();
+        c.y_order = ms.iter().map(|v| v.to_string()).collect();
+        for (p, f) in ok.iter().zip(&figs) {
+            if let (Some((m, n, kk)), Some(z)) = (mnk(p), f.tflops) {
+                if kk as i64 == k {
+                    c.cells.push(Cell {
+                        x: (n as i64).to_string(),
+                        y: (m as i64).to_string(),
+                        z,
+                        label: fmt::num(z),
+                        hover: f.hover.clone(),
+                        f: p.dims(),
+                    });
+                }
+            }
+        }
+        mn_charts.push(c.finish("No point at this K."));
+    }
+
+    // Split charts: intensity per kernel, performance per kernel (one marker per shape).
+    let split =
+        |id: &str, title: &str, caption: &str, y: &str, pick: &dyn Fn(&Figures) -> Option<f64>| {
+            let mut c = ChartView::new(id, title, caption, "kernel", y);
+            c.log_y = true;
+            c.compact = true;
+            c.x_order = kernels.clone();
+            let mut set = TraceSet::default();
+            for (p, f) in ok.iter().zip(&figs) {
+                let Some(v) = pick(f) else { continue };
+                let name = series(p.imp(), p, multi);
+                set.get(&name, || new_trace(&name, p, "markers"))
+                    .points
+                    .push(pt_cat(p.imp(), v, f.hover.clone(), p.dims()));
+            }
+            c.traces = set.into_vec();
+            c.finish("No point carries this figure.")
+        };
+    let ai_chart = split(
+        "gemm-intensity",
+        "Arithmetic intensity per kernel",
+        "FLOPs per byte of A, B and C (metrics.intensity_flop_per_byte), one marker per shape \
+         and dtype the kernel ran; hover names the shape. Left of the ridge point a kernel is \
+         memory-bound.",
+        "FLOP/byte",
+        &|f| f.intensity,
+    );
+    let perf_chart = split(
+        "gemm-performance",
+        "Performance per kernel",
+        "Achieved TFLOP/s at the P50 time, one marker per shape and dtype the kernel ran.",
+        "TFLOP/s",
+        &|f| f.tflops,
+    );
+
+    // Speedup against a chosen baseline.
+    let mut sp = ChartView::new(
+        "gemm-speedup",
+        "Speedup against a chosen baseline",
+        "P50 time of the baseline divided by each kernel's P50 time at the same shape, dtype \
+         and GPU. Pick the baseline above the chart; above 1× is faster than it.",
+        "shape · dtype",
+        "speedup (×)",
+    );
+    sp.kind = ChartKind::Speedup;
+    sp.log_y = true;
+    sp.x_order = shapes.clone();
+    sp.baselines = kernels.iter().rev().cloned().collect();
+    let mut set = TraceSet::default();
+    for (p, f) in ok.iter().zip(&figs) {
+        let Some(t) = p50_us(p) else { continue };
+        let name = series(p.imp(), p, multi);
+        let mut pt = pt_cat(&shape_dtype(p), t, f.hover.clone(), p.dims());
+        pt.g = Some(gemm_key(p));
+        set.get(&name, || new_trace(&name, p, "markers"))
+            .points
+            .push(pt);
+    }
+    sp.traces = set.into_vec();
+    let sp = sp.finish("No GEMM point carries a time.");
+
+    // Ladder as % of cuBLAS, at one shape per dtype: the one most kernels ran (then the largest).
+    let mut per_shape: BTreeMap<(String, String), (usize, f64)> = BTreeMap::new();
+    for (p, f) in ok.iter().zip(&figs) {
+        if f.pct_cublas.is_none() || names::is_cublas(p.imp()) {
+            continue;
+        }
+        let flops = mnk(p).map(|(m, n, k)| m * n * k).unwrap_or(0.0);
+        let e = per_shape
+            .entry((p.dtype().unwrap_or_default(), shape_dtype(p)))
+            .or_insert((0, flops));
+        e.0 += 1;
+    }
+    let mut ladder_shapes: BTreeMap<String, (usize, f64, String)> = BTreeMap::new();
+    for ((dt, sh), (n, flops)) in per_shape {
+        let e = ladder_shapes.entry(dt).or_insert((0, 0.0, String::new()));
+        if (n, flops) > (e.0, e.1) {
+            *e = (n, flops, sh);
+        }
+    }
+    let chosen: Vec<String> = ladder_shapes.into_values().map(|v| v.2).collect();
+    let mut ld = ChartView::new(
+        "gemm-ladder",
+        "Kernel ladder as % of cuBLAS",
+        &format!(
+            "Each kernel's P50 time against cuBLAS at the same shape (100% = as fast as cuBLAS; \
+             metrics.pct_of_cublas when recorded), at the shape most kernels ran for each \
+             dtype: {}. The heatmap above has every shape.",
+            chosen.join(", ")
+        ),
+        "kernel",
+        "% of cuBLAS",
+    );
+    ld.x_order = kernels
+        .iter()
+        .filter(|k| !names::is_cublas(k))
+        .cloned()
+        .collect();
+    ld.hlines.push(HLine {
+        y: 100.0,
+        label: "cuBLAS (100%)".into(),
+        color: pal.of("cublas"),
+        f: Default::default(),
+    });
+    let mut set = TraceSet::default();
+    for (i, sh) in chosen.iter().enumerate() {
+        for (p, f) in ok.iter().zip(&figs) {
+            if names::is_cublas(p.imp()) || shape_dtype(p) != *sh {
+                continue;
+            }
+            let Some(v) = f.pct_cublas else { continue };
+            let name = if multi {
+                format!("{sh} · {}", p.gpu())
+            } else {
+                sh.clone()
+            };
+            set.get(&name, || {
+                let mut t = Trace::new(&name, Palette::nth(i), "bar");
+                t.pattern = gpu_pattern(p, &gpu_list);
+                t
+            })
+            .points
+            .push(pt_cat(p.imp(), v, f.hover.clone(), p.dims()));
+        }
+    }
+    ld.traces = set.into_vec();
+    let ld = ld.finish("No kernel has a cuBLAS time at the same shape to compare with.");
+
+    let mut s1 = Section::new(
+        "roofline",
+        "Roofline",
+        "Where each kernel sits against the machine's measured limits.",
+    );
+    s1.charts.push(rl);
+    let mut s2 = Section::new("heatmaps", "Heatmaps", "");
+    s2.charts.push(hm);
+    s2.charts.extend(mn_charts);
+    let mut s3 = Section::new(
+        "split",
+        "Intensity and performance per kernel",
+        "The roofline's two axes, one kernel at a time.",
+    );
+    s3.charts.push(ai_chart);
+    s3.charts.push(perf_chart);
+    let mut s4 = Section::new("comparison", "Speedup and the ladder", "");
+    s4.charts.push(sp);
+    s4.charts.push(ld);
+    s4.tables.extend(not_ok_table(points));
+    page.sections = vec![s1, s2, s3, s4];
+}

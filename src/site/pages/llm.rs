@@ -1,0 +1,537 @@
+//! The LLM page: latency, throughput, percentiles, prefill vs decode, architectures,
+//! efficiency, the transformers peer side by side, and decode against its bandwidth bound.
+
+use super::super::chart::{pt_cat, pt_num, ChartView, Pt, Trace, TraceSet};
+use super::super::fmt;
+use super::super::names;
+use super::super::palette::{self, Palette};
+use super::super::points::Point;
+use super::common::*;
+use super::PageContext;
+use std::collections::{BTreeMap, HashMap};
+
+/// The phases this page charts, each found by its stat: a row of benchmark "prefill",
+/// "decode" or "e2e" has one, a "generate" row all three.
+struct Phase {
+    benchmark: &'static str,
+    label: &'static str,
+    stat: &'static [&'static str],
+}
+
+const PHASES: &[Phase] = &[
+    Phase {
+        benchmark: "prefill",
+        label: "prefill (TTFT)",
+        stat: names::TTFT,
+    },
+    Phase {
+        benchmark: "decode",
+        label: "decode step",
+        stat: names::DECODE_STEP,
+    },
+    Phase {
+        benchmark: "e2e",
+        label: "end to end",
+        stat: names::E2E,
+    },
+];
+
+/// Whether a row has anything this page charts.
+fn is_charted(p: &Point) -> bool {
+    PHASES
+        .iter()
+        .any(|ph| names::stat(p.row, ph.stat).is_some())
+        || names::decode_tps(p.row).is_some()
+        || names::prefill_tps(p.row).is_some()
+}
+
+/// "TinyLlama-1.1B f16 b1 128+128": model, dtype, batch, prompt + new tokens.
+fn base_config(p: &Point) -> String {
+    let r = p.row;
+    let mut parts = vec![names::param_str(r, names::MODEL).unwrap_or_else(|| "model?".into())];
+    parts.extend(p.dtype());
+    if let Some(b) = names::param_str(r, names::BATCH) {
+        parts.push(format!("b{b}"));
+    }
+    match (
+        names::param_str(r, names::PROMPT_LEN),
+        names::param_str(r, names::NEW_TOKENS),
+    ) {
+        (Some(a), Some(b)) => parts.push(format!("{a}+{b}")),
+        (Some(a), None) => parts.push(format!("prompt {a}")),
+        _ => {}
+    }
+    if let Some(w) = names::param_str(r, names::WEIGHTS) {
+        if w != "random" {
+            parts.push(w);
+        }
+    }
+    parts.join(" ")
+}
+
+fn config_key(p: &Point) -> Vec<f64> {
+    let r = p.row;
+    vec![
+        names::param_f64(r, names::PARAMS_COUNT).unwrap_or(0.0),
+        rank(&p.dtype().unwrap_or_default(), DTYPE_ORDER),
+        names::param_f64(r, names::BATCH).unwrap_or(0.0),
+        names::param_f64(r, names::PROMPT_LEN).unwrap_or(0.0),
+        names::param_f64(r, names::NEW_TOKENS).unwrap_or(0.0),
+    ]
+}
+
+fn stat_line(k: &str, s: &crate::stats::Summary) -> String {
+    let u = names::unit_label(k);
+    format!(
+        "P50 {} {u} (P5 {}, P95 {}, P99 {}, n={})",
+        fmt::num(s.p50),
+        fmt::num(s.p5),
+        fmt::num(s.p95),
+        fmt::num(s.p99),
+        s.n
+    )
+}
+
+pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
+    page.intro = "LLM inference with candle against HF transformers (eager) on the same \
+                  configurations: time to first token, decode step time and tokens/s, and how \
+                  far decode is from the bound set by reading every weight once per step."
+        .into();
+    if points.is_empty() {
+        empty_kind(page, "LLM", "llm_bench");
+        return;
+    }
+    page.filters = filters(points, &["gpu", "model", "dtype", "batch", "impl"]);
+    let multi = multi_gpu(points);
+    let gpu_list = gpus(points);
+    let ok: Vec<Point> = points.iter().filter(|p| p.ok()).copied().collect();
+    let charted: Vec<Point> = ok.iter().filter(|p| is_charted(p)).copied().collect();
+    let extras = distinguishing(&charted, base_config);
+    let config = |p: &Point| with_extra(base_config(p), p, &extras);
+    let hover = |p: &Point, extra: &[String]| -> String {
+        let mut lines = vec![format!("{} · {}", p.imp(), p.row.benchmark), config(p)];
+        lines.extend(extra.iter().cloned());
+        lines.push(p.gpu());
+        lines.join("\n")
+    };
+    let configs = ordered_categories(charted.iter().map(|p| (config_key(p), config(p))).collect());
+    let decode: Vec<Point> = charted
+        .iter()
+        .filter(|p| names::decode_tps(p.row).is_some())
+        .copied()
+        .collect();
+    let push = |set: &mut TraceSet, name: &str, p: &Point, mode: &str, pt: Pt| {
+        set.get(name, || {
+            let mut t = Trace::new(name, pal.of(p.imp()), mode);
+            t.pattern = gpu_pattern(p, &gpu_list);
+            t
+        })
+        .points
+        .push(pt);
+    };
+
+    // Latency with error bars.
+    let mut lat = ChartView::new(
+        "llm-latency",
+        "Latency per configuration",
+        "P50 of time to first token, decode step and end-to-end generation; whiskers P5 to \
+         P95. Log scale: the phases differ by orders of magnitude.",
+        "configuration",
+        "time (ms)",
+    );
+    lat.log_y = true;
+    lat.x_order = configs.clone();
+    let mut set = TraceSet::default();
+    for (p, ph) in charted
+        .iter()
+        .flat_map(|p| PHASES.iter().map(move |ph| (p, ph)))
+    {
+        let Some((k, s)) = names::stat(p.row, ph.stat) else {
+            continue;
+        };
+        let f = names::to_us(k) / 1e3;
+        let mut pt = pt_cat(
+            &config(p),
+            s.p50 * f,
+            hover(p, &[stat_line(k, s)]),
+            p.dims(),
+        );
+        pt.lo = Some(s.p5 * f);
+        pt.hi = Some(s.p95 * f);
+        let name = format!("{} · {}", series(p.imp(), p, multi), ph.label);
+        set.get(&name, || {
+            let mut t = Trace::new(&name, pal.of(p.imp()), "markers");
+            t.symbol = Some(
+                match ph.benchmark {
+                    "prefill" => "triangle-up",
+                    "decode" => "circle",
+                    _ => "square",
+                }
+                .into(),
+            );
+            t
+        })
+        .points
+        .push(pt);
+    }
+    lat.traces = set.into_vec();
+    let lat = lat.finish("No prefill, decode or e2e point carries its time statistic.");
+
+    // Throughput across batch sizes.
+    let mut thr = ChartView::new(
+        "llm-throughput",
+        "Decode throughput across batch sizes",
+        "Generated tokens per second during decode (batch × steps per second), one line per \
+         implementation, model and dtype.",
+        "batch size",
+        "decode tokens/s",
+    );
+    thr.log_x = true;
+    thr.compact = true;
+    thr.log_y = true;
+    let mut set = TraceSet::default();
+    let mut rows: Vec<(f64, Point, f64)> = Vec::new();
+    for p in &decode {
+        if let (Some(b), Some(v)) = (
+            names::param_f64(p.row, names::BATCH),
+            names::decode_tps(p.row),
+        ) {
+            rows.push((b, *p, v));
+        }
+    }
+    rows.sort_by(|a, b| a.0.total_cmp(&b.0));
+    for (b, p, v) in &rows {
+        let model = names::param_str(p.row, names::MODEL).unwrap_or_default();
+        let name = with_extra(
+            format!(
+                "{} · {model} {}",
+                series(p.imp(), p, multi),
+                p.dtype().unwrap_or_default()
+            ),
+            p,
+            &extras,
+        );
+        let extra = vec![format!("{} tokens/s", fmt::num(*v))];
+        let t = set.get(&name, || {
+            Trace::new(&name, pal.of(p.imp()), "lines+markers")
+        });
+        t.points.push(pt_num(*b, *v, hover(p, &extra), p.dims()));
+    }
+    thr.traces = set.into_vec();
+    let thr = thr.finish("No decode point carries batch and decode tokens/s.");
+
+    // Percentile distributions, one chart per phase.
+    let mut pct_charts = Vec::new();
+    for ph in PHASES {
+        let mut c = ChartView::new(
+            &format!("llm-pct-{}", ph.benchmark),
+            &format!("Distribution: {}", ph.label),
+            "min, P50, P95, P99 and max of the samples for each implementation and \
+             configuration. A long tail shows as a gap between P95 and max.",
+            "implementation · configuration",
+            "time (ms)",
+        );
+        c.log_y = true;
+        let mut labels = Vec::new();
+        let mut set = TraceSet::default();
+        for p in &charted {
+            let Some((k, s)) = names::stat(p.row, ph.stat) else {
+                continue;
+            };
+            let f = names::to_us(k) / 1e3;
+            let x = format!("{} · {}", series(p.imp(), p, multi), config(p));
+            labels.push((config_key(p), x.clone()));
+            for (i, (name, v, sym)) in [
+                ("min", s.min, "triangle-down"),
+                ("P50", s.p50, "circle"),
+                ("P95", s.p95, "diamond"),
+                ("P99", s.p99, "star"),
+                ("max", s.max, "triangle-up"),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                set.get(name, || {
+                    let mut t = Trace::new(name, Palette::nth(i), "markers");
+                    t.symbol = Some(sym.into());
+                    t
+                })
+                .points
+                .push(pt_cat(&x, v * f, hover(p, &[stat_line(k, s)]), p.dims()));
+            }
+        }
+        c.x_order = ordered_categories(labels);
+        c.traces = set.into_vec();
+        pct_charts.push(c.finish(&format!("No {} point carries samples.", ph.benchmark)));
+    }
+
+    // Prefill vs decode tokens/s.
+    let mut pd = ChartView::new(
+        "llm-prefill-decode",
+        "Prefill vs decode",
+        "Tokens per second in each phase: prefill processes the whole prompt at once \
+         (compute-bound), decode one token per sequence per step (bandwidth- or \
+         overhead-bound). Log scale.",
+        "configuration",
+        "tokens/s",
+    );
+    pd.log_y = true;
+    pd.x_order = configs.clone();
+    let mut set = TraceSet::default();
+    for (p, (phase, v)) in charted.iter().flat_map(|p| {
+        [
+            ("prefill", names::prefill_tps(p.row)),
+            ("decode", names::decode_tps(p.row)),
+        ]
+        .into_iter()
+        .filter_map(move |(ph, v)| Some((p, (ph, v?))))
+    }) {
+        let name = format!("{} · {phase}", series(p.imp(), p, multi));
+        let pt = pt_cat(
+            &config(p),
+            v,
+            hover(p, &[format!("{} tokens/s", fmt::num(v))]),
+            p.dims(),
+        );
+        set.get(&name, || {
+            let mut t = Trace::new(&name, pal.of(p.imp()), "bar");
+            t.pattern = if phase == "prefill" {
+                Some("/".into())
+            } else {
+                gpu_pattern(p, &gpu_list)
+            };
+            t
+        })
+        .points
+        .push(pt);
+    }
+    pd.traces = set.into_vec();
+    let pd = pd.finish("No prefill or decode point carries tokens/s.");
+
+    // Architecture comparison, one entry per model.
+    let mut models: BTreeMap<String, Point> = BTreeMap::new();
+    for p in points {
+        if let Some(m) = names::param_str(p.row, names::MODEL) {
+            models.entry(m).or_insert(*p);
+        }
+    }
+    let mut arch = ChartView::new(
+        "llm-arch",
+        "Model architectures",
+        "Layers and attention heads (bars, left axis) and hidden size (diamonds, right axis) \
+         of each model measured; parameter counts in the table.",
+        "model",
+        "count",
+    );
+    arch.y2_title = Some("hidden size".into());
+    arch.compact = true;
+    let mut set = TraceSet::default();
+    for (m, p) in &models {
+        let r = p.row;
+        let params = names::param_f64(r, names::PARAMS_COUNT)
+            .map(|v| format!("{} parameters", fmt::count(v)))
+            .unwrap_or_default();
+        let f: super::super::chart::Dims = [("model".to_string(), m.clone())].into_iter().collect();
+        for (i, (name, keys, y2)) in [
+            ("layers", names::LAYERS, false),
+            ("heads", names::HEADS, false),
+            ("hidden size", names::HIDDEN, true),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            if let Some(v) = names::param_f64(r, keys) {
+                let hover = format!("{m}\n{name} {}\n{params}", fmt::num(v));
+                let t = set.get(name, || {
+                    let mut t = Trace::new(
+                        name,
+                        Palette::nth(i + 3),
+                        if y2 { "markers" } else { "bar" },
+                    );
+                    t.y2 = y2;
+                    t.symbol = y2.then(|| "diamond".to_string());
+                    t
+                });
+                t.points.push(pt_cat(m, v, hover, f.clone()));
+            }
+        }
+    }
+    arch.traces = set.into_vec();
+    let arch = arch.finish("No point names its model's layers, heads or hidden size.");
+
+    // Efficiency: decode tokens/s per layer and per billion parameters.
+    let efficiency = |id: &str, title: &str, caption: &str, y: &str, keys: &[&str], scale: f64| {
+        let mut c = ChartView::new(id, title, caption, "configuration", y);
+        c.compact = true;
+        c.x_order = configs.clone();
+        let mut set = TraceSet::default();
+        for p in &decode {
+            let (Some(v), Some(d)) = (
+                names::decode_tps(p.row),
+                names::param_f64(p.row, keys).filter(|d| *d > 0.0),
+            ) else {
+                continue;
+            };
+            let y_val = v / (d / scale);
+            let h = hover(p, &[format!("{} {y}", fmt::num(y_val))]);
+            let name = series(p.imp(), p, multi);
+            push(
+                &mut set,
+                &name,
+                p,
+                "bar",
+                pt_cat(&config(p), y_val, h, p.dims()),
+            );
+        }
+        c.traces = set.into_vec();
+        c.finish("No decode point carries tokens/s with this model size.")
+    };
+    let eff_layer = efficiency(
+        "llm-eff-layer",
+        "Efficiency per layer",
+        "Decode tokens/s divided by the number of transformer layers.",
+        "tokens/s per layer",
+        names::LAYERS,
+        1.0,
+    );
+    let eff_params = efficiency(
+        "llm-eff-params",
+        "Efficiency per parameter",
+        "Decode tokens/s divided by the parameter count in billions.",
+        "tokens/s per B params",
+        names::PARAMS_COUNT,
+        1e9,
+    );
+
+    // The peer side by side.
+    let peers = peer_index(points, llm_key);
+    let peer_names: Vec<String> = {
+        let mut v: Vec<String> = decode
+            .iter()
+            .map(|p| p.imp().to_string())
+            .filter(|i| names::is_llm_peer(i))
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    let mut side = ChartView::new(
+        "llm-peer",
+        "candle and transformers side by side",
+        "Decode tokens/s of each implementation on the same configuration; hover gives the \
+         ratio to the transformers peer.",
+        "configuration",
+        "decode tokens/s",
+    );
+    side.x_order = configs.clone();
+    let mut set = TraceSet::default();
+    for p in &decode {
+        let Some(v) = names::decode_tps(p.row) else {
+            continue;
+        };
+        let mut extra = vec![format!("{} tokens/s", fmt::num(v))];
+        for peer in peer_names.iter().filter(|n| n.as_str() != p.imp()) {
+            if let Some(pv) = peers
+                .get(&(llm_key(p), peer.clone()))
+                .and_then(|q| names::decode_tps(q.row))
+            {
+                extra.push(format!("{} of {peer}", fmt::times(v / pv)));
+            }
+        }
+        let name = series(p.imp(), p, multi);
+        push(
+            &mut set,
+            &name,
+            p,
+            "bar",
+            pt_cat(&config(p), v, hover(p, &extra), p.dims()),
+        );
+    }
+    side.traces = set.into_vec();
+    let side = side.finish("No decode point carries tokens/s.");
+
+    // Decode against the bandwidth bound.
+    let mut bound = ChartView::new(
+        "llm-bound",
+        "Decode against its bandwidth bound",
+        "Bars: measured decode tokens/s. Red dashes: the bound if every step only read the \
+         weights once at the measured copy bandwidth (metrics.bandwidth_bound_tokens_per_s); \
+         hover gives the fraction reached.",
+        "configuration",
+        "decode tokens/s",
+    );
+    bound.log_y = true;
+    bound.x_order = configs.clone();
+    let mut set = TraceSet::default();
+    let mut bound_seen: HashMap<String, ()> = HashMap::new();
+    for p in &decode {
+        let v = names::decode_tps(p.row);
+        let b = names::metric(p.row, names::BOUND_TPS);
+        let pct = names::metric(p.row, names::PCT_BOUND).or_else(|| Some(100.0 * v? / b?));
+        if let Some(v) = v {
+            let mut extra = vec![format!("{} tokens/s", fmt::num(v))];
+            if let (Some(b), Some(pc)) = (b, pct) {
+                extra.push(format!(
+                    "{} of the {} tokens/s bound",
+                    fmt::pct(pc),
+                    fmt::num(b)
+                ));
+            }
+            let name = series(p.imp(), p, multi);
+            push(
+                &mut set,
+                &name,
+                p,
+                "bar",
+                pt_cat(&config(p), v, hover(p, &extra), p.dims()),
+            );
+        }
+        if let Some(b) = b {
+            // One bound marker per configuration and GPU, whatever the implementation.
+            let key = format!("{}\u{1f}{}", config(p), p.gpu());
+            if bound_seen.insert(key, ()).is_none() {
+                let name = if multi {
+                    format!("bandwidth bound · {}", p.gpu())
+                } else {
+                    "bandwidth bound".to_string()
+                };
+                let mut dims = p.dims();
+                dims.remove("impl");
+                let h = format!("{}\nbound {} tokens/s\n{}", config(p), fmt::num(b), p.gpu());
+                let t = set.get(&name, || {
+                    let mut t = Trace::new(&name, palette::CEILING, "markers");
+                    t.symbol = Some("line-ew-open".into());
+                    t
+                });
+                t.points.push(pt_cat(&config(p), b, h, dims));
+            }
+        }
+    }
+    bound.traces = set.into_vec();
+    let bound = bound.finish("No decode point carries tokens/s.");
+
+    let mut s1 = Section::new("latency", "Latency", "");
+    s1.charts.push(lat);
+    s1.charts.extend(pct_charts);
+    let mut s2 = Section::new("throughput", "Throughput", "");
+    s2.charts.push(thr);
+    s2.charts.push(pd);
+    s2.charts.push(side);
+    s2.charts.push(bound);
+    let mut s3 = Section::new("models", "Models and efficiency", "");
+    s3.charts.push(arch);
+    s3.charts.push(eff_layer);
+    s3.charts.push(eff_params);
+    let others: Vec<Point> = points
+        .iter()
+        .filter(|p| p.ok() && !is_charted(p))
+        .copied()
+        .collect();
+    s3.tables.extend(other_rows_table(
+        "llm-other",
+        "Other LLM results (parity checks and more)",
+        &others,
+    ));
+    s3.tables.extend(not_ok_table(points));
+    page.sections = vec![s1, s2, s3];
+}

@@ -1,0 +1,229 @@
+//! Page view models: one builder per page, all producing the same serializable `PageContext`.
+
+mod common;
+mod gemm;
+mod generic;
+mod layernorm;
+mod llm;
+mod overview;
+
+pub use common::{NamedTable, Section};
+
+use super::chart::{ChartView, Dims, TableView};
+use super::filters::FilterView;
+use super::palette::Palette;
+use super::plotly::PlotlyTag;
+use super::points::Store;
+use serde::Serialize;
+
+/// Facts about the whole site that every page shows.
+#[derive(Debug, Clone, Serialize)]
+pub struct SiteMeta {
+    pub generated_utc: String,
+    pub artifacts_dir: String,
+    pub artifact_count: usize,
+    pub result_count: usize,
+    /// Points drawn after keeping the newest run of each.
+    pub point_count: usize,
+    pub superseded: usize,
+    /// Files that were left out, and why.
+    pub warnings: Vec<String>,
+    pub plotly: PlotlyTag,
+}
+
+/// One entry of the navigation bar.
+#[derive(Debug, Clone, Serialize)]
+pub struct NavItem {
+    pub file: String,
+    pub title: String,
+    pub active: bool,
+    pub points: usize,
+}
+
+/// What to do when a page has nothing to show.
+#[derive(Debug, Clone, Serialize)]
+pub struct Empty {
+    pub message: String,
+    pub command: String,
+}
+
+/// A highlight card of the overview.
+#[derive(Debug, Clone, Serialize)]
+pub struct Card {
+    pub title: String,
+    pub value: String,
+    pub details: Vec<String>,
+    pub link: String,
+    pub f: Dims,
+    /// No data: the value is a dash and the details say which benchmark to run.
+    pub muted: bool,
+}
+
+/// One environment's system panel.
+#[derive(Debug, Clone, Serialize)]
+pub struct EnvView {
+    pub title: String,
+    pub rows: Vec<(String, String)>,
+    pub f: Dims,
+}
+
+/// Everything one page's template displays; numbers are already formatted.
+#[derive(Debug, Clone, Serialize)]
+pub struct PageContext {
+    /// File name in the site, e.g. "gemm.html".
+    pub file: String,
+    pub template: String,
+    pub title: String,
+    pub intro: String,
+    pub nav: Vec<NavItem>,
+    pub site: SiteMeta,
+    pub filters: Vec<FilterView>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub empty: Option<Empty>,
+    pub cards: Vec<Card>,
+    pub envs: Vec<EnvView>,
+    pub sections: Vec<Section>,
+}
+
+impl PageContext {
+    /// Every chart of the page, in order.
+    pub fn charts(&self) -> impl Iterator<Item = &ChartView> {
+        self.sections.iter().flat_map(|s| s.charts.iter())
+    }
+
+    /// The data `dashboard.js` reads: filters and charts (no tables, no captions).
+    pub fn browser_data(&self) -> serde_json::Value {
+        serde_json::json!({
+            "page": self.file,
+            "filters": self.filters.iter().map(|f| &f.dim).collect::<Vec<_>>(),
+            "charts": self.charts().map(|c| c.browser_data()).collect::<Vec<_>>(),
+        })
+    }
+}
+
+/// Known kinds with their own page: (kind, file, title).
+pub const KIND_PAGES: &[(&str, &str, &str)] = &[
+    ("llm", "llm.html", "LLM"),
+    ("layernorm", "layernorm.html", "LayerNorm"),
+    ("gemm", "gemm.html", "GEMM"),
+];
+
+/// Builds every page: the overview, one per known kind (with or without data), one per
+/// other kind present.
+pub fn build_all(store: &Store, meta: &SiteMeta) -> Vec<PageContext> {
+    let palette = Palette::new(store.points.iter().map(|p| p.imp()));
+    let mut entries: Vec<(String, String, String)> = vec![(
+        String::new(),
+        "index.html".to_string(),
+        "Overview".to_string(),
+    )];
+    for (kind, file, title) in KIND_PAGES {
+        entries.push((kind.to_string(), file.to_string(), title.to_string()));
+    }
+    let mut used: Vec<String> = entries.iter().map(|e| e.1.clone()).collect();
+    for kind in store.kinds() {
+        if KIND_PAGES.iter().any(|(k, _, _)| *k == kind) {
+            continue;
+        }
+        let file = unique_file(&format!("kind-{}", slug(kind)), &used);
+        used.push(file.clone());
+        entries.push((kind.to_string(), file, kind.to_string()));
+    }
+    let nav_for = |active: &str| -> Vec<NavItem> {
+        entries
+            .iter()
+            .map(|(kind, file, title)| NavItem {
+                file: file.clone(),
+                title: title.clone(),
+                active: file == active,
+                points: if kind.is_empty() {
+                    store.points.len()
+                } else {
+                    store
+                        .points
+                        .iter()
+                        .filter(|p| p.artifact().kind == *kind)
+                        .count()
+                },
+            })
+            .collect()
+    };
+    let mut pages = Vec::new();
+    for (kind, file, title) in &entries {
+        let mut page = PageContext {
+            file: file.clone(),
+            template: "kind.html".into(),
+            title: title.clone(),
+            intro: String::new(),
+            nav: nav_for(file),
+            site: meta.clone(),
+            filters: Vec::new(),
+            empty: None,
+            cards: Vec::new(),
+            envs: Vec::new(),
+            sections: Vec::new(),
+        };
+        let points = store.of_kind(kind);
+        match kind.as_str() {
+            "" => overview::build(&mut page, store, &palette, &entries),
+            "llm" => llm::build(&mut page, &points, &palette),
+            "layernorm" => layernorm::build(&mut page, &points, &palette),
+            "gemm" => gemm::build(&mut page, &points, &palette),
+            other => generic::build(&mut page, other, &points, &palette),
+        }
+        pages.push(page);
+    }
+    pages
+}
+
+/// A file-name-safe form of an artifact kind: ASCII letters, digits and '-'.
+pub fn slug(kind: &str) -> String {
+    let mut s = String::new();
+    for c in kind.chars() {
+        if c.is_ascii_alphanumeric() {
+            s.push(c.to_ascii_lowercase());
+        } else if !s.ends_with('-') {
+            s.push('-');
+        }
+    }
+    let s: String = s.trim_matches('-').chars().take(40).collect();
+    if s.is_empty() {
+        "other".into()
+    } else {
+        s
+    }
+}
+
+fn unique_file(stem: &str, used: &[String]) -> String {
+    let mut name = format!("{stem}.html");
+    let mut i = 2;
+    while used.contains(&name) {
+        name = format!("{stem}-{i}.html");
+        i += 1;
+    }
+    name
+}
+
+/// A table with no filter coordinates from plain string rows.
+pub fn plain_table(columns: &[&str], rows: Vec<(Vec<String>, Dims)>) -> TableView {
+    TableView {
+        columns: columns.iter().map(|c| c.to_string()).collect(),
+        rows: rows
+            .into_iter()
+            .map(|(cells, f)| super::chart::TableRow { cells, f })
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_become_safe_unique_file_names() {
+        assert_eq!(slug("</script><img src=x>"), "script-img-src-x");
+        assert_eq!(slug("***"), "other");
+        let used = vec!["kind-a.html".to_string()];
+        assert_eq!(unique_file("kind-a", &used), "kind-a-2.html");
+    }
+}

@@ -1,0 +1,61 @@
+//! Colors: one per implementation, the same on every page and chart.
+
+use std::collections::BTreeMap;
+
+/// Fixed colors for the implementations every page shows.
+const KNOWN: &[(&str, &str)] = &[
+    ("opbench", "#2563eb"),
+    ("candle", "#f59e0b"),
+    ("cublas", "#374151"),
+    ("transformers-eager", "#9333ea"),
+    ("reference", "#9ca3af"),
+];
+
+/// The rest, assigned in name order (colorblind-friendly, after Okabe–Ito and Tableau).
+const CYCLE: &[&str] = &[
+    "#0891b2", "#dc2626", "#16a34a", "#db2777", "#7c3aed", "#ea580c", "#0d9488", "#65a30d",
+    "#4f46e5", "#be123c", "#0369a1", "#a16207", "#15803d", "#c026d3",
+];
+
+/// Colors for guide lines (ceilings, bounds, parity).
+pub const GUIDE: &str = "#6b7280";
+pub const CEILING: &str = "#b91c1c";
+pub const FAIL: &str = "#dc2626";
+
+/// Implementation -> color, built once for the whole site.
+#[derive(Debug, Clone, Default)]
+pub struct Palette {
+    map: BTreeMap<String, String>,
+}
+
+impl Palette {
+    pub fn new<'a>(implementations: impl Iterator<Item = &'a str>) -> Self {
+        let mut map: BTreeMap<String, String> = KNOWN
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let mut names: Vec<&str> = implementations.collect();
+        names.sort_unstable();
+        names.dedup();
+        let mut i = 0;
+        for n in names {
+            if !map.contains_key(n) {
+                map.insert(n.to_string(), CYCLE[i % CYCLE.len()].to_string());
+                i += 1;
+            }
+        }
+        Palette { map }
+    }
+
+    pub fn of(&self, imp: &str) -> String {
+        self.map
+            .get(imp)
+            .cloned()
+            .unwrap_or_else(|| GUIDE.to_string())
+    }
+
+    /// The n-th color of the cycle, for series that are not implementations (shapes, percentiles).
+    pub fn nth(n: usize) -> String {
+        CYCLE[n % CYCLE.len()].to_string()
+    }
+}

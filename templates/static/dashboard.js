@@ -1,0 +1,359 @@
+// opbench dashboard: reads the page's embedded data, applies the filters kept in the URL hash,
+// and draws every chart with Plotly. All numbers were computed by the generator; this file only
+// filters points, divides by a chosen baseline (speedup charts) and plots.
+(function () {
+  "use strict";
+
+  var el = document.getElementById("opbench-data");
+  var data = el ? JSON.parse(el.textContent) : { filters: [], charts: [] };
+  var dims = data.filters || [];
+  var FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
+
+  // Artifact text is shown as text: Plotly reads a little HTML in labels, so escape it.
+  function esc(s) {
+    return String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
+      .replace(/"/g, "&quot;");
+  }
+  function hoverHtml(h) {
+    return esc(h).split("\n").join("<br>");
+  }
+
+  function readState() {
+    var s = {};
+    var h = window.location.hash.replace(/^#/, "");
+    if (!h) return s;
+    h.split("&").forEach(function (kv) {
+      var i = kv.indexOf("=");
+      if (i < 0) return;
+      try {
+        s[decodeURIComponent(kv.slice(0, i))] = decodeURIComponent(kv.slice(i + 1));
+      } catch (e) { /* a hand-edited hash: ignore that pair */ }
+    });
+    return s;
+  }
+
+  function writeState(s) {
+    var parts = Object.keys(s).filter(function (k) { return s[k]; }).sort().map(function (k) {
+      return encodeURIComponent(k) + "=" + encodeURIComponent(s[k]);
+    });
+    var hash = parts.length ? "#" + parts.join("&") : " ";
+    try {
+      history.replaceState(null, "", hash === " " ? window.location.pathname + window.location.search : hash);
+    } catch (e) {
+      window.location.hash = parts.join("&");
+    }
+  }
+
+  // A point (or trace) passes when each active filter either matches or the point lacks that dim.
+  function passes(f, state, skip) {
+    if (!f) return true;
+    for (var i = 0; i < dims.length; i++) {
+      var d = dims[i];
+      if (d === skip) continue;
+      var want = state[d];
+      if (want && Object.prototype.hasOwnProperty.call(f, d) && f[d] !== want) return false;
+    }
+    return true;
+  }
+
+  function elementPasses(node, state) {
+    for (var i = 0; i < dims.length; i++) {
+      var d = dims[i];
+      var want = state[d];
+      var have = node.getAttribute("data-f-" + d);
+      if (want && have !== null && have !== want) return false;
+    }
+    return true;
+  }
+
+  function axisType(log, categorical) {
+    if (log) return "log";
+    return categorical ? "category" : "-";
+  }
+
+  function baseLayout(c) {
+    return {
+      font: { family: FONT, size: 12, color: "#1f2937" },
+      margin: { l: 70, r: c.y2_title ? 70 : 20, t: 30, b: 10 },
+      height: 430,
+      paper_bgcolor: "#ffffff",
+      plot_bgcolor: "#ffffff",
+      hovermode: "closest",
+      hoverlabel: { align: "left", font: { family: FONT, size: 12 } },
+      legend: { orientation: "h", x: 0, xanchor: "left", y: 1.02, yanchor: "bottom", font: { size: 11 } },
+      barmode: "group",
+      bargap: 0.18,
+      xaxis: { title: { text: esc(c.x_title) }, automargin: true, gridcolor: "#e5e7eb",
+        zeroline: false, linecolor: "#9ca3af" },
+      yaxis: { title: { text: esc(c.y_title) }, automargin: true, gridcolor: "#e5e7eb",
+        zeroline: false, linecolor: "#9ca3af", type: c.log_y ? "log" : "-",
+        rangemode: c.log_y ? "normal" : "tozero" },
+      shapes: [],
+      annotations: []
+    };
+  }
+
+  function xyTraces(c, state) {
+    var out = [];
+    var cats = {};
+    var baseline = null;
+    if (c.kind === "speedup") {
+      var b = state.baseline && c.baselines.indexOf(state.baseline) >= 0 ? state.baseline : c.baselines[0];
+      baseline = {};
+      // The baseline's times ignore the implementation filter: it is chosen separately.
+      c.traces.forEach(function (t) {
+        t.points.forEach(function (p) {
+          if (p.f.impl === b && passes(p.f, state, "impl")) baseline[p.g] = p.y;
+        });
+      });
+    }
+    c.traces.forEach(function (t) {
+      if (!passes(t.f, state)) return;
+      var pts = t.points.filter(function (p) { return passes(p.f, state); });
+      var xs = [], ys = [], texts = [], up = [], down = [], hasErr = false;
+      pts.forEach(function (p) {
+        var y = p.y;
+        var hover = p.hover;
+        if (baseline) {
+          var base = baseline[p.g];
+          if (base === undefined) return;
+          y = base / p.y;
+          hover = hover + "\nspeedup vs baseline " + y.toFixed(2) + "×";
+        }
+        xs.push(typeof p.x === "string" ? esc(p.x) : p.x);
+        ys.push(y);
+        texts.push(hoverHtml(hover));
+        if (p.lo !== undefined && p.hi !== undefined) {
+          hasErr = true;
+          up.push(Math.max(0, p.hi - y));
+          down.push(Math.max(0, y - p.lo));
+        } else {
+          up.push(0);
+          down.push(0);
+        }
+        if (typeof p.x === "string") cats[p.x] = true;
+      });
+      if (!xs.length) return;
+      var bar = t.mode === "bar";
+      var tr = {
+        type: bar ? "bar" : "scatter",
+        name: esc(t.name),
+        x: xs,
+        y: ys,
+        hovertext: texts,
+        hoverinfo: "text",
+        yaxis: t.y2 ? "y2" : "y",
+        marker: { color: t.color },
+        showlegend: true
+      };
+      if (!bar) {
+        tr.mode = t.mode;
+        tr.marker.size = t.symbol === "line-ew-open" ? 14 : 8;
+        if (t.symbol) tr.marker.symbol = t.symbol;
+        tr.line = { color: t.color, width: 2 };
+        if (t.dash) tr.line.dash = t.dash;
+      } else if (t.pattern) {
+        tr.marker.pattern = { shape: t.pattern, fillmode: "overlay", fgcolor: "#ffffff", fgopacity: 0.85, size: 6 };
+      }
+      if (hasErr) {
+        tr.error_y = { type: "data", symmetric: false, array: up, arrayminus: down,
+          color: "#374151", thickness: 1.2, width: 3 };
+      }
+      out.push(tr);
+    });
+    var order = (c.x_order || []).filter(function (x) { return cats[x]; }).map(esc);
+    return { traces: out, categories: order, anyCategory: Object.keys(cats).length > 0 };
+  }
+
+  function drawXy(div, c, state) {
+    var r = xyTraces(c, state);
+    var layout = baseLayout(c);
+    layout.xaxis.type = axisType(c.log_x, r.anyCategory);
+    if (c.log_x && !r.anyCategory) {
+      // Few distinct x values (batch sizes): tick exactly at them.
+      var seen = {};
+      r.traces.forEach(function (t) { t.x.forEach(function (x) { seen[x] = true; }); });
+      var xs = Object.keys(seen).map(Number).sort(function (a, b) { return a - b; });
+      if (xs.length && xs.length <= 12) {
+        layout.xaxis.tickvals = xs;
+        layout.xaxis.ticktext = xs.map(String);
+      }
+    }
+    if (r.anyCategory) {
+      layout.xaxis.categoryorder = "array";
+      layout.xaxis.categoryarray = r.categories.length ? r.categories : undefined;
+      var longest = r.categories.reduce(function (m, s) { return Math.max(m, s.length); }, 0);
+      if (r.categories.length * Math.max(longest, 4) > 120) {
+        layout.xaxis.tickangle = -40;
+        // Slanted labels take height from the plot: give it back.
+        layout.height += Math.min(300, Math.max(0, longest - 14) * 5);
+      }
+    }
+    if (c.y2_title) {
+      layout.yaxis2 = { title: { text: esc(c.y2_title) }, overlaying: "y", side: "right",
+        automargin: true, showgrid: false, zeroline: false, rangemode: "tozero" };
+    }
+    (c.hlines || []).forEach(function (h) {
+      if (!passes(h.f, state)) return;
+      layout.shapes.push({ type: "line", xref: "paper", x0: 0, x1: 1, yref: "y", y0: h.y, y1: h.y,
+        line: { color: h.color, width: 1.5, dash: "dash" } });
+      layout.annotations.push({ xref: "paper", x: 1, xanchor: "right", yref: "y", y: h.y,
+        yanchor: "bottom", text: esc(h.label), showarrow: false,
+        font: { size: 11, color: h.color }, bgcolor: "rgba(255,255,255,0.8)" });
+    });
+    if (!r.traces.length) noPoints(layout);
+    return Plotly.react(div, r.traces, layout, config(c));
+  }
+
+  function drawHeatmap(div, c, state) {
+    var cells = c.cells.filter(function (p) { return passes(p.f, state); });
+    var xs = {}, ys = {};
+    cells.forEach(function (p) { xs[p.x] = true; ys[p.y] = true; });
+    var xo = c.x_order.filter(function (x) { return xs[x]; });
+    var yo = c.y_order.filter(function (y) { return ys[y]; });
+    var xi = {}, yi = {};
+    xo.forEach(function (x, i) { xi[x] = i; });
+    yo.forEach(function (y, i) { yi[y] = i; });
+    var z = yo.map(function () { return xo.map(function () { return null; }); });
+    var text = yo.map(function () { return xo.map(function () { return ""; }); });
+    var label = yo.map(function () { return xo.map(function () { return ""; }); });
+    var zmin = Infinity, zmax = -Infinity;
+    cells.forEach(function (p) {
+      var i = yi[p.y], j = xi[p.x];
+      if (i === undefined || j === undefined) return;
+      if (z[i][j] === null || p.z > z[i][j]) {
+        z[i][j] = p.z;
+        text[i][j] = hoverHtml(p.hover);
+        label[i][j] = esc(p.label);
+      }
+    });
+    z.forEach(function (row) {
+      row.forEach(function (v) {
+        if (v !== null && v > 0) { zmin = Math.min(zmin, v); zmax = Math.max(zmax, v); }
+      });
+    });
+    var colorbar = { title: { text: esc(c.z_title), side: "right" }, thickness: 14 };
+    if (c.log_z && zmax > 0) {
+      // Color by log10(z); label the colorbar at 1-2-5 steps in z units.
+      z = z.map(function (row) {
+        return row.map(function (v) { return v !== null && v > 0 ? Math.log10(v) : null; });
+      });
+      var ticks = [];
+      for (var e = Math.floor(Math.log10(zmin)); e <= Math.ceil(Math.log10(zmax)); e++) {
+        [1, 2, 5].forEach(function (m) {
+          var t = m * Math.pow(10, e);
+          if (t >= zmin / 1.01 && t <= zmax * 1.01) ticks.push(t);
+        });
+      }
+      colorbar.tickvals = ticks.map(Math.log10);
+      colorbar.ticktext = ticks.map(function (t) { return String(+t.toPrecision(3)); });
+    }
+    var layout = baseLayout(c);
+    layout.xaxis.type = "category";
+    layout.yaxis.type = "category";
+    layout.xaxis.gridcolor = layout.yaxis.gridcolor = "rgba(0,0,0,0)";
+    layout.height = Math.max(300, 120 + 28 * yo.length);
+    var longest = xo.reduce(function (m, s) { return Math.max(m, s.length); }, 0);
+    if (xo.length * Math.max(longest, 4) > 90) {
+      layout.xaxis.tickangle = -35;
+      layout.height += Math.min(300, Math.max(0, longest - 14) * 5);
+    }
+    var traces = [];
+    if (cells.length) {
+      traces.push({
+        type: "heatmap", x: xo.map(esc), y: yo.map(esc), z: z, hovertext: text, hoverinfo: "text",
+        text: label, texttemplate: xo.length <= 32 && yo.length <= 24 ? "%{text}" : "",
+        colorscale: "Viridis", xgap: 1, ygap: 1, colorbar: colorbar,
+        textfont: { size: xo.length > 16 ? 9 : 11 }
+      });
+    } else {
+      noPoints(layout);
+    }
+    return Plotly.react(div, traces, layout, config(c));
+  }
+
+  function noPoints(layout) {
+    layout.annotations.push({ xref: "paper", yref: "paper", x: 0.5, y: 0.5, showarrow: false,
+      text: "No points match the filters", font: { size: 14, color: "#6b7280" } });
+    layout.xaxis.visible = false;
+    layout.yaxis.visible = false;
+  }
+
+  function config(c) {
+    return {
+      responsive: true,
+      displaylogo: false,
+      modeBarButtonsToRemove: ["select2d", "lasso2d"],
+      toImageButtonOptions: { format: "png", filename: "opbench-" + c.id, scale: 2 }
+    };
+  }
+
+  function applyFilters(state) {
+    document.querySelectorAll("select[data-dim]").forEach(function (s) {
+      var d = s.getAttribute("data-dim");
+      s.value = state[d] || "";
+      if (s.value !== (state[d] || "")) s.value = "";
+    });
+    document.querySelectorAll("select[data-baseline]").forEach(function (s) {
+      if (state.baseline) s.value = state.baseline;
+    });
+    document.querySelectorAll(".js-f").forEach(function (n) {
+      n.hidden = !elementPasses(n, state);
+    });
+  }
+
+  function drawAll(state) {
+    if (typeof window.Plotly === "undefined") {
+      document.querySelectorAll(".plot").forEach(function (d) {
+        d.textContent = "Plotly.js did not load (offline? render with --plotly inline). " +
+          "The data tables below each chart still hold every point.";
+        d.className = "plot plot-missing";
+      });
+      return Promise.resolve();
+    }
+    var jobs = (data.charts || []).map(function (c) {
+      var div = document.getElementById(c.id);
+      if (!div || c.empty) return Promise.resolve();
+      return c.kind === "heatmap" ? drawHeatmap(div, c, state) : drawXy(div, c, state);
+    });
+    return Promise.all(jobs);
+  }
+
+  var rendering = 0;
+  function update() {
+    var state = readState();
+    applyFilters(state);
+    rendering += 1;
+    document.body.setAttribute("data-rendered", "0");
+    var mine = rendering;
+    drawAll(state).then(function () {
+      if (mine === rendering) document.body.setAttribute("data-rendered", "1");
+    });
+  }
+
+  document.querySelectorAll("select[data-dim]").forEach(function (s) {
+    s.addEventListener("change", function () {
+      var st = readState();
+      st[s.getAttribute("data-dim")] = s.value;
+      writeState(st);
+      update();
+    });
+  });
+  document.querySelectorAll("select[data-baseline]").forEach(function (s) {
+    s.addEventListener("change", function () {
+      var st = readState();
+      st.baseline = s.value;
+      writeState(st);
+      update();
+    });
+  });
+  var reset = document.getElementById("reset-filters");
+  if (reset) {
+    reset.addEventListener("click", function () {
+      writeState({});
+      update();
+    });
+  }
+  window.addEventListener("hashchange", update);
+  update();
+})();

@@ -1,0 +1,152 @@
+//! Golden tests of the dashboard's template contexts for the fixture artifacts.
+//!
+//! Each page's context (every pre-formatted figure, chart point and table row the template
+//! is given) is compared with `tests/golden/<page>.json`. The generation time is fixed, so
+//! the whole context is meaningful. After an intended change, refresh with
+//! `UPDATE_GOLDEN=1 cargo test --test site_golden` and review the diff.
+
+use opbench::site::{build_pages, load, PlotlyMode};
+use std::path::Path;
+
+const FIXTURES: &str = "tests/fixtures/artifacts";
+const GOLDEN: &str = "tests/golden";
+
+fn first_difference(a: &str, b: &str) -> String {
+    for (i, (x, y)) in a.lines().zip(b.lines()).enumerate() {
+        if x != y {
+            return format!("line {}:\n  golden: {x}\n  actual: {y}", i + 1);
+        }
+    }
+    format!(
+        "one is a prefix of the other ({} vs {} lines)",
+        a.lines().count(),
+        b.lines().count()
+    )
+}
+
+#[test]
+fn page_contexts_match_the_golden_files() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let (loaded, warnings) = load(&root.join(FIXTURES), true).unwrap();
+    assert!(
+        warnings.is_empty(),
+        "fixtures must all be valid: {warnings:?}"
+    );
+    let pages = build_pages(
+        &loaded,
+        &warnings,
+        FIXTURES,
+        PlotlyMode::Cdn,
+        "2026-11-22T06:00:00Z",
+    );
+    let update = std::env::var("UPDATE_GOLDEN").is_ok_and(|v| v == "1");
+    let mut names = Vec::new();
+    let mut failures = Vec::new();
+    for page in &pages {
+        let stem = page.file.trim_end_matches(".html");
+        names.push(format!("{stem}.json"));
+        let path = root.join(GOLDEN).join(format!("{stem}.json"));
+        let actual = serde_json::to_string_pretty(page).unwrap() + "\n";
+        if update {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, &actual).unwrap();
+            continue;
+        }
+        match std::fs::read_to_string(&path) {
+            Err(_) => failures.push(format!("{} is missing", path.display())),
+            Ok(golden) if golden != actual => failures.push(format!(
+                "{} differs at {}",
+                path.display(),
+                first_difference(&golden, &actual)
+            )),
+            Ok(_) => {}
+        }
+    }
+    // No stale golden file for a page that is no longer rendered.
+    for entry in std::fs::read_dir(root.join(GOLDEN)).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().to_string();
+        if name.ends_with(".json") && !names.contains(&name) {
+            failures.push(format!("tests/golden/{name} belongs to no page"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{}\n(after an intended change: UPDATE_GOLDEN=1 cargo test --test site_golden)",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn the_fixture_site_has_the_pages_and_charts_it_promises() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let (loaded, warnings) = load(&root.join(FIXTURES), true).unwrap();
+    let pages = build_pages(&loaded, &warnings, FIXTURES, PlotlyMode::Cdn, "t");
+    let files: Vec<&str> = pages.iter().map(|p| p.file.as_str()).collect();
+    assert_eq!(
+        files,
+        [
+            "index.html",
+            "llm.html",
+            "layernorm.html",
+            "gemm.html",
+            "kind-softmax.html"
+        ]
+    );
+    for p in &pages[1..] {
+        assert!(p.empty.is_none(), "{} should have data", p.file);
+        for c in p.charts() {
+            assert!(
+                c.empty.is_none(),
+                "{}: chart {} is empty: {:?}",
+                p.file,
+                c.id,
+                c.empty
+            );
+            assert_eq!(
+                c.table.rows.len(),
+                c.traces
+                    .iter()
+                    .filter(|t| !t.guide)
+                    .map(|t| t.points.len())
+                    .sum::<usize>()
+                    + c.cells.len(),
+                "{}: chart {} table and points disagree",
+                p.file,
+                c.id
+            );
+        }
+    }
+    let overview = &pages[0];
+    let cards: Vec<&str> = overview.cards.iter().map(|c| c.value.as_str()).collect();
+    assert_eq!(
+        cards.len(),
+        5,
+        "LayerNorm and LLM on two GPUs, GEMM on one: {cards:?}"
+    );
+    assert!(overview.cards.iter().all(|c| !c.muted));
+    assert_eq!(overview.envs.len(), 2);
+    // Kernel-specific params (impl_kind, ladder_step, block_threads) must not keep a kernel
+    // from its cuBLAS or candle comparison point.
+    let gemm = &pages[3];
+    let ladder = gemm.charts().find(|c| c.id == "gemm-ladder").unwrap();
+    assert!(ladder.traces.iter().map(|t| t.points.len()).sum::<usize>() >= 9);
+    let ln = &pages[2];
+    let speedup = ln.charts().find(|c| c.id == "ln-speedup").unwrap();
+    let n: usize = speedup.traces.iter().map(|t| t.points.len()).sum();
+    assert_eq!(
+        n, 50,
+        "every opbench point with a candle twin has a speedup"
+    );
+    // The event_tracking switch measured both ways gets its own category, the common value
+    // keeps the plain label its transformers peer has.
+    let llm = &pages[1];
+    let peer = llm.charts().find(|c| c.id == "llm-peer").unwrap();
+    assert!(peer
+        .x_order
+        .iter()
+        .any(|x| x.ends_with("event_tracking=on")));
+    assert!(!peer
+        .x_order
+        .iter()
+        .any(|x| x.contains("event_tracking=off")));
+}
