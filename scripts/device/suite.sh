@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# On a GPU machine: the whole suite in one call, each benchmark at its default (committed)
+# configuration: layernorm, gemm, llm (candle at batch 1/4/16 + the model ladder + the
+# transformers peer on the same weights + logits parity), and kernel_bench's example with ncu.
+# Exactly 8 files land in $OUT (the device tool's limit): layernorm.json, gemm.json,
+# gemm_report.txt, llm.json, kernels.json, kernels_report.txt, env.json, suite.log.
+#
+# Build here (after `source "$(scripts/cuda-toolchain.sh)"`):
+#   cargo build --release --features cuda --bin layernorm_bench --bin gemm_bench \
+#       --bin llm_bench --bin kernel_bench --bin opbench_env
+#   d=.device-bin/suite; mkdir -p $d
+#   for b in layernorm_bench gemm_bench llm_bench kernel_bench opbench_env; do
+#       xz -T2 -6 -c $CARGO_TARGET_DIR/release/$b > $d/$b.xz; done
+# Run there, from the repository root (carry .device-bin/suite):
+#   OPBENCH_GIT_COMMIT=<sha> OPBENCH_GIT_DIRTY=0 bash scripts/device/suite.sh .device-bin/suite
+set -uo pipefail
+dir=${1:?usage: suite.sh DIR_WITH_XZ_BINARIES}
+OUT=${OUT:?set OUT to an output folder}
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+bin=/tmp/opbench-suite
+mkdir -p "$bin" "$OUT"
+exec > >(tee "$OUT/suite.log") 2>&1
+for b in layernorm_bench gemm_bench llm_bench kernel_bench opbench_env; do
+    xz -dc "$dir/$b.xz" > "$bin/$b" && chmod +x "$bin/$b" || { echo "cannot unpack $dir/$b.xz"; exit 1; }
+done
+step() { echo "=== $(date +%T) $*"; }
+status=0
+
+step "environment"
+"$bin/opbench_env" > "$OUT/env.json" || status=1
+step "layernorm_bench (default sweep)"
+timeout 240 "$bin/layernorm_bench" --out "$OUT/layernorm.json" 2>&1 | grep -vE '^\[' | tail -30 || status=1
+step "gemm_bench (default sweep)"
+timeout 240 "$bin/gemm_bench" --out "$OUT/gemm.json" --report "$OUT/gemm_report.txt" 2>&1 \
+    | grep -vE '^\[[0-9]+/' | tail -8 || status=1
+step "llm_bench: candle ladder at batch 1 (weights saved for the peer), tinyllama at batch 4,16"
+w=/tmp/llm-weights
+timeout 150 "$bin/llm_bench" --weights random --config ladder --batch 1 --repeats 3 \
+    --save-weights $w --out /tmp/llm.json --quiet || status=1
+timeout 90 "$bin/llm_bench" --weights random --config tinyllama-1.1b --batch 4,16 --repeats 3 \
+    --out /tmp/llm_batch.json --quiet || status=1
+step "transformers-eager peer on the same weights"
+PYTHONUNBUFFERED=1 timeout 200 python3 bench/peers/transformers_llm.py --weights-dir $w --batch 1 \
+    --batch-for tinyllama-1.1b=1,4,16 --repeats 3 --out /tmp/peer_rows.json || status=1
+step "merge + parity"
+merge=()
+for f in /tmp/llm_batch.json /tmp/peer_rows.json; do [ -s "$f" ] && merge+=(--merge "$f"); done
+"$bin/llm_bench" --out /tmp/llm.json "${merge[@]}" --parity-dir $w && cp /tmp/llm.json "$OUT/llm.json" || status=1
+step "kernel_bench example with ncu"
+timeout 120 "$bin/kernel_bench" --manifest examples/matmul_kernels.toml --profile \
+    --out "$OUT/kernels.json" --report "$OUT/kernels_report.txt" 2>&1 | tail -5 || status=1
+step "done (status $status)"
+ls -la "$OUT"
+exit $status
