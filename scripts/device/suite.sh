@@ -25,19 +25,29 @@ for b in layernorm_bench gemm_bench llm_bench kernel_bench opbench_env; do
 done
 step() { echo "=== $(date +%T) $*"; }
 status=0
+# SUITE_STEPS picks steps (default: all), e.g. SUITE_STEPS="gemm llm" to redo two.
+steps=" ${SUITE_STEPS:-env layernorm gemm llm kernels} "
+want() { [[ "$steps" == *" $1 "* ]]; }
 
+if want env; then
 step "environment"
 "$bin/opbench_env" > "$OUT/env.json" || status=1
+fi
+if want layernorm; then
 step "layernorm_bench (default sweep)"
 timeout 240 "$bin/layernorm_bench" --out "$OUT/layernorm.json" 2>&1 | grep -vE '^\[' | tail -30 || status=1
+fi
+if want gemm; then
 step "gemm_bench (default sweep)"
 timeout 240 "$bin/gemm_bench" --out "$OUT/gemm.json" --report "$OUT/gemm_report.txt" 2>&1 \
     | grep -vE '^\[[0-9]+/' | tail -8 || status=1
+fi
+if want llm; then
 step "llm_bench: candle ladder at batch 1 (weights saved for the peer), tinyllama at batch 4,16"
 w=/tmp/llm-weights
-timeout 150 "$bin/llm_bench" --weights random --config ladder --batch 1 --repeats 3 \
+timeout 150 "$bin/llm_bench" --weights random --config ladder --batch 1 --repeats 3 --device cuda \
     --save-weights $w --out /tmp/llm.json --quiet || status=1
-timeout 90 "$bin/llm_bench" --weights random --config tinyllama-1.1b --batch 4,16 --repeats 3 \
+timeout 90 "$bin/llm_bench" --weights random --config tinyllama-1.1b --batch 4,16 --repeats 3 --device cuda \
     --out /tmp/llm_batch.json --quiet || status=1
 step "transformers-eager peer on the same weights"
 PYTHONUNBUFFERED=1 timeout 200 python3 bench/peers/transformers_llm.py --weights-dir $w --batch 1 \
@@ -46,9 +56,12 @@ step "merge + parity"
 merge=()
 for f in /tmp/llm_batch.json /tmp/peer_rows.json; do [ -s "$f" ] && merge+=(--merge "$f"); done
 "$bin/llm_bench" --out /tmp/llm.json "${merge[@]}" --parity-dir $w && cp /tmp/llm.json "$OUT/llm.json" || status=1
+fi
+if want kernels; then
 step "kernel_bench example with ncu"
 timeout 120 "$bin/kernel_bench" --manifest examples/matmul_kernels.toml --profile \
     --out "$OUT/kernels.json" --report "$OUT/kernels_report.txt" 2>&1 | tail -5 || status=1
+fi
 step "done (status $status)"
 ls -la "$OUT"
 exit $status
