@@ -131,7 +131,19 @@ pub fn build(page: &mut PageContext, loaded: &Loaded) {
     }
     let mut charts = Vec::new();
     let mut verdict_rows = Vec::new();
-    for (ki, (kind, list)) in by_kind.iter().enumerate() {
+    // Kinds with the most commits first: their lines say the most.
+    let mut kinds: Vec<(&str, Vec<&Series>)> = by_kind.into_iter().collect();
+    let n_commits = |list: &Vec<&Series>| {
+        let mut c: Vec<&Option<String>> = list
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| &p.commit))
+            .collect();
+        c.sort();
+        c.dedup();
+        c.len()
+    };
+    kinds.sort_by(|a, b| n_commits(&b.1).cmp(&n_commits(&a.1)).then(a.0.cmp(b.0)));
+    for (ki, (kind, list)) in kinds.iter().enumerate() {
         let unit = list.first().map(|s| s.stat.clone()).unwrap_or_default();
         let mut c = ChartView::new(
             &format!("hist-{ki}"),
