@@ -158,8 +158,8 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
                 &format!("{imp} (block {blk}): P50 time over {ax} × {ay}"),
                 &format!(
                     "Colour and label: P50 of time_us in µs (log colour scale) at each \
-                     ({ax}, {ay}); the other parameters are a filter (parameter set): with \
-                     several values, a cell shows the slowest."
+                     ({ax}, {ay}). Where other parameters take several values, a cell shows \
+                     the slowest of them: narrow with the parameter set filter."
                 ),
                 &ax,
                 &ay,
@@ -177,8 +177,7 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
                 };
                 xs.push(x);
                 ys.push(y);
-                let mut f = dims(p);
-                f.insert("fixed".into(), pset_text(p, &[&ax, &ay]));
+                let f = dims(p);
                 c.cells.push(Cell {
                     x: num_label(x),
                     y: num_label(y),
