@@ -323,6 +323,16 @@
     layout.yaxis.categoryorder = "array";
     layout.yaxis.categoryarray = ["all activity"].concat(lanes);
     layout.height = Math.max(260, 110 + 34 * (lanes.length + 1));
+    // A thousand 2 µs bars merge into one block at full width: open on the first 150
+    // activities so the gaps show; the mode bar's autoscale shows the whole window.
+    if (all.base.length > 150) {
+      var ends = all.base.map(function (b, i) { return b + all.x[i]; });
+      var starts = all.base.slice().sort(function (a, b) { return a - b; });
+      var cut = starts[149];
+      var end = Math.max.apply(null, ends.filter(function (e, i) { return all.base[i] <= cut; }));
+      layout.xaxis.range = [Math.min(0, starts[0]), end];
+      layout.xaxis.autorange = false;
+    }
     return Plotly.react(div, traces, layout, config(c));
   }
 

@@ -231,7 +231,10 @@ fn timeline(t: &Value, step_index: usize, id: &str, gpu: &str) -> Option<ChartVi
              timestamps), from its start to its end; x = µs since the step's window opened. \
              The top lane holds every activity, so its white gaps are the time the GPU ran \
              nothing; below, one lane per operation class. Dotted frame: the step's wall \
-             window (host: before the first launch to after the synchronize). Drag to zoom."
+             window (host: before the first launch to after the synchronize). With more than \
+             150 activities the chart opens on the first 150 (at full width, 2 µs kernels and \
+             4 µs gaps merge into one block): the autoscale button of the chart's mode bar \
+             shows the whole step; drag to zoom, double-click to come back."
         ),
         "time since the step started (µs)",
         "duration (µs)",
