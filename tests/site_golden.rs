@@ -89,6 +89,9 @@ fn the_fixture_site_has_the_pages_and_charts_it_promises() {
             "llm.html",
             "layernorm.html",
             "gemm.html",
+            "kernels.html",
+            "llm-trace.html",
+            "history.html",
             "kind-softmax.html"
         ]
     );
@@ -137,6 +140,51 @@ fn the_fixture_site_has_the_pages_and_charts_it_promises() {
         n, 50,
         "every opbench point with a candle twin has a speedup"
     );
+    // The new pages: every view of the kernels page, both timelines from the compact trace
+    // beside the artifact, and the history with its SLOWER mark and both fixture GPUs.
+    let page = |f: &str| pages.iter().find(|p| p.file == f).unwrap();
+    let ids = |f: &str| -> Vec<String> { page(f).charts().map(|c| c.id.clone()).collect() };
+    let k = ids("kernels.html");
+    for id in [
+        "kern-heat-0",
+        "kern-along",
+        "kern-speedup",
+        "kern-ncu",
+        "kern-roofline",
+    ] {
+        assert!(k.iter().any(|c| c == id), "kernels.html lacks {id}: {k:?}");
+    }
+    let t = ids("llm-trace.html");
+    for id in [
+        "tl-decode",
+        "tl-prefill",
+        "trace-classes",
+        "trace-idle",
+        "trace-layers-0",
+    ] {
+        assert!(
+            t.iter().any(|c| c == id),
+            "llm-trace.html lacks {id}: {t:?}"
+        );
+    }
+    let tl = page("llm-trace.html")
+        .charts()
+        .find(|c| c.id == "tl-decode")
+        .unwrap();
+    assert_eq!(
+        tl.traces
+            .iter()
+            .filter(|t| !t.guide)
+            .map(|t| t.points.len())
+            .sum::<usize>(),
+        27,
+        "every activity of the first decode step"
+    );
+    let h = page("history.html");
+    let hc = h.charts().next().unwrap();
+    assert!(hc.click_details);
+    assert!(hc.traces.iter().any(|t| t.name.starts_with("SLOWER")));
+    assert!(h.filters.iter().any(|f| f.dim == "gpu"));
     // The event_tracking switch measured both ways gets its own category, the common value
     // keeps the plain label its transformers peer has.
     let llm = &pages[1];

@@ -21,7 +21,10 @@ fn history(dir: &Path, gpus: usize) {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/artifacts");
     let mut base: Vec<Artifact> = std::fs::read_dir(&fixtures)
         .unwrap()
-        .map(|e| opbench::artifact::read_artifact(&e.unwrap().path()).unwrap())
+        .map(|e| e.unwrap().path())
+        // Artifacts only: not the history folder or the kernel trace beside the LLM trace.
+        .filter(|p| p.is_file() && opbench::summary::is_artifact_file(p))
+        .map(|p| opbench::artifact::read_artifact(&p).unwrap())
         .collect();
     base.sort_by(|a, b| a.run.id.cmp(&b.run.id));
     let t0 = chrono::DateTime::parse_from_rfc3339("2026-01-01T00:00:00Z").unwrap();

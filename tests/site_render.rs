@@ -98,7 +98,15 @@ fn an_empty_folder_renders_every_page_with_what_to_run() {
     let names: Vec<&str> = pages.iter().map(|p| p.0.as_str()).collect();
     assert_eq!(
         names,
-        ["gemm.html", "index.html", "layernorm.html", "llm.html"]
+        [
+            "gemm.html",
+            "history.html",
+            "index.html",
+            "kernels.html",
+            "layernorm.html",
+            "llm-trace.html",
+            "llm.html"
+        ]
     );
     for (name, html) in &pages {
         assert!(
@@ -175,7 +183,7 @@ fn the_site_has_downloads_assets_contexts_and_the_pinned_plotly() {
     assert!(gemm.contains("src=\"assets&#x2F;plotly-4.1.2.min.js\""));
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(p.join("summary.json")).unwrap()).unwrap();
-    assert_eq!(summary["artifacts"].as_array().unwrap().len(), 6);
+    assert_eq!(summary["artifacts"].as_array().unwrap().len(), 8);
 
     let (cdn, _) = render(root().join("tests/fixtures/artifacts"), PlotlyMode::Cdn);
     let gemm = std::fs::read_to_string(cdn.path().join("gemm.html")).unwrap();

@@ -19,6 +19,9 @@ pub enum ChartKind {
     /// Like `Xy`, but `y` is a time and the browser divides the chosen baseline's time at the
     /// same group (`g`) by it.
     Speedup,
+    /// Horizontal bars on a time axis, one lane per trace: a point's `x` is its start and `y`
+    /// its duration; a guide trace's first and last `x` frame the window.
+    Timeline,
 }
 
 /// One plotted point. `lo`/`hi` are absolute error-bar ends; `hover` is plain text, one line per
@@ -152,6 +155,15 @@ pub struct ChartView {
     /// Half width: few categories, fits beside another compact chart.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub compact: bool,
+    /// Bars of the traces stacked instead of grouped.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stacked: bool,
+    /// Clicking a point shows its hover text in a panel below the chart.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub click_details: bool,
+    /// Too many series for a legend: the hover names each.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub hide_legend: bool,
     /// Why nothing is drawn, when the artifacts lack what this chart needs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub empty: Option<String>,
@@ -179,6 +191,9 @@ impl ChartView {
             baselines: Vec::new(),
             hlines: Vec::new(),
             compact: false,
+            stacked: false,
+            click_details: false,
+            hide_legend: false,
             empty: None,
             table: TableView::default(),
         }

@@ -13,6 +13,11 @@ pub const DIMS: &[(&str, &str)] = &[
     ("impl", "implementation"),
     ("mode", "L2 mode"),
     ("shape_set", "shape set"),
+    ("kind", "benchmark kind"),
+    ("block", "block"),
+    ("pset", "parameter set"),
+    ("fixed", "other parameters"),
+    ("class", "operation class"),
 ];
 
 /// One select box of the filter bar.

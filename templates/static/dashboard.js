@@ -81,7 +81,7 @@
       hovermode: "closest",
       hoverlabel: { align: "left", font: { family: FONT, size: 12 } },
       legend: { orientation: "h", x: 0, xanchor: "left", y: 1.02, yanchor: "bottom", font: { size: 11 } },
-      barmode: "group",
+      barmode: c.stacked ? "stack" : "group",
       bargap: 0.18,
       xaxis: { title: { text: esc(c.x_title) }, automargin: true, gridcolor: "#e5e7eb",
         zeroline: false, linecolor: "#9ca3af" },
@@ -195,13 +195,16 @@
     }
     (c.hlines || []).forEach(function (h) {
       if (!passes(h.f, state)) return;
+      // Annotations on a log axis take log10 coordinates (shapes take data values).
+      var hy = c.log_y ? Math.log10(h.y) : h.y;
       layout.shapes.push({ type: "line", xref: "paper", x0: 0, x1: 1, yref: "y", y0: h.y, y1: h.y,
         line: { color: h.color, width: 1.5, dash: "dash" } });
-      layout.annotations.push({ xref: "paper", x: 1, xanchor: "right", yref: "y", y: h.y,
+      layout.annotations.push({ xref: "paper", x: 1, xanchor: "right", yref: "y", y: hy,
         yanchor: "bottom", text: esc(h.label), showarrow: false,
         font: { size: 11, color: h.color }, bgcolor: "rgba(255,255,255,0.8)" });
     });
     if (!r.traces.length) noPoints(layout);
+    if (c.hide_legend) layout.showlegend = false;
     return Plotly.react(div, r.traces, layout, config(c));
   }
 
@@ -272,6 +275,95 @@
     return Plotly.react(div, traces, layout, config(c));
   }
 
+  // Kernels as bars on a time axis: one lane per trace plus an "all" lane on top, so the white
+  // gaps in it are the time no activity ran. A guide trace's x range frames the window.
+  function drawTimeline(div, c, state) {
+    var layout = baseLayout(c);
+    var traces = [];
+    var lanes = [];
+    var all = { base: [], x: [], y: [], text: [] };
+    c.traces.forEach(function (t) {
+      if (t.guide) {
+        var xs = t.points.map(function (p) { return p.x; });
+        if (xs.length) {
+          layout.shapes.push({ type: "rect", xref: "x", yref: "paper", x0: Math.min.apply(null, xs),
+            x1: Math.max.apply(null, xs), y0: 0, y1: 1, line: { color: "#6b7280", width: 1, dash: "dot" },
+            fillcolor: "rgba(0,0,0,0)" });
+        }
+        return;
+      }
+      if (!passes(t.f, state)) return;
+      var pts = t.points.filter(function (p) { return passes(p.f, state); });
+      if (!pts.length) return;
+      var lane = esc(t.name);
+      lanes.push(lane);
+      var tr = { type: "bar", orientation: "h", name: lane, base: [], x: [], y: [], hovertext: [],
+        hoverinfo: "text", marker: { color: t.color, line: { width: 0 } }, width: 0.8 };
+      pts.forEach(function (p) {
+        tr.base.push(p.x); tr.x.push(p.y); tr.y.push(lane); tr.hovertext.push(hoverHtml(p.hover));
+        all.base.push(p.x); all.x.push(p.y); all.y.push("all activity"); all.text.push(hoverHtml(p.hover));
+      });
+      traces.push(tr);
+    });
+    if (traces.length) {
+      traces.unshift({ type: "bar", orientation: "h", name: "all activity", base: all.base, x: all.x,
+        y: all.y, hovertext: all.text, hoverinfo: "text", marker: { color: "#374151", line: { width: 0 } },
+        width: 0.8 });
+    } else {
+      noPoints(layout);
+    }
+    layout.barmode = "overlay";
+    layout.bargap = 0;
+    layout.xaxis.title.text = esc(c.x_title);
+    layout.xaxis.rangemode = "tozero";
+    layout.yaxis.type = "category";
+    layout.yaxis.title.text = "";
+    layout.yaxis.rangemode = "normal";
+    layout.yaxis.autorange = "reversed";
+    layout.yaxis.categoryorder = "array";
+    layout.yaxis.categoryarray = ["all activity"].concat(lanes);
+    layout.height = Math.max(260, 110 + 34 * (lanes.length + 1));
+    // A thousand 2 µs bars merge into one block at full width: open on the first 150
+    // activities so the gaps show; the mode bar's autoscale shows the whole window.
+    if (all.base.length > 150) {
+      var ends = all.base.map(function (b, i) { return b + all.x[i]; });
+      var starts = all.base.slice().sort(function (a, b) { return a - b; });
+      var cut = starts[149];
+      var end = Math.max.apply(null, ends.filter(function (e, i) { return all.base[i] <= cut; }));
+      layout.xaxis.range = [Math.min(0, starts[0]), end];
+      layout.xaxis.autorange = false;
+    }
+    return Plotly.react(div, traces, layout, config(c));
+  }
+
+  // A clicked point's hover text, as lines in the panel under the chart (text, not HTML).
+  function wireDetails(div, c) {
+    if (!c.click_details || div.getAttribute("data-click") === "1" || !div.on) return;
+    div.setAttribute("data-click", "1");
+    div.on("plotly_click", function (ev) {
+      var panel = document.getElementById("details-" + c.id);
+      if (!panel || !ev || !ev.points || !ev.points.length) return;
+      var p = ev.points[0];
+      var h = p.hovertext !== undefined ? p.hovertext : (p.data.hovertext || [])[p.pointIndex];
+      var lines = String(h || "").split("<br>");
+      panel.textContent = "";
+      var dl = document.createElement("dl");
+      lines.forEach(function (l) {
+        var tmp = document.createElement("div");
+        tmp.innerHTML = l;
+        var text = tmp.textContent;
+        var i = text.indexOf(": ");
+        var dt = document.createElement("dt");
+        var dd = document.createElement("dd");
+        if (i > 0) { dt.textContent = text.slice(0, i); dd.textContent = text.slice(i + 2); }
+        else { dt.textContent = ""; dd.textContent = text; }
+        dl.appendChild(dt); dl.appendChild(dd);
+      });
+      panel.appendChild(dl);
+      panel.setAttribute("data-shown", "1");
+    });
+  }
+
   function noPoints(layout) {
     layout.annotations.push({ xref: "paper", yref: "paper", x: 0.5, y: 0.5, showarrow: false,
       text: "No points match the filters", font: { size: 14, color: "#6b7280" } });
@@ -314,7 +406,9 @@
     var jobs = (data.charts || []).map(function (c) {
       var div = document.getElementById(c.id);
       if (!div || c.empty) return Promise.resolve();
-      return c.kind === "heatmap" ? drawHeatmap(div, c, state) : drawXy(div, c, state);
+      var job = c.kind === "heatmap" ? drawHeatmap(div, c, state)
+        : c.kind === "timeline" ? drawTimeline(div, c, state) : drawXy(div, c, state);
+      return job.then(function () { wireDetails(div, c); });
     });
     return Promise.all(jobs);
   }

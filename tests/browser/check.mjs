@@ -100,6 +100,22 @@ async function checkSite(browser, dir, opts) {
       const g = got[id];
       check(g && g.traces > 0 && g.points > 0, `${name}: chart ${id} drawn (${g ? g.points : 0} points)`);
     }
+    // Charts whose points open a run: a real mouse click on a drawn marker fills the panel.
+    const clickable = await page.$$eval(".click-details", (ds) => ds.map((d) => d.id.replace(/^details-/, "")));
+    for (const id of clickable.slice(0, 1)) {
+      const marker = page.locator(`#${id} .scatterlayer .trace .points path`).first();
+      check((await marker.count()) > 0, `${name}: chart ${id} has markers to click`);
+      if (!(await marker.count())) continue;
+      await marker.scrollIntoViewIfNeeded();
+      const box = await marker.boundingBox();
+      await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+      await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+      await page.waitForFunction((i) => document.getElementById(`details-${i}`).getAttribute("data-shown") === "1",
+        id, { timeout: 10000 }).catch(() => {});
+      const text = await page.$eval(`#details-${id}`, (d) => d.innerText);
+      check(/run\s/.test(text) && /commit/.test(text) && /GPU/.test(text),
+        `${name}: clicking a point of ${id} shows its run (${text.split("\n").slice(0, 2).join(" | ")})`);
+    }
     if (opts.hostile) {
       const imgs = await page.evaluate(() => document.querySelectorAll("img").length);
       check(imgs === 0, `${name}: no <img> element injected (${imgs})`);

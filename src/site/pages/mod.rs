@@ -3,9 +3,12 @@
 mod common;
 mod gemm;
 mod generic;
+mod history;
+mod kernels;
 mod layernorm;
 mod llm;
 mod overview;
+mod trace;
 
 pub use common::{NamedTable, Section};
 
@@ -106,11 +109,21 @@ pub const KIND_PAGES: &[(&str, &str, &str)] = &[
     ("llm", "llm.html", "LLM"),
     ("layernorm", "layernorm.html", "LayerNorm"),
     ("gemm", "gemm.html", "GEMM"),
+    ("kernels", "kernels.html", "Kernels"),
+    ("llm_trace", "llm-trace.html", "LLM trace"),
 ];
+
+/// The history page's file (not a kind: it reads `<artifacts>/history/`).
+pub const HISTORY_FILE: &str = "history.html";
+
+/// The entry key of the history page (no artifact kind contains a NUL).
+const HISTORY_KIND: &str = "\u{0}history";
 
 /// Builds every page: the overview, one per known kind (with or without data), one per
 /// other kind present.
 pub fn build_all(store: &Store, meta: &SiteMeta) -> Vec<PageContext> {
+    let hist = history::load(std::path::Path::new(&meta.artifacts_dir));
+    let history_runs = hist.runs();
     let palette = Palette::new(store.points.iter().map(|p| p.imp()));
     let mut entries: Vec<(String, String, String)> = vec![(
         String::new(),
@@ -120,6 +133,11 @@ pub fn build_all(store: &Store, meta: &SiteMeta) -> Vec<PageContext> {
     for (kind, file, title) in KIND_PAGES {
         entries.push((kind.to_string(), file.to_string(), title.to_string()));
     }
+    entries.push((
+        HISTORY_KIND.to_string(),
+        HISTORY_FILE.to_string(),
+        "History".to_string(),
+    ));
     let mut used: Vec<String> = entries.iter().map(|e| e.1.clone()).collect();
     for kind in store.kinds() {
         if KIND_PAGES.iter().any(|(k, _, _)| *k == kind) {
@@ -138,6 +156,8 @@ pub fn build_all(store: &Store, meta: &SiteMeta) -> Vec<PageContext> {
                 active: file == active,
                 points: if kind.is_empty() {
                     store.points.len()
+                } else if kind == HISTORY_KIND {
+                    history_runs
                 } else {
                     store
                         .points
@@ -169,6 +189,9 @@ pub fn build_all(store: &Store, meta: &SiteMeta) -> Vec<PageContext> {
             "llm" => llm::build(&mut page, &points, &palette),
             "layernorm" => layernorm::build(&mut page, &points, &palette),
             "gemm" => gemm::build(&mut page, &points, &palette),
+            "kernels" => kernels::build(&mut page, &points, &palette),
+            "llm_trace" => trace::build(&mut page, &points),
+            HISTORY_KIND => history::build(&mut page, &hist),
             other => generic::build(&mut page, other, &points, &palette),
         }
         pages.push(page);

@@ -255,7 +255,7 @@ fn cards(store: &Store) -> Vec<Card> {
 fn headline(kind: &str, benchmark: &str) -> Option<(&'static str, &'static [&'static str])> {
     match (kind, benchmark) {
         ("layernorm", _) => Some(("GB/s", names::GBPS)),
-        ("gemm", _) => Some(("TFLOP/s", names::TFLOPS)),
+        ("gemm", _) | ("kernels", _) => Some(("TFLOP/s", names::TFLOPS)),
         (_, "prefill") => Some((
             "prefill tokens/s",
             &["prefill_tokens_per_s", "tokens_per_s"],
