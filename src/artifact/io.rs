@@ -43,6 +43,14 @@ pub fn write_bytes_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// The text report that goes beside an artifact: `<folder>/<stem>_report.txt` for `<folder>/<stem>.json`.
+pub fn report_path_beside(artifact: &Path) -> PathBuf {
+    let stem = artifact
+        .file_stem()
+        .map_or("report".into(), |s| s.to_string_lossy().to_string());
+    artifact.with_file_name(format!("{stem}_report.txt"))
+}
+
 /// Reads, parses and validates one artifact. Errors name the file and the field at fault.
 pub fn read_artifact(path: &Path) -> Result<Artifact> {
     let text = std::fs::read_to_string(path)

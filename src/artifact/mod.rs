@@ -7,7 +7,8 @@ mod io;
 mod validate;
 
 pub use io::{
-    parse_artifact, read_artifact, write_bytes_atomic, write_json_atomic, ArtifactWriter,
+    parse_artifact, read_artifact, report_path_beside, write_bytes_atomic, write_json_atomic,
+    ArtifactWriter,
 };
 pub use validate::validate;
 

@@ -132,13 +132,22 @@ pub struct GemmArgs {
     #[arg(long, default_value = "artifacts/gemm.json")]
     pub out: PathBuf,
 
-    /// Text report path.
-    #[arg(long, default_value = "artifacts/gemm_report.txt")]
-    pub report: PathBuf,
+    /// Text report path [default: <out folder>/<out stem>_report.txt].
+    #[arg(long)]
+    pub report: Option<PathBuf>,
 
     /// CUDA device ordinal.
     #[arg(long, default_value_t = 0)]
     pub gpu: usize,
+}
+
+impl GemmArgs {
+    /// The report path: --report, or `<stem>_report.txt` beside --out.
+    pub fn report_path(&self) -> PathBuf {
+        self.report
+            .clone()
+            .unwrap_or_else(|| crate::artifact::report_path_beside(&self.out))
+    }
 }
 
 #[cfg(test)]
@@ -168,5 +177,15 @@ mod tests {
         assert_eq!(a.layer_ops, vec![LayerOp::QOProj, LayerOp::LmHead]);
         assert_eq!(a.model_dtypes, vec![Dtype::Bf16]);
         assert!(GemmArgs::try_parse_from(["gemm_bench", "--dtypes", "fp8"]).is_err());
+    }
+
+    #[test]
+    fn report_goes_beside_the_artifact_unless_given() {
+        let a = GemmArgs::try_parse_from(["gemm_bench", "--out", "/tmp/x/run.json"]).unwrap();
+        assert_eq!(a.report_path(), PathBuf::from("/tmp/x/run_report.txt"));
+        let a = GemmArgs::try_parse_from(["gemm_bench"]).unwrap();
+        assert_eq!(a.report_path(), PathBuf::from("artifacts/gemm_report.txt"));
+        let a = GemmArgs::try_parse_from(["gemm_bench", "--report", "r.txt"]).unwrap();
+        assert_eq!(a.report_path(), PathBuf::from("r.txt"));
     }
 }

@@ -43,7 +43,7 @@ pub fn to_host_f32(t: &Tensor) -> Result<Vec<f32>> {
 }
 
 pub fn run(args: &GemmArgs, points: &[Point]) -> Result<()> {
-    let mut rec = Recorder::start(&args.out, &args.report, Env::cpu())?;
+    let mut rec = Recorder::start(&args.out, &args.report_path(), Env::cpu())?;
     rec.artifact().notes.push(
         "device cpu: candle's CPU matmul only, timed with the host clock (it returns when done)"
             .into(),
@@ -116,6 +116,10 @@ pub fn run(args: &GemmArgs, points: &[Point]) -> Result<()> {
         "matmul_tflops: best candle CPU matmul rate per dtype in this run".into(),
     )?;
     println!("{text}");
-    eprintln!("wrote {} and {}", path.display(), args.report.display());
+    eprintln!(
+        "wrote {} and {}",
+        path.display(),
+        args.report_path().display()
+    );
     Ok(())
 }

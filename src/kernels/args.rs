@@ -122,12 +122,8 @@ pub struct Args {
 impl Args {
     /// The report path: --report, or `<stem>_report.txt` beside --out.
     pub fn report_path(&self) -> PathBuf {
-        self.report.clone().unwrap_or_else(|| {
-            let stem = self
-                .out
-                .file_stem()
-                .map_or("kernels".into(), |s| s.to_string_lossy().to_string());
-            self.out.with_file_name(format!("{stem}_report.txt"))
-        })
+        self.report
+            .clone()
+            .unwrap_or_else(|| crate::artifact::report_path_beside(&self.out))
     }
 }
