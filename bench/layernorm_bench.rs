@@ -61,9 +61,16 @@ struct Args {
     #[arg(long)]
     bytes_per_thread: Option<usize>,
     /// Which of our kernel families may run: regs (the row in registers; rows too long for
-    /// them use the long-row kernel) or pipe (an experimental cp.async ring where it fits).
+    /// them use the long-row kernel), stream (regs on a persistent grid that loads each
+    /// group's next row into registers while it finishes the current one) or pipe (an
+    /// experimental cp.async ring). Shapes
+    /// a family cannot serve (rows not 16-byte multiples, < 128 rows) fall back to regs.
     #[arg(long, value_enum, default_value = "regs")]
     kernel: plan::KernelChoice,
+    /// Persistent kernels (stream, pipe): at most this many resident blocks per SM
+    /// [default: as many as fit, from the occupancy query].
+    #[arg(long, value_name = "N")]
+    blocks_per_sm: Option<usize>,
     /// How rows are timed. rotate: cold = back-to-back launches cycling through buffer sets
     /// that together exceed L2 (no flush or event pair per launch; points too small for 64
     /// sets fall back to flush), warm = back to back on one set, both with the stream held
@@ -121,6 +128,7 @@ fn main() {
             batch: args.batch,
             bytes_per_thread: args.bytes_per_thread,
             kernel: args.kernel,
+            blocks_per_sm: args.blocks_per_sm,
             timing: args.timing,
             rotate_l2_multiple: args.rotate_l2_multiple,
             seed: args.seed.unwrap_or_else(rand::random),

@@ -8,7 +8,13 @@
 //!   the first use; the mean and then the variance (sum of squared deviations, two passes over
 //!   the registers) are reduced with warp shuffles, plus shared memory when the group spans
 //!   several warps. gamma/beta are read (read-only path, shared by every row of the SM) only in
-//!   the output pass.
+//!   the output pass. x is loaded and y stored with the evict-first (.cs) hints: both are
+//!   touched once, and the hints keep them from pushing other lines out of L2 (measured on the
+//!   H100: +1 to +5 points of copy bandwidth; docs/notes/layernorm.md, v5).
+//! - `layernorm_stream_<dt>_v<VEC>_n<NV>`: the regs kernel's per-row work on a persistent grid
+//!   (as many blocks as fit at once), each row group loading its next row into a second set
+//!   of registers before it reduces and writes the current one, so the loads of row i+1 are in
+//!   flight through row i's reductions and stores.
 //! - `layernorm_pipe_<dt>_n<NV>_s<S>`: the same per-row work, but a persistent grid whose row
 //!   groups stream their rows through an S-stage cp.async ring in shared memory: while row i is
 //!   reduced and written, rows i+1..i+S-1 are already in flight, so far more bytes are in flight
@@ -25,6 +31,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <stdint.h>
+
+#include <type_traits>
 
 namespace {
 
@@ -79,9 +87,48 @@ __device__ __forceinline__ float group_sum(float v, float* red, int wpg, int gw0
     return v;
 }
 
-// The per-row work shared by the regs and pipe kernels: p[] holds the row's vectors of this
-// thread (zeros where i >= nvec); reduces mean and variance over the group and writes y.
-template <typename T, int VEC, int NV>
+// 16-bit outputs are converted two at a time (cvt.rn.f16x2.f32 / cvt.rn.bf16x2.f32).
+template <typename T, int VEC>
+__device__ __forceinline__ void pack_out(Pack<T, VEC>& out, const float (&o)[VEC]) {
+    if constexpr (VEC % 2 == 0 && std::is_same<T, __half>::value) {
+#pragma unroll
+        for (int j = 0; j < VEC; j += 2)
+            reinterpret_cast<__half2*>(out.v)[j / 2] = __floats2half2_rn(o[j], o[j + 1]);
+    } else if constexpr (VEC % 2 == 0 && std::is_same<T, __nv_bfloat16>::value) {
+#pragma unroll
+        for (int j = 0; j < VEC; j += 2)
+            reinterpret_cast<__nv_bfloat162*>(out.v)[j / 2] = __floats2bfloat162_rn(o[j], o[j + 1]);
+    } else {
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) out.v[j] = from_f32<T>(o[j]);
+    }
+}
+
+// Streaming (evict-first) or default accesses of x and y.
+template <bool CS, typename R> __device__ __forceinline__ R load_x(const R* p) {
+    if constexpr (CS) return __ldcs(p); else return __ldg(p);
+}
+template <bool CS, typename R> __device__ __forceinline__ void store_y(R* p, R v) {
+    if constexpr (CS) __stcs(p, v); else *p = v;
+}
+
+// Loads this thread's vectors of `row` (zeros where the row or the vector does not exist).
+template <bool CS, typename T, int VEC, int NV>
+__device__ __forceinline__ void load_row(Pack<T, VEC> (&p)[NV], const T* __restrict__ x,
+                                         long long row, bool live, int cols, int nvec, int t,
+                                         int tpr) {
+    using raw_t = typename Pack<T, VEC>::raw_t;
+    const raw_t* xr = reinterpret_cast<const raw_t*>(x + (live ? row : 0) * cols);
+#pragma unroll
+    for (int k = 0; k < NV; ++k) {
+        const int i = t + k * tpr;
+        p[k].raw = (live && i < nvec) ? load_x<CS>(xr + i) : raw_zero<raw_t>();
+    }
+}
+
+// The per-row work shared by the regs, stream and pipe kernels: p[] holds the row's vectors of
+// this thread (zeros where i >= nvec); reduces mean and variance over the group and writes y.
+template <bool CS, typename T, int VEC, int NV>
 __device__ __forceinline__ void normalize_row(const Pack<T, VEC> (&p)[NV], const T* __restrict__ gamma,
                                               const T* __restrict__ beta, T* __restrict__ y,
                                               long long row, bool live, int cols, int nvec, int t,
@@ -89,14 +136,20 @@ __device__ __forceinline__ void normalize_row(const Pack<T, VEC> (&p)[NV], const
                                               int wpg, int gw0, int warp, int lane) {
     using raw_t = typename Pack<T, VEC>::raw_t;
     const float inv_n = 1.f / (float)cols;
+    // Converted to f32 once; the three passes below read these.
+    float f[NV][VEC];
+#pragma unroll
+    for (int k = 0; k < NV; ++k)
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) f[k][j] = to_f32(p[k].v[j]);
     // ILP accumulators: four independent chains instead of one of NV * VEC dependent adds
-    // (64 for f16/bf16 at 8 vectors), so the row's arithmetic latency shrinks fourfold.
+    // (32 for f16/bf16 at 4 vectors), so the row's arithmetic latency shrinks fourfold.
     constexpr int ACC = 4;
     float s[ACC] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
     for (int k = 0; k < NV; ++k)
 #pragma unroll
-        for (int j = 0; j < VEC; ++j) s[(k * VEC + j) % ACC] += to_f32(p[k].v[j]);
+        for (int j = 0; j < VEC; ++j) s[(k * VEC + j) % ACC] += f[k][j];
     const float mean =
         group_sum((s[0] + s[1]) + (s[2] + s[3]), red_mean, wpg, gw0, warp, lane) * inv_n;
     float q[ACC] = {0.f, 0.f, 0.f, 0.f};
@@ -105,7 +158,7 @@ __device__ __forceinline__ void normalize_row(const Pack<T, VEC> (&p)[NV], const
         if (t + k * tpr < nvec) {
 #pragma unroll
             for (int j = 0; j < VEC; ++j) {
-                const float d = to_f32(p[k].v[j]) - mean;
+                const float d = f[k][j] - mean;
                 q[(k * VEC + j) % ACC] = fmaf(d, d, q[(k * VEC + j) % ACC]);
             }
         }
@@ -124,12 +177,12 @@ __device__ __forceinline__ void normalize_row(const Pack<T, VEC> (&p)[NV], const
             Pack<T, VEC> gp, bp, out;
             gp.raw = __ldg(gr + i);
             bp.raw = __ldg(br + i);
+            float o[VEC];
 #pragma unroll
-            for (int j = 0; j < VEC; ++j) {
-                const float n = (to_f32(p[k].v[j]) - mean) * rstd;
-                out.v[j] = from_f32<T>(fmaf(n, to_f32(gp.v[j]), to_f32(bp.v[j])));
-            }
-            yr[i] = out.raw;
+            for (int j = 0; j < VEC; ++j)
+                o[j] = fmaf((f[k][j] - mean) * rstd, to_f32(gp.v[j]), to_f32(bp.v[j]));
+            pack_out<T, VEC>(out, o);
+            store_y<CS>(yr + i, out.raw);
         }
     }
 }
@@ -139,7 +192,6 @@ __device__ __forceinline__ void layernorm_regs(const T* __restrict__ x, const T*
                                                const T* __restrict__ beta, T* __restrict__ y,
                                                long long rows, int cols, int tpr, float eps) {
     using P = Pack<T, VEC>;
-    using raw_t = typename P::raw_t;
     __shared__ float red_mean[32];
     __shared__ float red_var[32];
     const int nvec = cols / VEC;
@@ -155,15 +207,44 @@ __device__ __forceinline__ void layernorm_regs(const T* __restrict__ x, const T*
          base += (long long)gridDim.x * rpb) {
         const long long row = base + g;
         const bool live = row < rows;
-        const raw_t* xr = reinterpret_cast<const raw_t*>(x + (live ? row : 0) * cols);
         P p[NV];
+        load_row<true>(p, x, row, live, cols, nvec, t, tpr);
+        normalize_row<true, T, VEC, NV>(p, gamma, beta, y, row, live, cols, nvec, t, tpr, eps,
+                                        red_mean, red_var, wpg, gw0, warp, lane);
+    }
+}
+
+// As layernorm_regs on a persistent grid, the group's next row loaded into a second set of
+// registers while the current one is reduced and written. The loop bound depends on the
+// block only, so every thread of a block reaches the same barriers. 16-byte vectors only.
+template <typename T, int VEC, int NV>
+__device__ __forceinline__ void layernorm_stream(const T* __restrict__ x, const T* __restrict__ gamma,
+                                                 const T* __restrict__ beta, T* __restrict__ y,
+                                                 long long rows, int cols, int tpr, float eps) {
+    using P = Pack<T, VEC>;
+    __shared__ float red_mean[32];
+    __shared__ float red_var[32];
+    const int nvec = cols / VEC;
+    const int rpb = blockDim.x / tpr;
+    const int g = threadIdx.x / tpr;
+    const int t = threadIdx.x - g * tpr;
+    const int warp = threadIdx.x >> 5;
+    const int lane = threadIdx.x & 31;
+    const int wpg = tpr >> 5;
+    const int gw0 = g * wpg;
+    const long long stride = (long long)gridDim.x * rpb;
+    long long base = (long long)blockIdx.x * rpb;
+    P cur[NV];
+    load_row<true>(cur, x, base + g, base + g < rows, cols, nvec, t, tpr);
+    for (; base < rows; base += stride) {
+        const long long row = base + g;
+        const long long next = row + stride;
+        P nxt[NV];
+        load_row<true>(nxt, x, next, next < rows, cols, nvec, t, tpr);
+        normalize_row<true, T, VEC, NV>(cur, gamma, beta, y, row, row < rows, cols, nvec, t, tpr,
+                                        eps, red_mean, red_var, wpg, gw0, warp, lane);
 #pragma unroll
-        for (int k = 0; k < NV; ++k) {
-            const int i = t + k * tpr;
-            p[k].raw = (live && i < nvec) ? __ldg(xr + i) : raw_zero<raw_t>();
-        }
-        normalize_row<T, VEC, NV>(p, gamma, beta, y, row, live, cols, nvec, t, tpr, eps, red_mean,
-                                  red_var, wpg, gw0, warp, lane);
+        for (int k = 0; k < NV; ++k) cur[k] = nxt[k];
     }
 }
 
@@ -225,8 +306,8 @@ __device__ __forceinline__ void layernorm_pipe(const T* __restrict__ x, const T*
 #pragma unroll
         for (int k = 0; k < NV; ++k) p[k].raw = src[k * blockDim.x];
         const long long row = first + it * stride + g;
-        normalize_row<T, VEC, NV>(p, gamma, beta, y, row, row < rows, cols, nvec, t, tpr, eps,
-                                  red_mean, red_var, wpg, gw0, warp, lane);
+        normalize_row<false, T, VEC, NV>(p, gamma, beta, y, row, row < rows, cols, nvec, t, tpr,
+                                         eps, red_mean, red_var, wpg, gw0, warp, lane);
     }
     cp_async_wait<0>();
 }
@@ -353,6 +434,13 @@ __device__ __forceinline__ void layernorm_long(const T* __restrict__ x, const T*
         layernorm_regs<T, VEC, NV>(x, gamma, beta, y, rows, cols, tpr, eps);                    \
     }
 
+#define LN_STREAM(NAME, T, VEC, NV, MAXT)                                                       \
+    extern "C" __global__ void __launch_bounds__(MAXT)                                          \
+        NAME(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta,   \
+             T* __restrict__ y, long long rows, int cols, int tpr, float eps) {                  \
+        layernorm_stream<T, VEC, NV>(x, gamma, beta, y, rows, cols, tpr, eps);                  \
+    }
+
 #define LN_PIPE(NAME, T, NV, S, MAXT)                                                           \
     extern "C" __global__ void __launch_bounds__(MAXT)                                          \
         NAME(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta,   \
@@ -380,6 +468,10 @@ __device__ __forceinline__ void layernorm_long(const T* __restrict__ x, const T*
     LN_REGS(layernorm_regs_##DT##_v##VFULL##_n2, T, VFULL, 2, 1024)                             \
     LN_REGS(layernorm_regs_##DT##_v##VFULL##_n4, T, VFULL, 4, 512)                              \
     LN_REGS(layernorm_regs_##DT##_v##VFULL##_n8, T, VFULL, 8, 512)                              \
+    LN_STREAM(layernorm_stream_##DT##_v##VFULL##_n1, T, VFULL, 1, 1024)                         \
+    LN_STREAM(layernorm_stream_##DT##_v##VFULL##_n2, T, VFULL, 2, 1024)                         \
+    LN_STREAM(layernorm_stream_##DT##_v##VFULL##_n4, T, VFULL, 4, 512)                          \
+    LN_STREAM(layernorm_stream_##DT##_v##VFULL##_n8, T, VFULL, 8, 512)                          \
     LN_REGS(layernorm_regs_##DT##_v1_n1, T, 1, 1, 1024)                                         \
     LN_REGS(layernorm_regs_##DT##_v1_n2, T, 1, 2, 1024)                                         \
     LN_REGS(layernorm_regs_##DT##_v1_n4, T, 1, 4, 1024)                                         \

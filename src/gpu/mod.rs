@@ -6,6 +6,7 @@
 
 #[cfg(feature = "cuda")]
 mod ceilings;
+pub mod copy_kernel;
 #[cfg(feature = "cuda")]
 mod device;
 pub mod rotation;
@@ -14,6 +15,8 @@ mod timing;
 
 #[cfg(feature = "cuda")]
 pub use ceilings::copy_bandwidth_gbps;
+#[cfg(feature = "cuda")]
+pub use copy_kernel::CopyKernel;
 #[cfg(feature = "cuda")]
 pub use device::Gpu;
 #[cfg(feature = "cuda")]

@@ -10,8 +10,8 @@ use super::sweep::TimingMethod;
 use super::{Dtype, Elem, Shape, SweepConfig};
 use crate::artifact::{ArtifactWriter, ResultRow};
 use crate::gpu::{
-    copy_bandwidth_gbps, measure, measure_rotating, rotation, Gpu, Measured, TimingConfig,
-    TimingMode,
+    copy_bandwidth_gbps, measure, measure_rotating, rotation, CopyKernel, Gpu, Measured,
+    TimingConfig, TimingMode,
 };
 use anyhow::{bail, Context, Result};
 use candle_core::cuda_backend::CudaDType;
@@ -47,14 +47,15 @@ pub fn run(cfg: &SweepConfig) -> Result<PathBuf> {
         cfg.seed
     ));
     w.flush()?;
+    let copier = CopyKernel::load(&gpu)?;
     let progress = Progress::new(cfg.points().len());
     for (i, shape, dtype) in cfg.points() {
         progress.start(&shape, dtype);
         let seed = cfg.seed + i as u64;
         let rows = match dtype {
-            Dtype::F32 => point::<f32>(&mut gpu, cfg, &shape, seed, copy_gbps),
-            Dtype::F16 => point::<half::f16>(&mut gpu, cfg, &shape, seed, copy_gbps),
-            Dtype::Bf16 => point::<half::bf16>(&mut gpu, cfg, &shape, seed, copy_gbps),
+            Dtype::F32 => point::<f32>(&mut gpu, cfg, &copier, &shape, seed, copy_gbps),
+            Dtype::F16 => point::<half::f16>(&mut gpu, cfg, &copier, &shape, seed, copy_gbps),
+            Dtype::Bf16 => point::<half::bf16>(&mut gpu, cfg, &copier, &shape, seed, copy_gbps),
         };
         // An error (a launch refused, a fault) fails this point and the sweep goes on; a fault
         // that breaks the CUDA context will fail the points after it as well.
@@ -165,6 +166,7 @@ fn same_bits<T: Elem>(a: &[T], b: &[T]) -> bool {
 fn point<T>(
     gpu: &mut Gpu,
     cfg: &SweepConfig,
+    copier: &CopyKernel,
     shape: &Shape,
     seed: u64,
     copy_gbps: f64,
@@ -177,6 +179,7 @@ where
     let kernel = LayerNormKernel::load(
         gpu,
         plan(rows, cols, dtype, cfg.bytes_per_thread, cfg.kernel)?,
+        cfg.blocks_per_sm,
     )?;
     let inputs = Inputs::<T>::random(rows, cols, seed);
     let reference = inputs.reference(eps);
@@ -288,6 +291,14 @@ where
                     .context("cuMemcpyDtoD x -> y")
             })
         })?;
+        // A plain streaming copy kernel over the same bytes and sets (16-byte rows only).
+        let kernel_copy = if bytes.is_multiple_of(32) {
+            Some(how.measure(gpu, tc, bytes, mult, |gp, j| {
+                with_slices(&xs[j], &g, &b, |xj, _, _| copier.copy(gp, xj, &mut ys[j]))
+            })?)
+        } else {
+            None
+        };
         let row = report::with_plan(
             report::point_row(OPBENCH, shape, dtype, name, eps),
             &kernel.plan,
@@ -340,6 +351,9 @@ where
         };
         report::add_speedups(&mut ours_row, &candle_row);
         report::add_same_size_copy(&mut ours_row, bytes, copy.time_us.p50);
+        if let Some(k) = kernel_copy {
+            report::add_same_size_kernel_copy(&mut ours_row, bytes, k.time_us.p50);
+        }
         out.push(candle_row);
         out.push(ours_row);
     }

@@ -23,9 +23,10 @@ pub struct LayerNormKernel {
 
 impl LayerNormKernel {
     /// Loads the plan's kernel from the `layernorm` PTX module (once per process), gives it the
-    /// shared memory its ring needs, makes a pipe plan persistent from the occupancy query,
+    /// shared memory its ring needs, makes a pipe or stream plan persistent from the occupancy query,
     /// and refuses a block larger than the compiled kernel can run.
-    pub fn load(gpu: &Gpu, plan: LaunchPlan) -> Result<Self> {
+    /// `max_blocks_per_sm` caps the persistent grid below what the occupancy query allows.
+    pub fn load(gpu: &Gpu, plan: LaunchPlan, max_blocks_per_sm: Option<usize>) -> Result<Self> {
         use cudarc::driver::sys::CUfunction_attribute as F;
         let func = gpu.function("layernorm", ptx::LAYERNORM, &plan.kernel)?;
         let at = || format!("kernel {}", plan.kernel);
@@ -60,6 +61,7 @@ impl LayerNormKernel {
                 None,
             )
             .with_context(at)? as usize;
+        let blocks_per_sm = blocks_per_sm.min(max_blocks_per_sm.unwrap_or(usize::MAX));
         let plan = plan.fit_to_device(gpu.sm_count, blocks_per_sm)?;
         Ok(LayerNormKernel { func, plan })
     }

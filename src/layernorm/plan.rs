@@ -63,6 +63,10 @@ pub enum KernelChoice {
     /// The cp.async ring where rows are 16-byte aligned and fit, else as regs. Measured
     /// slower than regs on the H200 (docs/notes/layernorm.md); kept as an experiment.
     Pipe,
+    /// Persistent grid, each group's next row loaded into registers ahead, where rows are
+    /// 16-byte aligned and there are enough of them; else as regs. Measured on the H100:
+    /// faster than regs at 32 MB f16/bf16, slower from 128 MB (docs/notes/layernorm.md).
+    Stream,
 }
 
 /// Which kernel family runs.
@@ -72,6 +76,9 @@ pub enum Variant {
     Regs,
     /// As Regs, fed by a persistent grid through a cp.async ring of `stages` rows per group.
     Pipe,
+    /// As Regs on a persistent grid, the next row loaded into registers while the current
+    /// one is reduced and written.
+    Stream,
     /// Row too long for registers: statistics pass, then a second read of x to write y.
     Long,
 }
@@ -113,6 +120,10 @@ impl LaunchPlan {
                 "pipe_n{}_s{}_tpr{}",
                 self.vectors_per_thread, self.stages, self.threads_per_row
             ),
+            Variant::Stream => format!(
+                "stream_n{}_tpr{}",
+                self.vectors_per_thread, self.threads_per_row
+            ),
             Variant::Long => format!("long_v{}", self.vec_width),
         }
     }
@@ -122,10 +133,15 @@ impl LaunchPlan {
         self.vec_width * self.vectors_per_thread
     }
 
-    /// Makes a pipe plan persistent: as many blocks as the device holds at once
+    /// Whether the kernel runs on a persistent grid sized by `fit_to_device`.
+    pub fn persistent(&self) -> bool {
+        matches!(self.variant, Variant::Pipe | Variant::Stream)
+    }
+
+    /// Makes a pipe or stream plan persistent: as many blocks as the device holds at once
     /// (`blocks_per_sm` from the occupancy query), never more than there are row groups.
     pub fn fit_to_device(mut self, sm_count: usize, blocks_per_sm: usize) -> Result<Self> {
-        if self.variant == Variant::Pipe {
+        if self.persistent() {
             if blocks_per_sm == 0 {
                 bail!(
                     "{}: no block of {} threads with {} bytes of shared memory fits on an SM",
@@ -249,11 +265,17 @@ fn plan_with(
                     && rows >= FEW_ROWS;
                 let stage_bytes = nv * 16 * block;
                 let stages = if pipe { pipe_stages(stage_bytes) } else { None };
+                let stream = choice == KernelChoice::Stream && vec == full && rows >= FEW_ROWS;
                 let (variant, stages, kernel) = match stages {
                     Some(s) => (
                         Variant::Pipe,
                         s,
                         format!("layernorm_pipe_{}_n{nv}_s{s}", dtype.name()),
+                    ),
+                    None if stream => (
+                        Variant::Stream,
+                        1,
+                        format!("layernorm_stream_{}_v{vec}_n{nv}", dtype.name()),
                     ),
                     None => (
                         Variant::Regs,
@@ -308,6 +330,7 @@ pub fn all_kernel_names() -> Vec<String> {
         let full = 16 / dt.bytes();
         for nv in REGS_NV_VECTOR {
             names.push(format!("layernorm_regs_{}_v{full}_n{nv}", dt.name()));
+            names.push(format!("layernorm_stream_{}_v{full}_n{nv}", dt.name()));
             for s in PIPE_STAGES {
                 names.push(format!("layernorm_pipe_{}_n{nv}_s{s}", dt.name()));
             }
@@ -328,7 +351,8 @@ mod tests {
     const AWKWARD: [usize; 17] = [
         1, 2, 7, 31, 33, 100, 1000, 1023, 1024, 1025, 2048, 4097, 8192, 8193, 32768, 32769, 65536,
     ];
-    const CHOICES: [KernelChoice; 2] = [KernelChoice::Pipe, KernelChoice::Regs];
+    const CHOICES: [KernelChoice; 3] =
+        [KernelChoice::Pipe, KernelChoice::Regs, KernelChoice::Stream];
 
     /// Replays the kernels' index arithmetic on the CPU: how many times each element is written.
     fn writes(p: &LaunchPlan) -> Vec<u32> {
@@ -342,7 +366,7 @@ mod tests {
         for b in 0..p.grid_blocks {
             match p.variant {
                 // Both loop `base = b * rpb; base < rows; base += grid * rpb` over row groups.
-                Variant::Regs | Variant::Pipe => {
+                Variant::Regs | Variant::Pipe | Variant::Stream => {
                     let mut base = b * p.rows_per_block;
                     while base < p.rows {
                         for g in 0..p.rows_per_block {
@@ -428,7 +452,7 @@ mod tests {
                         assert!(p.grid_blocks * p.rows_per_block >= 4096, "{p:?}");
                         assert!(all_kernel_names().contains(&p.kernel), "{p:?}");
                         match p.variant {
-                            Variant::Regs | Variant::Pipe => {
+                            Variant::Regs | Variant::Pipe | Variant::Stream => {
                                 let bytes = p.values_per_thread() * dt.bytes();
                                 assert!(bytes <= bpt.max(p.vec_width * dt.bytes()), "{p:?}");
                                 let cover = p.threads_per_row * p.vectors_per_thread * p.vec_width;
@@ -514,6 +538,31 @@ mod tests {
         assert_eq!(pipe_stages(64 * 1024), Some(3));
         assert_eq!(pipe_stages(200 * 1024), None);
         let e = plan(4096, 4096, Dtype::F32, None, KernelChoice::Pipe)
+            .unwrap()
+            .fit_to_device(132, 0)
+            .unwrap_err();
+        assert!(format!("{e}").contains("fits on an SM"));
+    }
+
+    #[test]
+    fn stream_is_persistent_where_it_applies_and_regs_elsewhere() {
+        let s = KernelChoice::Stream;
+        let p = plan(4096, 4096, Dtype::F16, None, s).unwrap();
+        assert_eq!(p.variant, Variant::Stream);
+        assert_eq!(p.kernel, "layernorm_stream_f16_v8_n4");
+        assert_eq!(p.variant_name(), "stream_n4_tpr128");
+        assert!(p.persistent());
+        // 132 SMs x 8 blocks of one row each: fewer blocks than the 4096 row groups.
+        assert_eq!(p.clone().fit_to_device(132, 8).unwrap().grid_blocks, 1056);
+        // The grid never exceeds the row groups.
+        assert_eq!(p.fit_to_device(132, 64).unwrap().grid_blocks, 4096);
+        // Too few rows, rows that are not 16-byte multiples, rows for the long kernel: as regs.
+        for (rows, cols) in [(127, 4096), (4096, 1023), (3, 65536)] {
+            let p = plan(rows, cols, Dtype::F32, None, s).unwrap();
+            assert_ne!(p.variant, Variant::Stream, "{rows}x{cols}");
+            assert!(!p.persistent() || p.variant == Variant::Pipe);
+        }
+        let e = plan(4096, 4096, Dtype::F32, None, s)
             .unwrap()
             .fit_to_device(132, 0)
             .unwrap_err();

@@ -95,14 +95,25 @@ pub fn add_speedups(ours: &mut ResultRow, candle: &ResultRow) {
 /// Adds `same_size_copy_gbps` (a device-to-device copy of x into y, timed the same way) and
 /// `pct_of_same_size_copy` (our GB/s over it) to a timed row.
 pub fn add_same_size_copy(row: &mut ResultRow, bytes: usize, copy_p50_us: f64) {
+    add_copy_reference(row, "same_size_copy", bytes, copy_p50_us);
+}
+
+/// Adds `same_size_kernel_copy_gbps` (kernels/copy_probe.cu copying x into y, timed the same
+/// way: what a plain kernel moving these bytes reaches) and `pct_of_same_size_kernel_copy`.
+pub fn add_same_size_kernel_copy(row: &mut ResultRow, bytes: usize, copy_p50_us: f64) {
+    add_copy_reference(row, "same_size_kernel_copy", bytes, copy_p50_us);
+}
+
+/// `<name>_gbps` and `pct_of_<name>` from a copy of `bytes` that took `copy_p50_us`.
+fn add_copy_reference(row: &mut ResultRow, name: &str, bytes: usize, copy_p50_us: f64) {
     if row.status != Status::Ok || copy_p50_us.is_nan() || copy_p50_us <= 0.0 {
         return;
     }
     let copy_gbps = bytes as f64 / (copy_p50_us * 1e-6) / 1e9;
-    row.metrics.insert("same_size_copy_gbps".into(), copy_gbps);
+    row.metrics.insert(format!("{name}_gbps"), copy_gbps);
     if let Some(g) = row.metrics.get("gbps").copied() {
         row.metrics
-            .insert("pct_of_same_size_copy".into(), 100.0 * g / copy_gbps);
+            .insert(format!("pct_of_{name}"), 100.0 * g / copy_gbps);
     }
 }
 
@@ -175,14 +186,14 @@ fn points(a: &Artifact) -> Vec<(String, String, String)> {
 /// A Markdown table: per point, candle and our median/P95, speedups, bandwidth, errors.
 pub fn markdown_table(a: &Artifact) -> String {
     let mut s = String::from(
-        "| shape | dtype | mode | candle p50 us | ours p50 us | ours p95 us | speedup p50 | speedup p95 | ours GB/s | ours % of copy | same-size copy GB/s | ours % of same-size copy | rel err candle / ours | our kernel |\n\
-         |---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+        "| shape | dtype | mode | candle p50 us | ours p50 us | ours p95 us | speedup p50 | speedup p95 | ours GB/s | ours % of copy | same-size copy GB/s | ours % of same-size copy | same-size kernel copy GB/s | rel err candle / ours | our kernel |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for (shape, dtype, mode) in points(a) {
         let c = find(a, CANDLE, &shape, &dtype, &mode);
         let o = find(a, OPBENCH, &shape, &dtype, &mode);
         s.push_str(&format!(
-            "| {shape} | {dtype} | {mode} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} / {} | {} |\n",
+            "| {shape} | {dtype} | {mode} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} / {} | {} |\n",
             us(c, |s| s.p50),
             us(o, |s| s.p50),
             us(o, |s| s.p95),
@@ -192,6 +203,7 @@ pub fn markdown_table(a: &Artifact) -> String {
             metric(o, "pct_of_copy_bw", 1),
             metric(o, "same_size_copy_gbps", 0),
             metric(o, "pct_of_same_size_copy", 1),
+            metric(o, "same_size_kernel_copy_gbps", 0),
             err(c),
             err(o),
             o.and_then(|r| r.param_str("variant"))

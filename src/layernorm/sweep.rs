@@ -131,6 +131,8 @@ pub struct SweepConfig {
     pub bytes_per_thread: Option<usize>,
     /// Which of our kernel families may run.
     pub kernel: super::plan::KernelChoice,
+    /// Cap on resident blocks per SM for the persistent kernels (None: as many as fit).
+    pub blocks_per_sm: Option<usize>,
     /// How warm and cold rows are timed.
     pub timing: TimingMethod,
     /// Cold rotation: how many times the L2 size must pass between two launches on one set.
@@ -160,6 +162,9 @@ impl SweepConfig {
         }
         if self.batch == 0 {
             bail!("--batch 0: warm samples need at least one launch");
+        }
+        if self.blocks_per_sm == Some(0) {
+            bail!("--blocks-per-sm 0: use at least 1, or leave it out for as many as fit");
         }
         if self.rotate_l2_multiple == 0 {
             bail!("--rotate-l2-multiple 0: use at least 1 (2 is the default, like the flush)");
@@ -234,6 +239,7 @@ mod tests {
             batch: 1,
             bytes_per_thread: None,
             kernel: crate::layernorm::plan::KernelChoice::Regs,
+            blocks_per_sm: None,
             timing: TimingMethod::Rotate,
             rotate_l2_multiple: 2,
             seed: 0,
