@@ -64,6 +64,10 @@ pub struct Ceilings {
     /// Best matrix-multiply rate per dtype ("f32", "tf32", "f16", "bf16") in TFLOP/s.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub matmul_tflops: BTreeMap<String, f64>,
+    /// Launch-to-launch interval of a kernel that does (almost) nothing, back to back on one
+    /// stream, in microseconds: the part of every launch's time no kernel design removes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_interval_us: Option<f64>,
     /// How each ceiling was measured.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub method: Vec<String>,

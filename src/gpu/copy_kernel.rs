@@ -3,7 +3,7 @@
 //! pure and builds without the `cuda` feature.
 
 #[cfg(feature = "cuda")]
-use super::Gpu;
+use super::{measure_rotating, Gpu, TimingConfig};
 #[cfg(feature = "cuda")]
 use anyhow::{bail, Context, Result};
 #[cfg(feature = "cuda")]
@@ -76,6 +76,35 @@ impl CopyKernel {
         unsafe { b.launch(cfg) }.context("launching the copy kernel")?;
         Ok(())
     }
+}
+
+/// The launch-to-launch interval of a near-empty kernel: the copy kernel moving 16 bytes (one
+/// block), back to back on one stream with the stream held while the host queues each sample,
+/// so the interval is the GPU's, not the host's. Returns (microseconds per launch, method).
+#[cfg(feature = "cuda")]
+pub fn launch_interval_us(gpu: &mut Gpu) -> Result<(f64, String)> {
+    let k = CopyKernel::load(gpu)?;
+    let src = gpu
+        .stream
+        .alloc_zeros::<u8>(16)
+        .context("allocating 16 bytes")?;
+    let mut dst = gpu
+        .stream
+        .alloc_zeros::<u8>(16)
+        .context("allocating 16 bytes")?;
+    let cfg = TimingConfig {
+        warmup: 10,
+        samples: 30,
+        batch: 100,
+    };
+    let m = measure_rotating(gpu, cfg, 1, 32, 1, |g, _| k.copy(g, &src, &mut dst))?;
+    let method = format!(
+        "launch_interval_us: kernels/copy_probe.cu on 16 bytes (1 block), {} back-to-back launches \
+         per sample between two events, the stream held while the host queued them; median of {} \
+         samples, per launch",
+        cfg.batch, cfg.samples
+    );
+    Ok((m.time_us.p50, method))
 }
 
 #[cfg(test)]

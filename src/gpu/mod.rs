@@ -16,7 +16,7 @@ mod timing;
 #[cfg(feature = "cuda")]
 pub use ceilings::copy_bandwidth_gbps;
 #[cfg(feature = "cuda")]
-pub use copy_kernel::CopyKernel;
+pub use copy_kernel::{launch_interval_us, CopyKernel};
 #[cfg(feature = "cuda")]
 pub use device::Gpu;
 #[cfg(feature = "cuda")]

@@ -293,6 +293,7 @@ pub fn run(spec: &RunSpec) -> Artifact {
             copy_gbps: Some(4180.0),
             matmul_tflops: BTreeMap::new(),
             method: vec!["device-to-device copy of 1 GiB, median of 20".into()],
+            ..Default::default()
         },
         results,
         notes: vec![SYNTHETIC_NOTE.into()],

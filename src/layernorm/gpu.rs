@@ -10,8 +10,8 @@ use super::sweep::TimingMethod;
 use super::{Dtype, Elem, Shape, SweepConfig};
 use crate::artifact::{ArtifactWriter, ResultRow};
 use crate::gpu::{
-    copy_bandwidth_gbps, measure, measure_rotating, rotation, CopyKernel, Gpu, Measured,
-    TimingConfig, TimingMode,
+    copy_bandwidth_gbps, launch_interval_us, measure, measure_rotating, rotation, CopyKernel, Gpu,
+    Measured, TimingConfig, TimingMode,
 };
 use anyhow::{bail, Context, Result};
 use candle_core::cuda_backend::CudaDType;
@@ -30,6 +30,10 @@ pub fn run(cfg: &SweepConfig) -> Result<PathBuf> {
     eprintln!("copy ceiling: {copy_gbps:.0} GB/s ({method})");
     let mut w = ArtifactWriter::start(KIND, &cfg.out, gpu.env())?;
     w.artifact.ceilings.copy_gbps = Some(copy_gbps);
+    w.artifact.ceilings.method.push(method);
+    let (launch_us, method) = launch_interval_us(&mut gpu)?;
+    eprintln!("launch interval: {launch_us:.2} us per back-to-back launch of a near-empty kernel");
+    w.artifact.ceilings.launch_interval_us = Some(launch_us);
     w.artifact.ceilings.method.push(method);
     if let Some(e) = gpu.probe_error() {
         w.artifact

@@ -277,6 +277,17 @@ pub fn bar_report(a: &Artifact) -> Vec<String> {
                 .zip(copy)
                 .map(|(s, c)| format!("; a copy of the same bytes: {:.1}%", 100.0 * s / c))
                 .unwrap_or_default();
+            let bound = copy
+                .zip(a.ceilings.launch_interval_us)
+                .map(|(c, l)| {
+                    let floor_us = bytes as f64 / (c * 1e3);
+                    let pct = 100.0 * floor_us / (floor_us + l);
+                    format!(
+                        "; bytes at the copy rate plus one launch interval ({l:.2} us): {pct:.1}%"
+                    )
+                })
+                .unwrap_or_default();
+            let same = format!("{same}{bound}");
             match r.metrics.get("pct_of_copy_bw") {
                 Some(&p) if p >= 90.0 => lines.push(format!(
                     "PASS {at}: {p:.1}% of copy bandwidth (>= 90%){same}"
@@ -442,5 +453,21 @@ mod tests {
         );
         // GB/s, % of copy, same-size copy GB/s and our % of it: 2237, 74.6, 3835, 58.3.
         assert!(table.contains("| 2237 | 74.6 | 3835 | 58.3 |"), "{table}");
+    }
+
+    #[test]
+    fn the_copy_bar_line_shows_the_bound_a_launch_interval_leaves() {
+        let mut a = artifact(105.0, true);
+        assert!(!bar_report(&a).iter().any(|l| l.contains("launch interval")));
+        // 268 MB at 3000 GB/s is 89.5 us; with 10.5 us per launch the bound is 89.5%.
+        a.ceilings.launch_interval_us = Some(10.5);
+        let lines = bar_report(&a);
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("FAIL 4096x8192 f32 cold")
+                    && l.ends_with("plus one launch interval (10.50 us): 89.5%")),
+            "{lines:?}"
+        );
     }
 }

@@ -152,6 +152,7 @@ impl Run<'_> {
             copy_gbps: Some(copy),
             matmul_tflops: [("f32".to_string(), sgemm)].into(),
             method: vec![m1, m2],
+            ..Default::default()
         };
         self.w.flush()
     }
