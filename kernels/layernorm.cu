@@ -112,16 +112,25 @@ template <bool CS, typename R> __device__ __forceinline__ void store_y(R* p, R v
     if constexpr (CS) __stcs(p, v); else *p = v;
 }
 
+// Where a thread sits: rows go to groups of `tpr` threads, `rpb` groups per block; this
+// thread is number `t` of group `g`, whose `wpg` warps start at block warp `gw0`.
+struct Group {
+    int tpr, rpb, g, t, warp, lane, wpg, gw0;
+    __device__ __forceinline__ explicit Group(int tpr_)
+        : tpr(tpr_), rpb(blockDim.x / tpr_), g(threadIdx.x / tpr_), t(threadIdx.x - g * tpr_),
+          warp(threadIdx.x >> 5), lane(threadIdx.x & 31), wpg(tpr_ >> 5), gw0(g * wpg) {}
+};
+
 // Loads this thread's vectors of `row` (zeros where the row or the vector does not exist).
 template <bool CS, typename T, int VEC, int NV>
 __device__ __forceinline__ void load_row(Pack<T, VEC> (&p)[NV], const T* __restrict__ x,
-                                         long long row, bool live, int cols, int nvec, int t,
-                                         int tpr) {
+                                         long long row, bool live, int cols, int nvec,
+                                         const Group& grp) {
     using raw_t = typename Pack<T, VEC>::raw_t;
     const raw_t* xr = reinterpret_cast<const raw_t*>(x + (live ? row : 0) * cols);
 #pragma unroll
     for (int k = 0; k < NV; ++k) {
-        const int i = t + k * tpr;
+        const int i = grp.t + k * grp.tpr;
         p[k].raw = (live && i < nvec) ? load_x<CS>(xr + i) : raw_zero<raw_t>();
     }
 }
@@ -131,10 +140,11 @@ __device__ __forceinline__ void load_row(Pack<T, VEC> (&p)[NV], const T* __restr
 template <bool CS, typename T, int VEC, int NV>
 __device__ __forceinline__ void normalize_row(const Pack<T, VEC> (&p)[NV], const T* __restrict__ gamma,
                                               const T* __restrict__ beta, T* __restrict__ y,
-                                              long long row, bool live, int cols, int nvec, int t,
-                                              int tpr, float eps, float* red_mean, float* red_var,
-                                              int wpg, int gw0, int warp, int lane) {
+                                              long long row, bool live, int cols, int nvec,
+                                              const Group& grp, float eps, float* red_mean,
+                                              float* red_var) {
     using raw_t = typename Pack<T, VEC>::raw_t;
+    const int t = grp.t, tpr = grp.tpr;
     const float inv_n = 1.f / (float)cols;
     // Converted to f32 once; the three passes below read these.
     float f[NV][VEC];
@@ -151,7 +161,7 @@ __device__ __forceinline__ void normalize_row(const Pack<T, VEC> (&p)[NV], const
 #pragma unroll
         for (int j = 0; j < VEC; ++j) s[(k * VEC + j) % ACC] += f[k][j];
     const float mean =
-        group_sum((s[0] + s[1]) + (s[2] + s[3]), red_mean, wpg, gw0, warp, lane) * inv_n;
+        group_sum((s[0] + s[1]) + (s[2] + s[3]), red_mean, grp.wpg, grp.gw0, grp.warp, grp.lane) * inv_n;
     float q[ACC] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
     for (int k = 0; k < NV; ++k) {
@@ -164,7 +174,7 @@ __device__ __forceinline__ void normalize_row(const Pack<T, VEC> (&p)[NV], const
         }
     }
     const float var =
-        group_sum((q[0] + q[1]) + (q[2] + q[3]), red_var, wpg, gw0, warp, lane) * inv_n;
+        group_sum((q[0] + q[1]) + (q[2] + q[3]), red_var, grp.wpg, grp.gw0, grp.warp, grp.lane) * inv_n;
     const float rstd = rsqrtf(var + eps);
     if (!live) return;
     const raw_t* gr = reinterpret_cast<const raw_t*>(gamma);
@@ -195,22 +205,15 @@ __device__ __forceinline__ void layernorm_regs(const T* __restrict__ x, const T*
     __shared__ float red_mean[32];
     __shared__ float red_var[32];
     const int nvec = cols / VEC;
-    const int rpb = blockDim.x / tpr;
-    const int g = threadIdx.x / tpr;
-    const int t = threadIdx.x - g * tpr;
-    const int warp = threadIdx.x >> 5;
-    const int lane = threadIdx.x & 31;
-    const int wpg = tpr >> 5;
-    const int gw0 = g * wpg;
-
-    for (long long base = (long long)blockIdx.x * rpb; base < rows;
-         base += (long long)gridDim.x * rpb) {
-        const long long row = base + g;
+    const Group grp(tpr);
+    for (long long base = (long long)blockIdx.x * grp.rpb; base < rows;
+         base += (long long)gridDim.x * grp.rpb) {
+        const long long row = base + grp.g;
         const bool live = row < rows;
         P p[NV];
-        load_row<true>(p, x, row, live, cols, nvec, t, tpr);
-        normalize_row<true, T, VEC, NV>(p, gamma, beta, y, row, live, cols, nvec, t, tpr, eps,
-                                        red_mean, red_var, wpg, gw0, warp, lane);
+        load_row<true>(p, x, row, live, cols, nvec, grp);
+        normalize_row<true, T, VEC, NV>(p, gamma, beta, y, row, live, cols, nvec, grp, eps,
+                                        red_mean, red_var);
     }
 }
 
@@ -225,24 +228,18 @@ __device__ __forceinline__ void layernorm_stream(const T* __restrict__ x, const 
     __shared__ float red_mean[32];
     __shared__ float red_var[32];
     const int nvec = cols / VEC;
-    const int rpb = blockDim.x / tpr;
-    const int g = threadIdx.x / tpr;
-    const int t = threadIdx.x - g * tpr;
-    const int warp = threadIdx.x >> 5;
-    const int lane = threadIdx.x & 31;
-    const int wpg = tpr >> 5;
-    const int gw0 = g * wpg;
-    const long long stride = (long long)gridDim.x * rpb;
-    long long base = (long long)blockIdx.x * rpb;
+    const Group grp(tpr);
+    const long long stride = (long long)gridDim.x * grp.rpb;
+    long long base = (long long)blockIdx.x * grp.rpb;
     P cur[NV];
-    load_row<true>(cur, x, base + g, base + g < rows, cols, nvec, t, tpr);
+    load_row<true>(cur, x, base + grp.g, base + grp.g < rows, cols, nvec, grp);
     for (; base < rows; base += stride) {
-        const long long row = base + g;
+        const long long row = base + grp.g;
         const long long next = row + stride;
         P nxt[NV];
-        load_row<true>(nxt, x, next, next < rows, cols, nvec, t, tpr);
-        normalize_row<true, T, VEC, NV>(cur, gamma, beta, y, row, row < rows, cols, nvec, t, tpr,
-                                        eps, red_mean, red_var, wpg, gw0, warp, lane);
+        load_row<true>(nxt, x, next, next < rows, cols, nvec, grp);
+        normalize_row<true, T, VEC, NV>(cur, gamma, beta, y, row, row < rows, cols, nvec, grp,
+                                        eps, red_mean, red_var);
 #pragma unroll
         for (int k = 0; k < NV; ++k) cur[k] = nxt[k];
     }
@@ -270,15 +267,10 @@ __device__ __forceinline__ void layernorm_pipe(const T* __restrict__ x, const T*
     __shared__ float red_mean[32];
     __shared__ float red_var[32];
     const int nvec = cols / VEC;
-    const int rpb = blockDim.x / tpr;
-    const int g = threadIdx.x / tpr;
-    const int t = threadIdx.x - g * tpr;
-    const int warp = threadIdx.x >> 5;
-    const int lane = threadIdx.x & 31;
-    const int wpg = tpr >> 5;
-    const int gw0 = g * wpg;
-    const long long first = (long long)blockIdx.x * rpb;
-    const long long stride = (long long)gridDim.x * rpb;
+    const Group grp(tpr);
+    const int g = grp.g, t = grp.t;
+    const long long first = (long long)blockIdx.x * grp.rpb;
+    const long long stride = (long long)gridDim.x * grp.rpb;
     const uint4* xv = reinterpret_cast<const uint4*>(x);
 
     // Starts the copy of this thread's vectors of iteration `it`'s row into ring slot it % S.
@@ -306,8 +298,8 @@ __device__ __forceinline__ void layernorm_pipe(const T* __restrict__ x, const T*
 #pragma unroll
         for (int k = 0; k < NV; ++k) p[k].raw = src[k * blockDim.x];
         const long long row = first + it * stride + g;
-        normalize_row<false, T, VEC, NV>(p, gamma, beta, y, row, row < rows, cols, nvec, t, tpr,
-                                         eps, red_mean, red_var, wpg, gw0, warp, lane);
+        normalize_row<false, T, VEC, NV>(p, gamma, beta, y, row, row < rows, cols, nvec, grp, eps,
+                                         red_mean, red_var);
     }
     cp_async_wait<0>();
 }
