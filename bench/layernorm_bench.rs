@@ -63,8 +63,8 @@ struct Args {
     /// Which of our kernel families may run: regs (the row in registers; rows too long for
     /// them use the long-row kernel), stream (regs on a persistent grid that loads each
     /// group's next row into registers while it finishes the current one) or pipe (an
-    /// experimental cp.async ring). Shapes
-    /// a family cannot serve (rows not 16-byte multiples, < 128 rows) fall back to regs.
+    /// experimental cp.async ring). Shapes a family cannot serve (rows not 16-byte multiples,
+    /// fewer than 128 rows) fall back to regs.
     #[arg(long, value_enum, default_value = "regs")]
     kernel: plan::KernelChoice,
     /// Persistent kernels (stream, pipe): at most this many resident blocks per SM

@@ -23,9 +23,9 @@ pub struct LayerNormKernel {
 
 impl LayerNormKernel {
     /// Loads the plan's kernel from the `layernorm` PTX module (once per process), gives it the
-    /// shared memory its ring needs, makes a pipe or stream plan persistent from the occupancy query,
-    /// and refuses a block larger than the compiled kernel can run.
-    /// `max_blocks_per_sm` caps the persistent grid below what the occupancy query allows.
+    /// shared memory its ring needs, makes a pipe or stream plan persistent from the occupancy
+    /// query (at most `max_blocks_per_sm` blocks per SM when given), and refuses a block
+    /// larger than the compiled kernel can run.
     pub fn load(gpu: &Gpu, plan: LaunchPlan, max_blocks_per_sm: Option<usize>) -> Result<Self> {
         use cudarc::driver::sys::CUfunction_attribute as F;
         let func = gpu.function("layernorm", ptx::LAYERNORM, &plan.kernel)?;
