@@ -67,7 +67,14 @@ struct Args {
     /// fewer than 128 rows) fall back to regs.
     #[arg(long, value_enum, default_value = "regs")]
     kernel: plan::KernelChoice,
-    /// Persistent kernels (stream, pipe): at most this many resident blocks per SM
+    /// How many blocks our kernel's grid has: rows (one block per row group, handed out by
+    /// the hardware in waves), fill (persistent: as many blocks as fit at once) or even
+    /// (persistent, the fewest blocks that need no more passes than fill, so every block
+    /// gets the same number of row groups give or take one) [default: rows for regs, fill
+    /// for stream and pipe].
+    #[arg(long, value_enum)]
+    grid: Option<plan::GridChoice>,
+    /// Persistent grids (fill, even): at most this many resident blocks per SM
     /// [default: as many as fit, from the occupancy query].
     #[arg(long, value_name = "N")]
     blocks_per_sm: Option<usize>,
@@ -128,6 +135,7 @@ fn main() {
             batch: args.batch,
             bytes_per_thread: args.bytes_per_thread,
             kernel: args.kernel,
+            grid: args.grid,
             blocks_per_sm: args.blocks_per_sm,
             timing: args.timing,
             rotate_l2_multiple: args.rotate_l2_multiple,

@@ -21,6 +21,7 @@ fn a_cpu_run_writes_an_artifact_that_validates_and_summarizes() {
         batch: 1,
         bytes_per_thread: None,
         kernel: opbench::layernorm::plan::KernelChoice::Regs,
+        grid: None,
         blocks_per_sm: None,
         timing: opbench::layernorm::sweep::TimingMethod::Rotate,
         rotate_l2_multiple: 2,

@@ -23,8 +23,8 @@ pub struct LayerNormKernel {
 
 impl LayerNormKernel {
     /// Loads the plan's kernel from the `layernorm` PTX module (once per process), gives it the
-    /// shared memory its ring needs, makes a pipe or stream plan persistent from the occupancy
-    /// query (at most `max_blocks_per_sm` blocks per SM when given), and refuses a block
+    /// shared memory its ring needs, sizes a persistent grid (`plan.grid` fill or even) from the
+    /// occupancy query (at most `max_blocks_per_sm` blocks per SM when given), and refuses a block
     /// larger than the compiled kernel can run.
     pub fn load(gpu: &Gpu, plan: LaunchPlan, max_blocks_per_sm: Option<usize>) -> Result<Self> {
         use cudarc::driver::sys::CUfunction_attribute as F;

@@ -69,6 +69,31 @@ pub enum KernelChoice {
     Stream,
 }
 
+/// How many blocks our kernel's grid has (every kernel grid-strides over row groups, so any
+/// of these covers every row).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum GridChoice {
+    /// One block per row group: the hardware hands them out in waves as blocks finish, and
+    /// the last wave may be nearly empty (4096 rows in waves of 792 leave 136 for the last).
+    Rows,
+    /// Persistent: as many blocks as fit on the device at once, each looping over row groups.
+    Fill,
+    /// Persistent, with the fewest blocks that keep Fill's number of passes, so that every
+    /// block loops over the same number of row groups, give or take one, and all finish
+    /// together.
+    Even,
+}
+
+impl GridChoice {
+    pub fn name(self) -> &'static str {
+        match self {
+            GridChoice::Rows => "rows",
+            GridChoice::Fill => "fill",
+            GridChoice::Even => "even",
+        }
+    }
+}
+
 /// Which kernel family runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Variant {
@@ -81,6 +106,17 @@ pub enum Variant {
     Stream,
     /// Row too long for registers: statistics pass, then a second read of x to write y.
     Long,
+}
+
+impl Variant {
+    /// The grid a family gets unless `--grid` says otherwise: the streaming families are
+    /// built to be persistent.
+    pub fn default_grid(self) -> GridChoice {
+        match self {
+            Variant::Pipe | Variant::Stream => GridChoice::Fill,
+            Variant::Regs | Variant::Long => GridChoice::Rows,
+        }
+    }
 }
 
 /// Everything needed to launch one LayerNorm kernel on a (rows x cols) problem.
@@ -98,7 +134,9 @@ pub struct LaunchPlan {
     pub threads_per_row: usize,
     pub rows_per_block: usize,
     pub block_threads: usize,
-    /// Blocks launched; for Pipe, an upper bound until `fit_to_device` makes it persistent.
+    /// How `grid_blocks` is chosen.
+    pub grid: GridChoice,
+    /// Blocks launched; for a persistent grid, an upper bound until `fit_to_device`.
     pub grid_blocks: usize,
     /// Ring depth of the pipe kernel (1 otherwise).
     pub stages: usize,
@@ -109,8 +147,18 @@ pub struct LaunchPlan {
 }
 
 impl LaunchPlan {
-    /// Short name for artifacts and tables, e.g. "regs_v4_n8_tpr32", "pipe_n8_s3_tpr256".
+    /// Short name for artifacts and tables, e.g. "regs_v4_n8_tpr32", "pipe_n8_s3_tpr256",
+    /// "regs_v4_n4_tpr256_grid-even" (the grid is named where it is not the family's default).
     pub fn variant_name(&self) -> String {
+        let name = self.family_name();
+        if self.grid == self.variant.default_grid() {
+            name
+        } else {
+            format!("{name}_grid-{}", self.grid.name())
+        }
+    }
+
+    fn family_name(&self) -> String {
         match self.variant {
             Variant::Regs => format!(
                 "regs_v{}_n{}_tpr{}",
@@ -135,11 +183,19 @@ impl LaunchPlan {
 
     /// Whether the kernel runs on a persistent grid sized by `fit_to_device`.
     pub fn persistent(&self) -> bool {
-        matches!(self.variant, Variant::Pipe | Variant::Stream)
+        self.grid != GridChoice::Rows
     }
 
-    /// Makes a pipe or stream plan persistent: as many blocks as the device holds at once
-    /// (`blocks_per_sm` from the occupancy query), never more than there are row groups.
+    /// The plan with another grid policy (None: the family's default).
+    pub fn with_grid(mut self, grid: Option<GridChoice>) -> Self {
+        self.grid = grid.unwrap_or(self.variant.default_grid());
+        self
+    }
+
+    /// Sizes a persistent grid from what the device holds at once (`blocks_per_sm` from the
+    /// occupancy query): Fill takes all of it, never more than there are row groups; Even
+    /// takes the fewest blocks that need no more passes than Fill, so the passes per block
+    /// differ by at most one.
     pub fn fit_to_device(mut self, sm_count: usize, blocks_per_sm: usize) -> Result<Self> {
         if self.persistent() {
             if blocks_per_sm == 0 {
@@ -151,9 +207,13 @@ impl LaunchPlan {
                 );
             }
             let groups = ceil_div(self.rows, self.rows_per_block);
-            self.grid_blocks = groups
-                .min(sm_count * blocks_per_sm)
-                .clamp(1, MAX_GRID_BLOCKS);
+            let resident = (sm_count * blocks_per_sm).max(1);
+            let blocks = if self.grid == GridChoice::Even {
+                ceil_div(groups, ceil_div(groups, resident))
+            } else {
+                groups.min(resident)
+            };
+            self.grid_blocks = blocks.clamp(1, MAX_GRID_BLOCKS);
         }
         Ok(self)
     }
@@ -293,6 +353,7 @@ fn plan_with(
                     threads_per_row: tpr,
                     rows_per_block: rpb,
                     block_threads: block,
+                    grid: variant.default_grid(),
                     grid_blocks: ceil_div(rows, rpb).min(MAX_GRID_BLOCKS),
                     stages,
                     smem_bytes: if variant == Variant::Pipe {
@@ -316,6 +377,7 @@ fn plan_with(
         threads_per_row: LONG_BLOCK_THREADS,
         rows_per_block: 1,
         block_threads: LONG_BLOCK_THREADS,
+        grid: GridChoice::Rows,
         grid_blocks: rows.min(MAX_GRID_BLOCKS),
         stages: 1,
         smem_bytes: 0,
@@ -416,18 +478,21 @@ mod tests {
             for &cols in &AWKWARD {
                 for rows in [1, 3, 5, 130] {
                     for choice in CHOICES {
-                        // A tiny persistent grid too, so blocks loop over several row groups.
-                        for blocks_per_sm in [1, 8] {
-                            let p = plan(rows, cols, dt, None, choice)
-                                .unwrap()
-                                .fit_to_device(2, blocks_per_sm)
-                                .unwrap();
-                            let w = writes(&p);
-                            assert!(
-                                w.iter().all(|&c| c == 1),
-                                "{dt} {rows}x{cols} {p:?}: element written {:?} times",
-                                w.iter().find(|&&c| c != 1)
-                            );
+                        // Tiny persistent grids too, so blocks loop over several row groups.
+                        for grid in [None, Some(GridChoice::Fill), Some(GridChoice::Even)] {
+                            for blocks_per_sm in [1, 8] {
+                                let p = plan(rows, cols, dt, None, choice)
+                                    .unwrap()
+                                    .with_grid(grid)
+                                    .fit_to_device(2, blocks_per_sm)
+                                    .unwrap();
+                                let w = writes(&p);
+                                assert!(
+                                    w.iter().all(|&c| c == 1),
+                                    "{dt} {rows}x{cols} {p:?}: element written {:?} times",
+                                    w.iter().find(|&&c| c != 1)
+                                );
+                            }
                         }
                     }
                 }
@@ -567,6 +632,54 @@ mod tests {
             .fit_to_device(132, 0)
             .unwrap_err();
         assert!(format!("{e}").contains("fits on an SM"));
+    }
+
+    #[test]
+    fn even_grids_give_every_block_the_same_passes_give_or_take_one() {
+        // Row groups per block in the kernels' loop: base = b, b + grid, ... < groups.
+        let passes = |groups: usize, grid: usize, b: usize| (groups - b).div_ceil(grid);
+        for (rows, resident) in [(4096, 792), (4096, 132), (32768, 781), (130, 264), (1, 8)] {
+            let p = plan(rows, 4096, Dtype::F32, None, KernelChoice::Regs).unwrap();
+            assert_eq!(p.grid, GridChoice::Rows);
+            assert_eq!(p.grid_blocks, rows, "rows grid: one block per row");
+            let fill = p.clone().with_grid(Some(GridChoice::Fill));
+            let fill = fill.fit_to_device(resident, 1).unwrap();
+            let even = p.with_grid(Some(GridChoice::Even));
+            let even = even.fit_to_device(resident, 1).unwrap();
+            assert_eq!(fill.grid_blocks, rows.min(resident));
+            assert!(
+                even.grid_blocks <= fill.grid_blocks,
+                "{rows} rows, {resident}"
+            );
+            let most = passes(rows, fill.grid_blocks, 0);
+            assert_eq!(passes(rows, even.grid_blocks, 0), most, "no extra pass");
+            let least = passes(rows, even.grid_blocks, even.grid_blocks - 1);
+            assert!(
+                most - least <= 1,
+                "{rows} rows, {resident}: {most} vs {least}"
+            );
+        }
+        // 4096 rows, 792 resident: fill leaves 136 blocks a sixth pass; even runs 683 blocks,
+        // 681 of them six passes and 2 five.
+        let p = plan(4096, 4096, Dtype::F32, None, KernelChoice::Regs).unwrap();
+        let even = p
+            .with_grid(Some(GridChoice::Even))
+            .fit_to_device(132, 6)
+            .unwrap();
+        assert_eq!(even.grid_blocks, 683);
+        assert_eq!(even.variant_name(), "regs_v4_n4_tpr256_grid-even");
+        // The streaming families are persistent by default and named as before.
+        let s = plan(4096, 4096, Dtype::F16, None, KernelChoice::Stream).unwrap();
+        assert_eq!(s.grid, GridChoice::Fill);
+        assert_eq!(s.clone().with_grid(None).variant_name(), "stream_n4_tpr128");
+        let rows = s
+            .with_grid(Some(GridChoice::Rows))
+            .fit_to_device(132, 8)
+            .unwrap();
+        assert_eq!(
+            (rows.grid_blocks, rows.variant_name().as_str()),
+            (4096, "stream_n4_tpr128_grid-rows")
+        );
     }
 
     #[test]

@@ -42,6 +42,7 @@ pub fn with_plan(row: ResultRow, p: &LaunchPlan) -> ResultRow {
         .param("threads_per_row", p.threads_per_row)
         .param("vec_width", p.vec_width)
         .param("vectors_per_thread", p.vectors_per_thread)
+        .param("grid", p.grid.name())
         .param("grid_blocks", p.grid_blocks)
         .param("stages", p.stages)
         .param("smem_bytes", p.smem_bytes)

@@ -131,7 +131,9 @@ pub struct SweepConfig {
     pub bytes_per_thread: Option<usize>,
     /// Which of our kernel families may run.
     pub kernel: super::plan::KernelChoice,
-    /// Cap on resident blocks per SM for the persistent kernels (None: as many as fit).
+    /// Grid policy of our kernel (None: the family's default, see `plan::Variant::default_grid`).
+    pub grid: Option<super::plan::GridChoice>,
+    /// Cap on resident blocks per SM for persistent grids (None: as many as fit).
     pub blocks_per_sm: Option<usize>,
     /// How warm and cold rows are timed.
     pub timing: TimingMethod,
@@ -239,6 +241,7 @@ mod tests {
             batch: 1,
             bytes_per_thread: None,
             kernel: crate::layernorm::plan::KernelChoice::Regs,
+            grid: None,
             blocks_per_sm: None,
             timing: TimingMethod::Rotate,
             rotate_l2_multiple: 2,

@@ -15,6 +15,7 @@ use std::path::Path;
 /// (docs/history.md): left out of a point's identity so its line goes on.
 pub const LAUNCH_PARAMS: &[&str] = &[
     "block_threads",
+    "grid",
     "grid_blocks",
     "kernel",
     "rows_per_block",
