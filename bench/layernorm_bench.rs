@@ -68,10 +68,10 @@ struct Args {
     #[arg(long, value_enum, default_value = "regs")]
     kernel: plan::KernelChoice,
     /// How many blocks our kernel's grid has: rows (one block per row group, handed out by
-    /// the hardware in waves), fill (persistent: as many blocks as fit at once) or even
-    /// (persistent, the fewest blocks that need no more passes than fill, so every block
-    /// gets the same number of row groups give or take one) [default: rows for regs, fill
-    /// for stream and pipe].
+    /// the hardware as blocks finish), fill (persistent: as many blocks as fit at once) or
+    /// even (persistent, the fewest blocks that need no more passes than fill, so every block
+    /// gets the same number of row groups give or take one). The persistent grids measured
+    /// slower for regs [default: rows for regs, fill for stream and pipe].
     #[arg(long, value_enum)]
     grid: Option<plan::GridChoice>,
     /// Persistent grids (fill, even): at most this many resident blocks per SM
