@@ -77,7 +77,7 @@ pub enum GridChoice {
     /// more DRAM bandwidth take more rows. The fastest measured (docs/notes/layernorm.md).
     Rows,
     /// Persistent: as many blocks as fit on the device at once, each looping over row groups.
-    /// Measured 2.5-8.7 points of copy below rows at >= 64 MiB (H100, H200): with a fixed set
+    /// Measured 1.1-9.0 points of copy below rows at >= 64 MiB (H100, H200): with a fixed set
     /// of rows per SM the SM with the smallest share of DRAM bandwidth sets the time.
     Fill,
     /// Persistent, with the fewest blocks that keep Fill's number of passes, so that every
