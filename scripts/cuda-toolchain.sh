@@ -7,7 +7,7 @@
 # Then writes an env file to source. Idempotent: a second run only re-checks.
 #
 # Usage: scripts/cuda-toolchain.sh            # install (or check) and print the env file path
-#        source "$(scripts/cuda-toolchain.sh)" # install and enter the environment
+#        env_file=$(scripts/cuda-toolchain.sh) && source "$env_file"   # ... and enter it
 # Where: $OPBENCH_CUDA_HOME (default ~/.cache/opbench/cuda-13.0), outside the clone.
 # Users with a real CUDA toolkit need none of this: set CUDA_ROOT and build.
 set -euo pipefail
@@ -32,9 +32,16 @@ fi
 ln -sf libcudart.so.13 "$cu/lib/libcudart.so"
 
 # Stubs: one shared object per library, every function cudarc declares as an empty symbol.
-cudarc_src=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/cudarc-0.19.* 2>/dev/null | sort -V | tail -n 1 || true)
+# cudarc is an optional dependency: a CPU-only build never downloads it, so fetch it here.
+find_cudarc() { ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/cudarc-0.19.* 2>/dev/null | sort -V | tail -n 1 || true; }
+cudarc_src=$(find_cudarc)
 if [ -z "$cudarc_src" ]; then
-    echo "cuda-toolchain: cudarc sources not found; run 'cargo fetch' in the repo first" >&2
+    echo "cuda-toolchain: fetching the crates of Cargo.lock (cudarc's sources list the symbols to stub)" >&2
+    (cd "$(dirname "$0")/.." && cargo fetch --locked) >&2
+    cudarc_src=$(find_cudarc)
+fi
+if [ -z "$cudarc_src" ]; then
+    echo "cuda-toolchain: cudarc 0.19 sources not found under ${CARGO_HOME:-$HOME/.cargo}/registry/src after 'cargo fetch'; is cudarc still in Cargo.lock?" >&2
     exit 1
 fi
 mkdir -p "$stubs"

@@ -4,7 +4,6 @@
 # OPBENCH_REQUIRE_NVRTC=1, so the tests fail rather than skip if NVRTC cannot be loaded.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/opbench/target}"
 dir="${OPBENCH_NVRTC_DIR:-$HOME/.cache/opbench/nvrtc-13.0}"
 lib="$dir/nvidia/cu13/lib"
 if [ ! -f "$lib/libnvrtc.so.13" ]; then
@@ -14,8 +13,9 @@ if [ ! -f "$lib/libnvrtc.so.13" ]; then
     unzip -q -o "$dir"/whl/nvidia_cuda_nvrtc-*.whl -d "$dir"
 fi
 if [ -z "${OPBENCH_CUDA_STUBS:-}" ]; then
+    env_file=$(bash scripts/cuda-toolchain.sh)
     # shellcheck disable=SC1090
-    source "$(scripts/cuda-toolchain.sh)"
+    source "$env_file"
 fi
 # The real NVRTC first; libcudart from the toolchain wheels; the rest are link-time stubs
 # (never called here).

@@ -2,12 +2,53 @@
 # The one test command (README, .ci/run): formatting, lints, every test, the browser test of the
 # dashboard, workflow and manifest checks, and the CUDA build (through scripts/cuda-toolchain.sh
 # when no CUDA toolkit is installed) so GPU code cannot rot unseen on GPU-less machines.
-# Installs what it needs on a fresh machine. Set OPBENCH_SKIP_CUDA=1 to leave the CUDA build out.
+# Installs and fetches what it needs on a fresh machine (crates, Chromium, nvcc from PyPI).
+# Builds into the same target folder as the README's main command (cargo's default, ./target,
+# or $CARGO_TARGET_DIR), so the main command afterwards compiles nothing new.
+# Set OPBENCH_SKIP_CUDA=1 to leave the CUDA build out.
+# Each step prints its name and duration; a failing step is named on the last lines, which
+# always end with the plain "N passed, N failed" totals of cargo test and the browser test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# The target folder lives outside the clone so repeated runs on one machine are incremental.
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/opbench/target}"
-step() { printf '\n== %s\n' "$*"; }
+
+logs=$(mktemp -d)
+current=""
+started=$SECONDS
+step_started=$SECONDS
+step() {
+    [ -z "$current" ] || printf '   (%ds)\n' $((SECONDS - step_started))
+    current="$*"
+    step_started=$SECONDS
+    printf '\n== %s\n' "$*"
+}
+
+# Sums the "test result:" lines of cargo test and the "browser: N passed, M failed" line.
+totals() {
+    cat "$logs"/*.log 2>/dev/null | awk '
+        /^test result:/ { n = split($0, a, /[ ;.]+/)
+                          for (i = 1; i < n; i++) { if (a[i+1] == "passed") p += a[i]; if (a[i+1] == "failed") f += a[i] } }
+        /^browser: [0-9]+ passed, [0-9]+ failed/ { p += $2; f += $4 }
+        END { printf "%d %d\n", p, f }'
+}
+
+finish() {
+    local rc=$?
+    read -r passed failed < <(totals)
+    if [ "$rc" -ne 0 ]; then
+        printf '\ntest.sh: FAILED at step "%s" (exit status %d, after %ds); the output above says why.\n' \
+            "$current" "$rc" $((SECONDS - started))
+        # A step that failed without failing a counted test still counts as one failure.
+        [ "$failed" -gt 0 ] || failed=1
+    else
+        printf '   (%ds)\n\ntest.sh: every step passed in %ds\n' $((SECONDS - step_started)) $((SECONDS - started))
+    fi
+    rm -rf "$logs"
+    printf '%d passed, %d failed\n' "$passed" "$failed"
+}
+trap finish EXIT
+
+step "cargo fetch (every crate of Cargo.lock, the optional CUDA ones too)"
+cargo fetch --locked
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
@@ -16,29 +57,26 @@ step "cargo clippy (CPU build)"
 cargo clippy --all-targets --locked -- -D warnings
 
 step "cargo test"
-cargo test --locked 2>&1 | tee "${TMPDIR:-/tmp}/opbench-cargo-test.log"
+cargo test --locked 2>&1 | tee "$logs/cargo-test.log"
 
 for extra in scripts/browser-test.sh scripts/ci/lint-workflows.sh scripts/ci/validate-k8s.sh; do
     if [ -f "$extra" ]; then
         step "$extra"
-        bash "$extra"
+        bash "$extra" 2>&1 | tee "$logs/$(basename "$extra" .sh).log"
     fi
 done
 
 if [ "${OPBENCH_SKIP_CUDA:-0}" != "1" ]; then
-    step "CUDA build (cargo build --release --features cuda)"
     if [ -z "${CUDA_ROOT:-}" ] && ! command -v nvcc >/dev/null 2>&1; then
+        step "CUDA toolchain (scripts/cuda-toolchain.sh: nvcc 13.0 from PyPI, link stubs)"
+        env_file=$(bash scripts/cuda-toolchain.sh)
         # shellcheck disable=SC1090
-        source "$(scripts/cuda-toolchain.sh)"
+        source "$env_file"
     fi
+    step "CUDA build (cargo build --release --features cuda)"
     cargo build --release --features cuda --locked
     step "cargo clippy --features cuda"
     cargo clippy --release --features cuda --all-targets --locked -- -D warnings
     step "NVRTC compilation tests (scripts/test-nvrtc.sh)"
-    bash scripts/test-nvrtc.sh
+    bash scripts/test-nvrtc.sh 2>&1 | tee "$logs/nvrtc.log"
 fi
-
-step "done"
-# The plain closing line CI reads: the cargo test totals.
-awk '/^test result:/ { n = split($0, a, /[ ;.]+/); for (i = 1; i < n; i++) { if (a[i+1] == "passed") p += a[i]; if (a[i+1] == "failed") f += a[i] } }
-     END { printf "%d passed, %d failed\n", p, f }' "${TMPDIR:-/tmp}/opbench-cargo-test.log"

@@ -9,7 +9,7 @@ set -euo pipefail
 base_ref="${1:?usage: scripts/ci/compare-pr.sh BASE_REF [OUT.md]}"
 out="${2:-compare.md}"
 cd "$(dirname "$0")/../.."
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/opbench/target}"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 marker='<!-- opbench-compare -->'
 base_sha=$(git rev-parse --short=12 "$base_ref")
 head_sha=$(git rev-parse --short=12 HEAD)

@@ -58,7 +58,7 @@ fi
 if [ -n "${OPBENCH_SUITE_BIN_DIR:-}" ]; then
     bin="$OPBENCH_SUITE_BIN_DIR"
 else
-    export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/opbench/target}"
+    export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
     features=()
     if [ "$device" = cuda ]; then
         features=(--features cuda)
@@ -66,8 +66,9 @@ else
             if [ -x /usr/local/cuda/bin/nvcc ]; then
                 export CUDA_ROOT=/usr/local/cuda PATH="/usr/local/cuda/bin:$PATH"
             else
+                env_file=$(bash scripts/cuda-toolchain.sh)
                 # shellcheck disable=SC1090
-                source "$(scripts/cuda-toolchain.sh)"
+                source "$env_file"
             fi
         fi
     fi

@@ -5,7 +5,7 @@
 # Exactly 8 files land in $OUT (the device tool's limit): layernorm.json, gemm.json,
 # gemm_report.txt, llm.json, kernels.json, kernels_report.txt, env.json, suite.log.
 #
-# Build here (after `source "$(scripts/cuda-toolchain.sh)"`):
+# Build here (after `env_file=$(scripts/cuda-toolchain.sh) && source "$env_file"`):
 #   cargo build --release --features cuda --bin layernorm_bench --bin gemm_bench \
 #       --bin llm_bench --bin kernel_bench --bin opbench_env
 #   d=.device-bin/suite; mkdir -p $d
