@@ -4,13 +4,15 @@
 //! `docs/artifact.schema.json` is the JSON Schema for other producers.
 
 mod io;
+pub mod json_error;
+pub mod limits;
 mod validate;
 
 pub use io::{
-    parse_artifact, read_artifact, report_path_beside, write_bytes_atomic, write_json_atomic,
-    ArtifactWriter,
+    parse_artifact, read_artifact, read_artifact_of_kind, report_path_beside, write_bytes_atomic,
+    write_json_atomic, ArtifactWriter,
 };
-pub use validate::validate;
+pub use validate::{is_nonnegative_metric, validate};
 
 use crate::env::Env;
 use crate::stats::Summary;
