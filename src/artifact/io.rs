@@ -133,6 +133,7 @@ impl ArtifactWriter {
                 git_dirty,
                 tool_version: env!("CARGO_PKG_VERSION").to_string(),
                 command_line: std::env::args().collect(),
+                synthetic: false,
             },
             env,
             ceilings: Ceilings::default(),

@@ -54,6 +54,10 @@ pub struct RunInfo {
     pub git_dirty: Option<bool>,
     pub tool_version: String,
     pub command_line: Vec<String>,
+    /// True for a run drawn from a random generator (`history synth`), not measured. Absent
+    /// (false) in every measured run, so files written before the field existed still load.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub synthetic: bool,
 }
 
 /// Ceilings measured in the same process as the results, for "% of ceiling" metrics.

@@ -1,6 +1,7 @@
 //! The comparison report as a plain-text table (aligned columns) or a Markdown table.
 
 use super::diff::{Line, Report, Side};
+use crate::text::one_line;
 use std::fmt::Write;
 
 /// A number with about 4 significant digits, no exponent for everyday magnitudes.
@@ -128,7 +129,14 @@ fn runs_text(runs: &[super::diff::RunUsed]) -> String {
                 .as_deref()
                 .map(|c| c.chars().take(12).collect::<String>())
                 .unwrap_or_else(|| "no commit".into());
-            format!("{} {} @ {} ({})", u.kind, u.run_id, commit, u.gpu)
+            format!(
+                "{} {} @ {} ({}){}",
+                one_line(&u.kind),
+                one_line(&u.run_id),
+                one_line(&commit),
+                one_line(&u.gpu),
+                if u.synthetic { " SYNTHETIC" } else { "" }
+            )
         })
         .collect::<Vec<_>>()
         .join("; ")

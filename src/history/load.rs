@@ -101,6 +101,16 @@ impl HistoryRun {
     pub fn run_id(&self) -> &str {
         &self.record.run.id
     }
+    /// Drawn by `history synth`, not measured: `run.synthetic`, or (files written before that
+    /// field existed) the synthetic note.
+    pub fn synthetic(&self) -> bool {
+        self.record.run.synthetic
+            || self
+                .record
+                .notes
+                .iter()
+                .any(|n| n == super::synthetic::SYNTHETIC_NOTE)
+    }
 }
 
 fn load_entry(e: &IndexEntry) -> Result<HistoryRun> {

@@ -27,6 +27,9 @@ pub const LAUNCH_PARAMS: &[&str] = &[
     "vectors_per_thread",
 ];
 
+/// Appended to a synthetic run's id wherever the page names the run.
+pub const SYNTHETIC_LABEL: &str = " (SYNTHETIC, not measured)";
+
 /// The loaded history, or why there is none.
 pub struct Loaded {
     pub history: Option<History>,
@@ -111,7 +114,15 @@ pub fn build(page: &mut PageContext, loaded: &Loaded) {
         });
         return;
     };
-    page.site.warnings.extend(h.warnings.iter().cloned());
+    let synthetic = h.runs.iter().filter(|r| r.synthetic()).count();
+    if synthetic > 0 {
+        page.site.warnings.push(format!(
+            "{synthetic} of the {} runs in {} are SYNTHETIC (drawn by `history synth` from a \
+             random generator, not measured): marked SYNTHETIC below",
+            h.runs.len(),
+            loaded.dir
+        ));
+    }
     let opts = Options {
         ignore_params: LAUNCH_PARAMS.iter().map(|s| s.to_string()).collect(),
         ..Options::default()
@@ -206,9 +217,14 @@ pub fn build(page: &mut PageContext, loaded: &Loaded) {
                     )
                 });
                 let hover = format!(
-                    "run: {}\ncommit: {}\nstarted: {}\nGPU: {}\npoint: {} {} {}\n{}: P50 {} \
+                    "run: {}{}\ncommit: {}\nstarted: {}\nGPU: {}\npoint: {} {} {}\n{}: P50 {} \
                      (95% CI {} – {}, n={})\nvs previous run: {}\nfile: {}/{}",
                     p.run_id,
+                    if h.runs[p.run].synthetic() {
+                        SYNTHETIC_LABEL
+                    } else {
+                        ""
+                    },
                     p.commit.as_deref().unwrap_or("unknown"),
                     fmt::time_utc(&p.started_utc),
                     s.gpu,
@@ -319,7 +335,11 @@ pub fn build(page: &mut PageContext, loaded: &Loaded) {
             f.insert("kind".into(), r.kind().to_string());
             (
                 vec![
-                    r.run_id().to_string(),
+                    if r.synthetic() {
+                        format!("{}{SYNTHETIC_LABEL}", r.run_id())
+                    } else {
+                        r.run_id().to_string()
+                    },
                     r.kind().to_string(),
                     fmt::commit(r.commit(), r.record.run.git_dirty),
                     fmt::time_utc(r.started_utc()),
