@@ -95,6 +95,13 @@ fn main() {
             .map_err(|e| e.context(format!("--base {}", a.base)))?;
         let head = resolve(&a.head, &a.artifacts, a.gpu.as_deref(), a.skip_invalid)
             .map_err(|e| e.context(format!("--head {}", a.head)))?;
+        let mut warned: Vec<&String> = Vec::new();
+        for w in base.warnings.iter().chain(&head.warnings) {
+            if !warned.contains(&w) {
+                eprintln!("warning: {w}");
+                warned.push(w);
+            }
+        }
         let name = |given: &Option<String>, r: &opbench::compare::Resolved| {
             given
                 .clone()

@@ -19,7 +19,7 @@ pub mod write;
 pub use pages::{PageContext, SiteMeta};
 pub use plotly::PlotlyMode;
 
-use crate::summary::{load_dir, Loaded};
+use crate::summary::{load_dir_with_hint, Loaded};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
@@ -59,10 +59,15 @@ pub fn load(artifacts: &Path, strict: bool) -> Result<(Vec<Loaded>, Vec<String>)
             )],
         ));
     }
-    load_dir(artifacts, !strict)
+    load_dir_with_hint(
+        artifacts,
+        !strict,
+        "leave out --strict to skip bad files with a warning and go on",
+    )
 }
 
-/// The view models of every page, with `generated_utc` given (tests pass a fixed one).
+/// The view models of every page, with `generated_utc` given (tests pass a fixed one). Names
+/// longer than `text::DISPLAY_MAX_CHARS` are elided on the pages (see `display`).
 pub fn build_pages(
     loaded: &[Loaded],
     warnings: &[String],
@@ -86,7 +91,7 @@ pub fn build_pages(
 
 /// The whole `dashboard` command.
 pub fn run(opts: &Options) -> Result<Outcome> {
-    let (loaded, warnings) = load(&opts.artifacts, opts.strict)?;
+    let (loaded, mut warnings) = load(&opts.artifacts, opts.strict)?;
     let pages = build_pages(
         &loaded,
         &warnings,
@@ -94,6 +99,14 @@ pub fn run(opts: &Options) -> Result<Outcome> {
         opts.plotly,
         &crate::env::now_utc(),
     );
+    // Pages add their own (the history page: files of the history left out); say them too.
+    for p in &pages {
+        for w in &p.site.warnings {
+            if !warnings.contains(w) {
+                warnings.push(w.clone());
+            }
+        }
+    }
     let dump =
         opts.dump_context || std::env::var(DUMP_CONTEXT_ENV).is_ok_and(|v| v == "1" || v == "true");
     let written = write::write_site(&opts.out, &pages, &loaded, opts.plotly, dump)?;

@@ -98,10 +98,25 @@ pub fn build(page: &mut PageContext, loaded: &Loaded) {
                   intervals must not overlap and the change must exceed 3%). Click a point to \
                   see its run."
         .into();
+    let left_out = loaded.history.as_ref().map_or(0, |h| h.warnings.len());
+    if let Some(h) = &loaded.history {
+        let cap = 8 * crate::text::DISPLAY_MAX_CHARS;
+        page.site.warnings.extend(
+            h.warnings
+                .iter()
+                .map(|w| crate::text::elide_to(w, cap).into_owned()),
+        );
+    }
     let Some(h) = loaded.history.as_ref().filter(|h| !h.runs.is_empty()) else {
         page.empty = Some(Empty {
             message: match &loaded.problem {
                 Some(p) => format!("The history could not be read: {p}"),
+                None if left_out > 0 => format!(
+                    "No run of {} could be read: {left_out} file(s) were left out (the \
+                     warnings above say why). Re-record those runs with `history record`, \
+                     then render the site again.",
+                    loaded.dir
+                ),
                 None => format!(
                     "No runs recorded in {} yet. Record a benchmark run into the history, \
                      then render the site again.",
