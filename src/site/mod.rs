@@ -5,6 +5,7 @@
 //! and `write::write_site` renders those through the embedded Tera templates.
 
 pub mod chart;
+pub mod display;
 pub mod embed;
 pub mod filters;
 pub mod fmt;
@@ -75,6 +76,8 @@ pub fn build_pages(
     plotly: PlotlyMode,
     generated_utc: &str,
 ) -> Vec<PageContext> {
+    let shown = display::artifacts(loaded);
+    let loaded: &[Loaded] = &shown;
     let store = points::Store::new(loaded);
     let meta = SiteMeta {
         generated_utc: generated_utc.to_string(),
@@ -83,7 +86,11 @@ pub fn build_pages(
         result_count: loaded.iter().map(|l| l.artifact.results.len()).sum(),
         point_count: store.points.len(),
         superseded: store.superseded,
-        warnings: warnings.to_vec(),
+        // A parse error can quote the value at fault: bound what one warning adds to a page.
+        warnings: warnings
+            .iter()
+            .map(|w| crate::text::elide_to(w, 8 * crate::text::DISPLAY_MAX_CHARS).into_owned())
+            .collect(),
         plotly: plotly.tag(),
     };
     pages::build_all(&store, &meta)

@@ -55,11 +55,17 @@ pub fn load(artifacts: &Path) -> Loaded {
         };
     }
     match History::load(&dir, true) {
-        Ok(h) => Loaded {
-            history: Some(h),
-            problem: None,
-            dir: shown,
-        },
+        Ok(mut h) => {
+            // The page shows names elided, like every other page.
+            for r in &mut h.runs {
+                super::super::display::history_record(&mut r.record);
+            }
+            Loaded {
+                history: Some(h),
+                problem: None,
+                dir: shown,
+            }
+        }
         Err(e) => Loaded {
             history: None,
             problem: Some(format!("reading {shown}: {e:#}")),
