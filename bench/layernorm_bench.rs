@@ -87,21 +87,27 @@ struct Args {
     timing: sweep::TimingMethod,
     /// Cold rotation: the L2 sizes of other data that must pass between two launches on one
     /// buffer set (sets the number of sets).
-    #[arg(long, default_value_t = opbench::gpu::rotation::DEFAULT_L2_MULTIPLE)]
+    #[arg(
+        long,
+        default_value_t = opbench::gpu::rotation::DEFAULT_L2_MULTIPLE,
+        allow_negative_numbers = true,
+        value_parser = opbench::cli::positive
+    )]
     rotate_l2_multiple: usize,
     /// Seed of the random inputs [default: drawn at random, recorded in the artifact].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = opbench::cli::count_u64)]
     seed: Option<u64>,
     /// Artifact to write.
     #[arg(long, default_value = "artifacts/layernorm.json")]
     out: PathBuf,
-    /// Print the results table and bar checks of an existing artifact and exit.
+    /// Print the results table and bar checks of an existing layernorm artifact and exit
+    /// (another kind of artifact is an error).
     #[arg(long, value_name = "ARTIFACT")]
     table: Option<PathBuf>,
 }
 
 fn print_summary(path: &std::path::Path) -> anyhow::Result<()> {
-    let a = opbench::artifact::read_artifact(path)?;
+    let a = opbench::artifact::read_artifact_of_kind(path, "layernorm")?;
     println!("{}", report::markdown_table(&a));
     for line in report::bar_report(&a) {
         println!("{line}");

@@ -1,5 +1,6 @@
 //! kernel_bench's flow: load the manifest (or the convention), check it against the source,
-//! expand the sweep, then print it (`--device cpu`) or run it on the GPU.
+//! expand the sweep, then print it with the source's compile status (`--device cpu`) or run it
+//! on the GPU.
 
 use super::args::{Args, Device};
 use super::convention::matmul_manifest;
@@ -14,6 +15,8 @@ pub fn main(args: Args) -> Result<()> {
     let (plan, source) = load(&args)?;
     match args.device {
         Device::Cpu => {
+            let compiled = super::compile_check::check(&args, &source)?;
+            println!("{}", compiled.line(&source.path));
             print!("{}", describe(&plan));
             Ok(())
         }
