@@ -51,7 +51,7 @@ struct Args {
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
     /// Smallest relative change of the median that counts as FASTER/SLOWER (0.03 = 3%).
-    #[arg(long, default_value_t = DEFAULT_MIN_EFFECT)]
+    #[arg(long, default_value_t = DEFAULT_MIN_EFFECT, allow_negative_numbers = true)]
     min_effect: f64,
     /// Parameters left out of a point's identity (comma list), e.g. a kernel's launch
     /// configuration that changes between commits while the problem (shape, dtype) does not.
