@@ -9,7 +9,8 @@
 /// joiner so it does not mention anyone. The text reads the same.
 pub fn markdown_text(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
@@ -20,7 +21,12 @@ pub fn markdown_text(s: &str) -> String {
                 out.push('\\');
                 out.push(c);
             }
-            '@' => out.push_str("@\u{200d}"),
+            '@' if chars
+                .peek()
+                .is_some_and(|n| n.is_alphanumeric() || *n == '-' || *n == '_') =>
+            {
+                out.push_str("@\u{200d}")
+            }
             c if c.is_control() => out.push(' '),
             c => out.push(c),
         }
@@ -47,6 +53,7 @@ mod tests {
         assert!(s.contains("@\u{200d}octocat"), "{s}");
         assert!(s.contains("&amp;") && s.contains("\\`x\\`"), "{s}");
         assert_eq!(markdown_text("layernorm_forward"), "layernorm_forward");
+        assert_eq!(markdown_text("run @ abc"), "run @ abc");
         assert_eq!(markdown_text("[x](http://e)"), "\\[x\\](http://e)");
         assert_eq!(
             markdown_text("rows=4096, cols=1024"),
