@@ -51,7 +51,7 @@ struct Args {
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
     /// Smallest relative change of the median that counts as FASTER/SLOWER (0.03 = 3%).
-    #[arg(long, default_value_t = DEFAULT_MIN_EFFECT)]
+    #[arg(long, default_value_t = DEFAULT_MIN_EFFECT, allow_negative_numbers = true)]
     min_effect: f64,
     /// Parameters left out of a point's identity (comma list), e.g. a kernel's launch
     /// configuration that changes between commits while the problem (shape, dtype) does not.
@@ -95,6 +95,13 @@ fn main() {
             .map_err(|e| e.context(format!("--base {}", a.base)))?;
         let head = resolve(&a.head, &a.artifacts, a.gpu.as_deref(), a.skip_invalid)
             .map_err(|e| e.context(format!("--head {}", a.head)))?;
+        let mut warned: Vec<&String> = Vec::new();
+        for w in base.warnings.iter().chain(&head.warnings) {
+            if !warned.contains(&w) {
+                eprintln!("warning: {w}");
+                warned.push(w);
+            }
+        }
         let name = |given: &Option<String>, r: &opbench::compare::Resolved| {
             given
                 .clone()

@@ -1,6 +1,7 @@
 //! `history`: record finished artifacts into the run history, and list what it holds.
 
 use clap::{Parser, Subcommand};
+use opbench::history::synth::{SynthOptions, SYNTH_KINDS};
 use opbench::history::{record, History, RecordOptions, HISTORY_DIR};
 use std::path::PathBuf;
 
@@ -44,49 +45,39 @@ enum Cmd {
         #[arg(long)]
         kind: Option<String>,
     },
-    /// Write a SYNTHETIC history (seeded RNG, marked as such in every file) for demos and
-    /// for measuring size and load time. Refuses folders named `artifacts` so fake runs never
-    /// mix with measured ones.
+    /// Write a SYNTHETIC history (seeded RNG; every run has `run.synthetic: true` and is shown
+    /// as SYNTHETIC by `history list`, `compare` and the dashboard) for demos and for measuring
+    /// size and load time. Writes only into a new or empty folder, or one holding nothing but
+    /// earlier synthetic runs, and never into an `artifacts` folder, so fake runs never mix
+    /// with measured ones.
     Synth {
-        /// Folder whose history/ receives the runs (must not be, or lie in, an `artifacts` folder).
+        /// A new or empty folder (or one holding only synthetic runs) whose history/ receives
+        /// the runs; not an `artifacts` folder.
         #[arg(long)]
         out: PathBuf,
         /// Number of commits; each gets one run of every kind on every GPU.
-        #[arg(long, default_value_t = 10)]
+        #[arg(
+            long,
+            default_value_t = 10,
+            allow_negative_numbers = true,
+            value_parser = opbench::cli::count
+        )]
         commits: usize,
         /// GPU names to run on.
-        #[arg(long, default_values_t = ["NVIDIA H100 80GB HBM3".to_string(), "NVIDIA H200".to_string()])]
+        #[arg(
+            long,
+            default_values_t = ["NVIDIA H100 80GB HBM3".to_string(), "NVIDIA H200".to_string()]
+        )]
         gpu: Vec<String>,
         /// Seed of the first run.
-        #[arg(long, default_value_t = 1)]
+        #[arg(
+            long,
+            default_value_t = 1,
+            allow_negative_numbers = true,
+            value_parser = opbench::cli::count_u64
+        )]
         seed: u64,
     },
-}
-
-fn synth(out: &std::path::Path, commits: usize, gpus: &[String], seed: u64) -> anyhow::Result<()> {
-    use opbench::history::synthetic::{commit, run, started, RunSpec};
-    if out.components().any(|c| c.as_os_str() == "artifacts") {
-        anyhow::bail!(
-            "--out {} lies in an `artifacts` folder: synthetic runs must not mix with measured ones",
-            out.display()
-        );
-    }
-    let dir = out.join(HISTORY_DIR);
-    let bar = indicatif::ProgressBar::new((commits * gpus.len() * 3) as u64);
-    let mut s = seed;
-    for i in 0..commits {
-        for gpu in gpus {
-            for kind in ["layernorm", "gemm", "llm"] {
-                let a = run(&RunSpec::new(kind, &commit(i), gpu, &started(i), s));
-                opbench::history::record_artifact(&a, &dir, RecordOptions::default())?;
-                s += 1;
-                bar.inc(1);
-            }
-        }
-    }
-    bar.finish_and_clear();
-    println!("wrote {} synthetic runs into {}", s - seed, dir.display());
-    Ok(())
 }
 
 fn main() {
@@ -130,7 +121,7 @@ fn main() {
                     .unwrap_or(0);
                 total += bytes;
                 println!(
-                    "{}  {}  {:<28}  {:<10}  {:>4} points  {:>7} bytes  {}",
+                    "{}  {}  {:<28}  {:<10}  {:>4} points  {:>7} bytes  {}{}",
                     r.started_utc(),
                     r.commit()
                         .map(|c| c.chars().take(12).collect::<String>())
@@ -139,25 +130,58 @@ fn main() {
                     r.kind(),
                     r.record.points.len(),
                     bytes,
-                    r.file
+                    r.file,
+                    if r.synthetic() {
+                        "  SYNTHETIC (not measured)"
+                    } else {
+                        ""
+                    }
                 );
             }
+            let synthetic = runs.iter().filter(|r| r.synthetic()).count();
             println!(
-                "{} runs, {} commits, {} bytes",
+                "{} runs, {} commits, {} bytes{}",
                 runs.len(),
                 runs.iter()
                     .map(|r| r.commit().unwrap_or(""))
                     .collect::<std::collections::BTreeSet<_>>()
                     .len(),
-                total
+                total,
+                if synthetic > 0 {
+                    format!("; {synthetic} of the runs are SYNTHETIC (not measured)")
+                } else {
+                    String::new()
+                }
             );
             Ok(())
         }
         Cmd::Synth {
             out,
             commits,
-            gpu,
+            mut gpu,
             seed,
-        } => synth(&out, commits, &gpu, seed),
+        } => {
+            opbench::cli::dedup_warn("--gpu", &mut gpu);
+            let opts = SynthOptions {
+                out,
+                commits,
+                gpus: gpu,
+                seed,
+            };
+            let bar =
+                indicatif::ProgressBar::new((commits * opts.gpus.len() * SYNTH_KINDS.len()) as u64);
+            let (written, present, dir) = opbench::history::synth::write(&opts, || bar.inc(1))?;
+            bar.finish_and_clear();
+            println!(
+                "wrote {written} SYNTHETIC runs (not measurements) into {}{}",
+                dir.display(),
+                if present > 0 {
+                    format!(" ({present} were already there)")
+                } else {
+                    String::new()
+                }
+            );
+            Ok(())
+        }
     });
 }

@@ -37,28 +37,43 @@ struct Args {
     /// Shape to run, ROWSxCOLS or a tensor shape like 4x512x1024 (normalized over the last
     /// dimension); repeatable. Default on cuda: 4x512x1024, 4096x{1024,2048,4096,8192},
     /// 16384x8192, 32768x4096, 1x2048; on cpu: 4x512x1024, 64x1025, 1x2048.
-    #[arg(long = "shape", value_name = "SHAPE")]
+    #[arg(long = "shape", value_name = "SHAPE", allow_negative_numbers = true)]
     shapes: Vec<Shape>,
     /// Element type of x, gamma, beta and y; repeatable [default: all three].
     #[arg(long = "dtype", value_enum)]
     dtypes: Vec<Dtype>,
     /// The epsilon added to the variance.
-    #[arg(long, default_value_t = 1e-5)]
+    #[arg(
+        long,
+        default_value_t = 1e-5,
+        allow_negative_numbers = true,
+        value_parser = opbench::cli::positive_f32
+    )]
     eps: f32,
     /// Untimed launches before each measurement.
-    #[arg(long, default_value_t = 10)]
+    #[arg(
+        long,
+        default_value_t = 10,
+        allow_negative_numbers = true,
+        value_parser = opbench::cli::count
+    )]
     warmup: usize,
     /// Timed samples per measurement [default: 100 on cuda, 20 on cpu].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = opbench::cli::positive)]
     samples: Option<usize>,
     /// Launches per warm sample (the time is divided by it).
-    #[arg(long, default_value_t = 20)]
+    #[arg(
+        long,
+        default_value_t = 20,
+        allow_negative_numbers = true,
+        value_parser = opbench::cli::positive
+    )]
     batch: usize,
     /// Row bytes each thread of our kernel holds (16, 32, 64, 128 or 256): fewer means more
     /// threads per row [default: 64; 128 where that keeps a row in one warp with <= 32
     /// values per thread (f32 rows up to 1024) or out of the long-row kernel; 16 with fewer
     /// than 128 rows].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = opbench::cli::positive)]
     bytes_per_thread: Option<usize>,
     /// Which of our kernel families may run: regs (the row in registers; rows too long for
     /// them use the long-row kernel), stream (regs on a persistent grid that loads each
@@ -76,7 +91,12 @@ struct Args {
     grid: Option<plan::GridChoice>,
     /// Persistent grids (fill, even): at most this many resident blocks per SM
     /// [default: as many as fit, from the occupancy query].
-    #[arg(long, value_name = "N")]
+    #[arg(
+        long,
+        value_name = "N",
+        allow_negative_numbers = true,
+        value_parser = opbench::cli::positive
+    )]
     blocks_per_sm: Option<usize>,
     /// How rows are timed. rotate: cold = back-to-back launches cycling through buffer sets
     /// that together exceed L2 (no flush or event pair per launch; points too small for 64
@@ -87,21 +107,27 @@ struct Args {
     timing: sweep::TimingMethod,
     /// Cold rotation: the L2 sizes of other data that must pass between two launches on one
     /// buffer set (sets the number of sets).
-    #[arg(long, default_value_t = opbench::gpu::rotation::DEFAULT_L2_MULTIPLE)]
+    #[arg(
+        long,
+        default_value_t = opbench::gpu::rotation::DEFAULT_L2_MULTIPLE,
+        allow_negative_numbers = true,
+        value_parser = opbench::cli::positive
+    )]
     rotate_l2_multiple: usize,
     /// Seed of the random inputs [default: drawn at random, recorded in the artifact].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = opbench::cli::count_u64)]
     seed: Option<u64>,
     /// Artifact to write.
     #[arg(long, default_value = "artifacts/layernorm.json")]
     out: PathBuf,
-    /// Print the results table and bar checks of an existing artifact and exit.
+    /// Print the results table and bar checks of an existing layernorm artifact and exit
+    /// (another kind of artifact is an error).
     #[arg(long, value_name = "ARTIFACT")]
     table: Option<PathBuf>,
 }
 
 fn print_summary(path: &std::path::Path) -> anyhow::Result<()> {
-    let a = opbench::artifact::read_artifact(path)?;
+    let a = opbench::artifact::read_artifact_of_kind(path, "layernorm")?;
     println!("{}", report::markdown_table(&a));
     for line in report::bar_report(&a) {
         println!("{line}");
@@ -111,7 +137,9 @@ fn print_summary(path: &std::path::Path) -> anyhow::Result<()> {
 
 fn main() {
     opbench::cli::main_with(|| {
-        let args = Args::parse();
+        let mut args = Args::parse();
+        opbench::cli::dedup_warn("--shape", &mut args.shapes);
+        opbench::cli::dedup_warn("--dtype", &mut args.dtypes);
         if let Some(path) = &args.table {
             return print_summary(path);
         }

@@ -50,19 +50,46 @@ struct Args {
     #[arg(long, value_delimiter = ',', default_value = "tinyllama-1.1b")]
     config: Vec<String>,
     /// Prompt lengths in tokens (comma list).
-    #[arg(long, value_delimiter = ',', default_value = "128")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "128",
+        allow_negative_numbers = true,
+        value_parser = opbench::cli::positive
+    )]
     prompt_len: Vec<usize>,
     /// Batch sizes (comma list).
-    #[arg(long, value_delimiter = ',', default_value = "1")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "1",
+        allow_negative_numbers = true,
+        value_parser = opbench::cli::positive
+    )]
     batch: Vec<usize>,
     /// New tokens per sequence (the first comes from prefill, the rest from decode steps).
-    #[arg(long, default_value_t = 128)]
+    #[arg(
+        long,
+        default_value_t = 128,
+        allow_negative_numbers = true,
+        value_parser = opbench::cli::positive
+    )]
     new_tokens: usize,
     /// Timed repeats per point.
-    #[arg(long, default_value_t = 5)]
+    #[arg(
+        long,
+        default_value_t = 5,
+        allow_negative_numbers = true,
+        value_parser = opbench::cli::positive
+    )]
     repeats: usize,
     /// Untimed runs per point before the repeats.
-    #[arg(long, default_value_t = 1)]
+    #[arg(
+        long,
+        default_value_t = 1,
+        allow_negative_numbers = true,
+        value_parser = opbench::cli::count
+    )]
     warmup: usize,
     /// Weight and activation dtype (auto: f16 on the GPU, f32 on the CPU).
     #[arg(long, value_enum, default_value_t = DtypeChoice::Auto)]
@@ -79,7 +106,12 @@ struct Args {
     #[arg(long, value_enum, default_value_t = ChatTemplate::Auto)]
     chat_template: ChatTemplate,
     /// Seed of random weights and random prompts.
-    #[arg(long, default_value_t = 1234)]
+    #[arg(
+        long,
+        default_value_t = 1234,
+        allow_negative_numbers = true,
+        value_parser = opbench::cli::count_u64
+    )]
     seed: u64,
     /// The artifact to write (or to merge into).
     #[arg(long, default_value = "artifacts/llm.json")]
@@ -96,7 +128,7 @@ struct Args {
     verbose: bool,
     /// Wrap this decode step (1-based) of the first timed repeat in cuProfilerStart/Stop, for
     /// `ncu --profile-from-start off`.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = opbench::cli::positive)]
     profile_decode_step: Option<usize>,
     /// Sample device memory (cuMemGetInfo) before each synchronize, for peak_device_mem_bytes.
     #[arg(long, value_enum, default_value_t = OnOff::On)]
@@ -108,7 +140,13 @@ struct Args {
     #[arg(long)]
     trace: bool,
     /// 1-based decode steps to trace (comma list).
-    #[arg(long, value_delimiter = ',', default_value = "64,65,66")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "64,65,66",
+        allow_negative_numbers = true,
+        value_parser = opbench::cli::positive
+    )]
     trace_decode_steps: Vec<usize>,
     #[arg(long, default_value = "artifacts/llm_trace.json")]
     trace_out: PathBuf,
@@ -131,7 +169,12 @@ struct Args {
 }
 
 fn body() -> Result<()> {
-    let a = Args::parse();
+    let mut a = Args::parse();
+    opbench::cli::dedup_warn("--config", &mut a.config);
+    opbench::cli::dedup_warn("--prompt-len", &mut a.prompt_len);
+    opbench::cli::dedup_warn("--batch", &mut a.batch);
+    opbench::cli::dedup_warn("--trace-decode-steps", &mut a.trace_decode_steps);
+    opbench::cli::dedup_warn_by("--merge", &mut a.merge, |p| p.display().to_string());
     if !a.merge.is_empty() || a.parity_dir.is_some() {
         for line in llm::merge::merge(&a.out, &a.merge, a.parity_dir.as_deref())? {
             println!("{line}");

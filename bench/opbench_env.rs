@@ -10,8 +10,13 @@ use clap::Parser;
 #[command(version)]
 struct Args {
     /// GPU index to describe.
-    #[arg(long, default_value_t = 0)]
-    gpu: u32,
+    #[arg(
+        long,
+        default_value_t = 0,
+        allow_negative_numbers = true,
+        value_parser = opbench::cli::count
+    )]
+    gpu: usize,
     /// Also open the GPU through CUDA and measure the copy-bandwidth ceiling (needs the `cuda` feature).
     #[arg(long)]
     ceilings: bool,
@@ -20,7 +25,9 @@ struct Args {
 fn main() {
     opbench::cli::main_with(|| {
         let args = Args::parse();
-        let out = opbench::env::describe(args.gpu, args.ceilings)?;
+        let gpu = u32::try_from(args.gpu)
+            .map_err(|_| anyhow::anyhow!("--gpu {} is not a GPU index", args.gpu))?;
+        let out = opbench::env::describe(gpu, args.ceilings)?;
         println!("{}", serde_json::to_string_pretty(&out)?);
         Ok(())
     });

@@ -13,4 +13,5 @@ pub mod llm;
 pub mod site;
 pub mod stats;
 pub mod summary;
+pub mod text;
 pub mod trace;

@@ -155,9 +155,9 @@ pub fn summarize(samples: &[f64]) -> Result<Summary, StatsError> {
 }
 
 impl Summary {
-    /// Every number finite and ordered min <= p50 <= max: what validation of an artifact checks.
-    pub fn check(&self) -> Result<(), String> {
-        let fields = [
+    /// Every number of the block with its field name, in a fixed order.
+    pub fn fields(&self) -> [(&'static str, f64); 11] {
+        [
             ("min", self.min),
             ("p5", self.p5),
             ("p50", self.p50),
@@ -169,7 +169,12 @@ impl Summary {
             ("cv", self.cv),
             ("median_ci95[0]", self.median_ci95[0]),
             ("median_ci95[1]", self.median_ci95[1]),
-        ];
+        ]
+    }
+
+    /// Every number finite and ordered min <= p50 <= max: what validation of an artifact checks.
+    pub fn check(&self) -> Result<(), String> {
+        let fields = self.fields();
         if let Some((name, v)) = fields.iter().find(|(_, v)| !v.is_finite()) {
             return Err(format!("{name} is {v}, not a finite number"));
         }

@@ -1,4 +1,5 @@
-//! NVRTC compiles the shipped example and the fixtures, and a compile error names file and line.
+//! NVRTC compiles the shipped example and the fixtures, a compile error names file and line, and
+//! `kernel_bench --device cpu` compiles the source and stops on an error.
 //!
 //! Needs the `cuda` feature and a real libnvrtc (no GPU): `scripts/test-nvrtc.sh` runs it with
 //! one from PyPI and OPBENCH_REQUIRE_NVRTC=1, so a missing library fails instead of skipping.
@@ -66,4 +67,39 @@ fn a_compile_error_shows_nvrtc_log_with_file_and_line() {
     assert!(e.contains("NVRTC could not compile"), "{e}");
     assert!(e.contains(&format!("{path}(5)")), "no file(line) in: {e}");
     assert!(e.contains("not_declared_anywhere"), "{e}");
+}
+
+#[test]
+fn device_cpu_compiles_the_source_and_stops_on_a_compile_error() {
+    if !nvrtc_available("device_cpu_compiles_the_source_and_stops_on_a_compile_error") {
+        return;
+    }
+    use clap::Parser;
+    use opbench::kernels::compile_check::{check, CompileCheck};
+    let args = opbench::kernels::Args::parse_from([
+        "kernel_bench",
+        "--device",
+        "cpu",
+        "--source",
+        "tests/fixtures/kernels/compile_error.cu",
+        "--kernel",
+        "broken",
+        "--param",
+        "N=64",
+    ]);
+    let broken = Source::read(Path::new("tests/fixtures/kernels/compile_error.cu")).unwrap();
+    let e = format!("{:#}", check(&args, &broken).unwrap_err());
+    assert!(
+        e.contains("--device cpu compiles the source with NVRTC")
+            && e.contains("NVRTC could not compile")
+            && e.contains("not_declared_anywhere"),
+        "{e}"
+    );
+    let good = Source::read(Path::new("examples/matmul_kernels.cu")).unwrap();
+    assert_eq!(
+        check(&args, &good).unwrap(),
+        CompileCheck::Compiled {
+            arch: "compute_90".into()
+        }
+    );
 }

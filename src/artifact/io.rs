@@ -59,6 +59,21 @@ pub fn read_artifact(path: &Path) -> Result<Artifact> {
         .with_context(|| format!("{}: not a valid opbench artifact", path.display()))
 }
 
+/// [`read_artifact`] for a command that reads one kind only (`layernorm_bench --table`): an
+/// artifact of another kind is an error naming the file and both kinds, not an empty table.
+pub fn read_artifact_of_kind(path: &Path, kind: &str) -> Result<Artifact> {
+    let a = read_artifact(path)?;
+    if a.kind != kind {
+        bail!(
+            "{}: a {:?} artifact, not a {kind:?} one (field `kind`): pass a file written by the \
+             {kind} benchmark",
+            path.display(),
+            crate::text::one_line(&a.kind)
+        );
+    }
+    Ok(a)
+}
+
 /// Parses and validates artifact JSON text.
 pub fn parse_artifact(text: &str) -> Result<Artifact> {
     // Fast path for the common case, a well-formed file of a version we read: one pass, no
@@ -69,13 +84,8 @@ pub fn parse_artifact(text: &str) -> Result<Artifact> {
             return Ok(a);
         }
     }
-    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
-        anyhow::anyhow!(
-            "JSON syntax error at line {}, column {}: {e} (truncated or hand-edited file?)",
-            e.line(),
-            e.column()
-        )
-    })?;
+    let value: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| anyhow::anyhow!(super::json_error::describe(text, &e)))?;
     match value.get("schema_version") {
         None => bail!("field `schema_version` is missing: every artifact starts with one"),
         Some(v) => match v.as_u64() {
@@ -123,6 +133,7 @@ impl ArtifactWriter {
                 git_dirty,
                 tool_version: env!("CARGO_PKG_VERSION").to_string(),
                 command_line: std::env::args().collect(),
+                synthetic: false,
             },
             env,
             ceilings: Ceilings::default(),

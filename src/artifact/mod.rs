@@ -4,13 +4,15 @@
 //! `docs/artifact.schema.json` is the JSON Schema for other producers.
 
 mod io;
+pub mod json_error;
+pub mod limits;
 mod validate;
 
 pub use io::{
-    parse_artifact, read_artifact, report_path_beside, write_bytes_atomic, write_json_atomic,
-    ArtifactWriter,
+    parse_artifact, read_artifact, read_artifact_of_kind, report_path_beside, write_bytes_atomic,
+    write_json_atomic, ArtifactWriter,
 };
-pub use validate::validate;
+pub use validate::{is_nonnegative_metric, validate};
 
 use crate::env::Env;
 use crate::stats::Summary;
@@ -52,6 +54,10 @@ pub struct RunInfo {
     pub git_dirty: Option<bool>,
     pub tool_version: String,
     pub command_line: Vec<String>,
+    /// True for a run drawn from a random generator (`history synth`), not measured. Absent
+    /// (false) in every measured run, so files written before the field existed still load.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub synthetic: bool,
 }
 
 /// Ceilings measured in the same process as the results, for "% of ceiling" metrics.

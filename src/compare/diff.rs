@@ -178,6 +178,9 @@ pub struct RunUsed {
     pub run_id: String,
     pub commit: Option<String>,
     pub file: String,
+    /// A run drawn by `history synth`, not measured.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub synthetic: bool,
 }
 
 /// Counts per table label, in a fixed order.
@@ -249,6 +252,7 @@ fn run_used(l: &HistoryRun) -> RunUsed {
         run_id: l.run_id().to_string(),
         commit: l.commit().map(String::from),
         file: l.file.clone(),
+        synthetic: l.synthetic(),
     }
 }
 
@@ -457,6 +461,15 @@ pub fn compare(
             notes.push(format!(
                 "{n} FASTER/SLOWER verdicts became UNCERTAIN: the control {c} moved at the same \
                  points (run-to-run drift of the machine, not of the code)"
+            ));
+        }
+    }
+    for (side, runs) in [("base", &base_runs), ("head", &head_runs)] {
+        let n = runs.iter().filter(|u: &&RunUsed| u.synthetic).count();
+        if n > 0 {
+            notes.push(format!(
+                "{side}: {n} of its {} runs are SYNTHETIC (drawn by `history synth`, not measured)",
+                runs.len()
             ));
         }
     }

@@ -1,6 +1,7 @@
 //! The comparison report as a plain-text table (aligned columns) or a Markdown table.
 
 use super::diff::{Line, Report, Side};
+use crate::text::{markdown_text, one_line};
 use std::fmt::Write;
 
 /// A number with about 4 significant digits, no exponent for everyday magnitudes.
@@ -76,12 +77,12 @@ fn cells(r: &Report) -> (Vec<String>, Vec<Vec<String>>) {
         .iter()
         .map(|l| {
             let mut c = vec![
-                l.gpu.clone(),
-                l.point.kind.clone(),
-                l.point.benchmark.clone(),
-                l.point.implementation.clone(),
-                l.point.params.clone(),
-                l.stat.clone(),
+                one_line(&l.gpu),
+                one_line(&l.point.kind),
+                one_line(&l.point.benchmark),
+                one_line(&l.point.implementation),
+                one_line(&l.point.params),
+                one_line(&l.stat),
                 side_cell(&l.base),
                 side_cell(&l.head),
                 ratio_cell(l),
@@ -128,7 +129,14 @@ fn runs_text(runs: &[super::diff::RunUsed]) -> String {
                 .as_deref()
                 .map(|c| c.chars().take(12).collect::<String>())
                 .unwrap_or_else(|| "no commit".into());
-            format!("{} {} @ {} ({})", u.kind, u.run_id, commit, u.gpu)
+            format!(
+                "{} {} @ {} ({}){}",
+                one_line(&u.kind),
+                one_line(&u.run_id),
+                one_line(&commit),
+                one_line(&u.gpu),
+                if u.synthetic { " SYNTHETIC" } else { "" }
+            )
         })
         .collect::<Vec<_>>()
         .join("; ")
@@ -137,10 +145,20 @@ fn runs_text(runs: &[super::diff::RunUsed]) -> String {
 /// Plain text: a header, an aligned table, notes.
 pub fn text(r: &Report) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "base: {} = {}", r.base_label, runs_text(&r.base_runs));
-    let _ = writeln!(out, "head: {} = {}", r.head_label, runs_text(&r.head_runs));
+    let _ = writeln!(
+        out,
+        "base: {} = {}",
+        one_line(&r.base_label),
+        runs_text(&r.base_runs)
+    );
+    let _ = writeln!(
+        out,
+        "head: {} = {}",
+        one_line(&r.head_label),
+        runs_text(&r.head_runs)
+    );
     if let [gpu] = gpus_used(r).as_slice() {
-        let _ = writeln!(out, "gpu:  {gpu}");
+        let _ = writeln!(out, "gpu:  {}", one_line(gpu));
     }
     let _ = writeln!(out, "{}", rule_text(r));
     let _ = writeln!(out, "result: {}", r.tally());
@@ -179,34 +197,40 @@ pub fn text(r: &Report) -> String {
         let _ = writeln!(out, "({} SAME lines not shown)", r.hidden_same);
     }
     for n in &r.notes {
-        let _ = writeln!(out, "note: {n}");
+        let _ = writeln!(out, "note: {}", one_line_note(n));
     }
     out
 }
 
-fn md_escape(s: &str) -> String {
-    s.replace('|', "\\|")
+/// A note for one line: control characters replaced, length capped well above a name's.
+fn one_line_note(n: &str) -> String {
+    crate::text::elide_to(n, 4 * crate::text::DISPLAY_MAX_CHARS)
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
 }
 
-/// GitHub-flavoured Markdown: a short header, the table, notes.
+/// GitHub-flavoured Markdown: a short header, the table, notes. Every piece of text from the
+/// runs goes through [`markdown_text`]: it is posted as a pull-request comment, where HTML,
+/// line breaks and @mentions in a name would otherwise take effect.
 pub fn markdown(r: &Report) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "### opbench compare: {}", r.tally());
     let _ = writeln!(out);
     let _ = writeln!(
         out,
-        "- base `{}`: {}",
-        md_escape(&r.base_label),
-        md_escape(&runs_text(&r.base_runs))
+        "- base {}: {}",
+        markdown_text(&one_line(&r.base_label)),
+        markdown_text(&runs_text(&r.base_runs))
     );
     let _ = writeln!(
         out,
-        "- head `{}`: {}",
-        md_escape(&r.head_label),
-        md_escape(&runs_text(&r.head_runs))
+        "- head {}: {}",
+        markdown_text(&one_line(&r.head_label)),
+        markdown_text(&runs_text(&r.head_runs))
     );
     if let [gpu] = gpus_used(r).as_slice() {
-        let _ = writeln!(out, "- GPU: {}", md_escape(gpu));
+        let _ = writeln!(out, "- GPU: {}", markdown_text(&one_line(gpu)));
     }
     let _ = writeln!(out, "- {}", rule_text(r));
     let _ = writeln!(out);
@@ -218,7 +242,7 @@ pub fn markdown(r: &Report) -> String {
         headers.iter().map(|_| "---").collect::<Vec<_>>().join("|")
     );
     for row in rows {
-        let mut row: Vec<String> = row.iter().map(|c| md_escape(c)).collect();
+        let mut row: Vec<String> = row.iter().map(|c| markdown_text(c)).collect();
         let last = row.last_mut().unwrap();
         if last == "SLOWER" || last == "FAILED" {
             *last = format!("**{last}**");
@@ -232,7 +256,7 @@ pub fn markdown(r: &Report) -> String {
     if !r.notes.is_empty() {
         let _ = writeln!(out);
         for n in &r.notes {
-            let _ = writeln!(out, "- note: {}", md_escape(n));
+            let _ = writeln!(out, "- note: {}", markdown_text(&one_line_note(n)));
         }
     }
     out

@@ -4,7 +4,7 @@ use crate::artifact::read_artifact;
 use crate::history::{
     is_history_file, read_history_file, slug, History, HistoryRecord, HistoryRun, HISTORY_DIR,
 };
-use crate::summary::{is_artifact_file, load_dir};
+use crate::summary::{is_artifact_file, load_dir, symlink_warning, SKIP_INVALID_HINT};
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -17,6 +17,9 @@ pub struct Resolved {
     /// How it was understood: "folder", "file", "run id", "commit 0123abcd", "GPU h100".
     pub how: String,
     pub runs: Vec<HistoryRun>,
+    /// Files left out while looking (invalid, symbolic links, misnamed), each with the reason:
+    /// what a user needs when a spec finds fewer runs than expected.
+    pub warnings: Vec<String>,
 }
 
 fn rel(dir: &Path, p: &Path) -> String {
@@ -30,24 +33,37 @@ fn rel(dir: &Path, p: &Path) -> String {
 
 /// Every run known under `artifacts_dir`: plain artifacts (all of them, not just the current
 /// ones) and the whole history, each run once (a plain artifact wins over its history copy).
-fn pool(artifacts_dir: &Path) -> Result<Vec<HistoryRun>> {
+/// Files that cannot be used (invalid, symbolic links) are left out and named in `warnings`.
+fn pool(artifacts_dir: &Path, warnings: &mut Vec<String>) -> Result<Vec<HistoryRun>> {
     let mut runs: Vec<HistoryRun> = Vec::new();
+    if artifacts_dir.is_file() {
+        warnings.push(format!(
+            "--artifacts {} is a file, not a folder: run ids, commits and GPUs are looked up in \
+             the folder that holds the artifacts and their history/",
+            artifacts_dir.display()
+        ));
+    }
     if artifacts_dir.is_dir() {
         let hist = artifacts_dir.join(HISTORY_DIR);
         for e in walkdir::WalkDir::new(artifacts_dir).follow_links(false) {
             let e = e.with_context(|| format!("walking {}", artifacts_dir.display()))?;
-            if e.file_type().is_file() && is_artifact_file(e.path()) && !e.path().starts_with(&hist)
-            {
-                // Invalid files are the business of `summarize`; a lookup just skips them.
-                if let Ok(a) = read_artifact(e.path()) {
-                    runs.push(HistoryRun::new(
+            if e.path().starts_with(&hist) || !is_artifact_file(e.path()) {
+                continue;
+            }
+            if e.path_is_symlink() {
+                warnings.push(symlink_warning(e.path()));
+            } else if e.file_type().is_file() {
+                match read_artifact(e.path()) {
+                    Ok(a) => runs.push(HistoryRun::new(
                         rel(artifacts_dir, e.path()),
                         HistoryRecord::of(&a),
-                    )?);
+                    )?),
+                    Err(err) => warnings.push(format!("skipped {err:#}")),
                 }
             }
         }
         let h = History::load(&hist, true)?;
+        warnings.extend(h.warnings);
         for mut r in h.runs {
             if !runs.iter().any(|l| l.run_id() == r.run_id()) {
                 r.file = format!("{HISTORY_DIR}/{}", r.file);
@@ -56,6 +72,25 @@ fn pool(artifacts_dir: &Path) -> Result<Vec<HistoryRun>> {
         }
     }
     Ok(runs)
+}
+
+/// ` (N file(s) left out: why; why; ...)`, at most five reasons, or nothing when none was.
+fn left_out(warnings: &[String]) -> String {
+    if warnings.is_empty() {
+        return String::new();
+    }
+    let shown: Vec<&str> = warnings.iter().take(5).map(String::as_str).collect();
+    let more = warnings.len() - shown.len();
+    format!(
+        " ({} file(s) left out: {}{})",
+        warnings.len(),
+        shown.join("; "),
+        if more > 0 {
+            format!("; and {more} more")
+        } else {
+            String::new()
+        }
+    )
 }
 
 fn is_hex(s: &str) -> bool {
@@ -73,7 +108,8 @@ pub fn resolve(
     gpu: Option<&str>,
     skip_invalid: bool,
 ) -> Result<Resolved> {
-    let (how, mut runs) = resolve_unfiltered(spec, artifacts_dir, skip_invalid)?;
+    let mut warnings = Vec::new();
+    let (how, mut runs) = resolve_unfiltered(spec, artifacts_dir, skip_invalid, &mut warnings)?;
     if let Some(g) = gpu {
         let want = slug(g);
         runs.retain(|l| slug(&l.gpu()).contains(&want));
@@ -85,6 +121,7 @@ pub fn resolve(
         label: spec.to_string(),
         how,
         runs,
+        warnings,
     })
 }
 
@@ -92,6 +129,7 @@ fn resolve_unfiltered(
     spec: &str,
     artifacts_dir: &Path,
     skip_invalid: bool,
+    warnings: &mut Vec<String>,
 ) -> Result<(String, Vec<HistoryRun>)> {
     let p = Path::new(spec);
     if p.is_file() {
@@ -99,7 +137,8 @@ fn resolve_unfiltered(
         return Ok(("file".into(), vec![HistoryRun::new(spec, record)?]));
     }
     if p.is_dir() {
-        let (loaded, _) = load_dir(p, skip_invalid)?;
+        let (loaded, dir_warnings) = load_dir(p, skip_invalid)?;
+        warnings.extend(dir_warnings);
         let mut runs = loaded
             .iter()
             .map(|l| HistoryRun::new(l.file.clone(), HistoryRecord::of(&l.artifact)))
@@ -107,20 +146,30 @@ fn resolve_unfiltered(
         if runs.is_empty() {
             for e in walkdir::WalkDir::new(p).follow_links(false) {
                 let e = e.with_context(|| format!("walking {}", p.display()))?;
-                if e.file_type().is_file() && is_history_file(e.path()) {
-                    runs.push(HistoryRun::new(
-                        rel(p, e.path()),
-                        read_history_file(e.path())?,
-                    )?);
+                if e.path_is_symlink() && is_history_file(e.path()) {
+                    warnings.push(symlink_warning(e.path()));
+                } else if e.file_type().is_file() && is_history_file(e.path()) {
+                    match read_history_file(e.path()) {
+                        Ok(r) => runs.push(HistoryRun::new(rel(p, e.path()), r)?),
+                        Err(err) if skip_invalid => warnings.push(format!("skipped {err:#}")),
+                        Err(err) => {
+                            return Err(
+                                err.context(format!("{SKIP_INVALID_HINT}{}", left_out(warnings)))
+                            )
+                        }
+                    }
                 }
             }
         }
         if runs.is_empty() {
-            bail!("folder {spec} holds no artifacts (*.json) and no history files (*.json.gz)");
+            bail!(
+                "folder {spec} holds no artifacts (*.json) and no history files (*.json.gz){}",
+                left_out(warnings)
+            );
         }
         return Ok(("folder".into(), runs));
     }
-    let all = pool(artifacts_dir)?;
+    let all = pool(artifacts_dir, warnings)?;
     let by_id: Vec<HistoryRun> = all
         .iter()
         .filter(|l| {
@@ -183,9 +232,10 @@ fn resolve_unfiltered(
         .collect();
     bail!(
         "{spec:?} is no file or folder, and matches no run id, commit or GPU among the {} runs \
-         under {}. Known GPUs: {}. Recent commits: {}",
+         under {}{}. Known GPUs: {}. Recent commits: {}",
         all.len(),
         artifacts_dir.display(),
+        left_out(warnings),
         if gpus.is_empty() {
             "none".to_string()
         } else {

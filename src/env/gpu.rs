@@ -50,7 +50,8 @@ impl GpuProbe {
     pub fn open(index: u32) -> Result<Self> {
         let nvml = Nvml::init().context(
             "NVML (libnvidia-ml.so.1) could not be loaded: is the NVIDIA driver installed? \
-             GPU runs need it; use --device cpu on a machine without a GPU",
+             Without it there is no GPU to describe (on a machine without a GPU, the \
+             benchmarks run on the CPU with their --device cpu flag)",
         )?;
         let env = {
             let d = nvml

@@ -124,7 +124,7 @@ fn measure_ceilings(gpu_index: u32) -> anyhow::Result<crate::artifact::Ceilings>
 #[cfg(not(feature = "cuda"))]
 fn measure_ceilings(_gpu_index: u32) -> anyhow::Result<crate::artifact::Ceilings> {
     anyhow::bail!(
-        "--ceilings needs a GPU build: rebuild with `cargo build --release --features cuda` \
-         (see README: GPU usage)"
+        "--ceilings needs a GPU build: rebuild with `cargo build --release --features cuda \
+         --bin opbench_env` (README.md, section \"GPU usage\"), or leave --ceilings out"
     )
 }

@@ -50,7 +50,7 @@ pub enum L2Policy {
 /// Axis syntax: `1024,2048`, `4k`, `1024:8192:x2` (powers of two), `128:512:+128`, `none`.
 ///
 /// Example: gemm_bench --square 4096 --dtypes bf16 --model none --impls cublas,mma_pipelined_128x128
-#[derive(Debug, Parser)]
+#[derive(Debug, Clone, Parser)]
 #[command(version, verbatim_doc_comment)]
 pub struct GemmArgs {
     /// Where to run: cuda, or cpu (candle's CPU matmul only).
@@ -59,17 +59,17 @@ pub struct GemmArgs {
 
     /// Square sizes M = N = K (axis syntax, or `none`) [default: 1024:8192:x2 on cuda,
     /// 64:256:x2 on cpu].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub square: Option<String>,
 
     /// M axis; with --n and --k adds their Cartesian product (all three are required).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub m: Option<String>,
     /// N axis (see --m).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub n: Option<String>,
     /// K axis (see --m).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub k: Option<String>,
 
     /// Dtypes of the square and axes shapes [default: f32,tf32,f16,bf16 on cuda, f32 on cpu].
@@ -81,7 +81,11 @@ pub struct GemmArgs {
     pub model: Option<ModelArg>,
 
     /// Token counts (M = batch x sequence) of the model shapes.
-    #[arg(long, default_value = "1,8,32,128,512,2048")]
+    #[arg(
+        long,
+        default_value = "1,8,32,128,512,2048",
+        allow_negative_numbers = true
+    )]
     pub tokens: String,
 
     /// Projections of the model shapes [default: all].
@@ -104,7 +108,12 @@ pub struct GemmArgs {
 
     /// Skip the naive and coalesced kernels above this many GFLOP (2*M*N*K / 1e9); 140 lets
     /// them run up to 4096^3, where a launch already takes a fraction of a second.
-    #[arg(long, default_value_t = 140.0)]
+    #[arg(
+        long,
+        default_value_t = 140.0,
+        allow_negative_numbers = true,
+        value_parser = crate::cli::positive_f64
+    )]
     pub slow_max_gflop: f64,
 
     /// L2 policy for timing.
@@ -112,20 +121,35 @@ pub struct GemmArgs {
     pub l2: L2Policy,
 
     /// Target milliseconds of timed launches per point (samples are clamped to 5..=100).
-    #[arg(long, default_value_t = 300.0)]
+    #[arg(
+        long,
+        default_value_t = 300.0,
+        allow_negative_numbers = true,
+        value_parser = crate::cli::positive_f64
+    )]
     pub budget_ms: f64,
 
     /// Rows of C compared with the float64 CPU reference (all rows when M is smaller).
-    #[arg(long, default_value_t = 16)]
+    #[arg(
+        long,
+        default_value_t = 16,
+        allow_negative_numbers = true,
+        value_parser = crate::cli::positive
+    )]
     pub check_rows: usize,
 
     /// M = N = K of the cuBLAS GEMM that measures each dtype's matmul ceiling before the sweep
     /// (halved until it fits in memory); 0 uses only the sweep's own cuBLAS points.
-    #[arg(long, default_value_t = 8192)]
+    #[arg(
+        long,
+        default_value_t = 8192,
+        allow_negative_numbers = true,
+        value_parser = crate::cli::count
+    )]
     pub ceiling_size: usize,
 
     /// Seed for the random inputs [default: drawn from the clock, recorded in the artifact].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::cli::count_u64)]
     pub seed: Option<u64>,
 
     /// Artifact path.
@@ -137,11 +161,29 @@ pub struct GemmArgs {
     pub report: Option<PathBuf>,
 
     /// CUDA device ordinal.
-    #[arg(long, default_value_t = 0)]
+    #[arg(
+        long,
+        default_value_t = 0,
+        allow_negative_numbers = true,
+        value_parser = crate::cli::count
+    )]
     pub gpu: usize,
 }
 
 impl GemmArgs {
+    /// A copy with every repeated value of a list flag dropped (first kept), each with a
+    /// warning on stderr: a repeated dtype or projection would measure the same points twice.
+    pub fn deduplicated(&self) -> GemmArgs {
+        use crate::cli::{dedup_warn, dedup_warn_by};
+        let mut a = self.clone();
+        dedup_warn("--dtypes", &mut a.dtypes);
+        dedup_warn("--model-dtypes", &mut a.model_dtypes);
+        dedup_warn_by("--layer-ops", &mut a.layer_ops, |o| o.name().to_string());
+        dedup_warn_by("--impls", &mut a.impls, |i| i.name().to_string());
+        dedup_warn_by("--skip-impls", &mut a.skip_impls, |i| i.name().to_string());
+        a
+    }
+
     /// The report path: --report, or `<stem>_report.txt` beside --out.
     pub fn report_path(&self) -> PathBuf {
         self.report

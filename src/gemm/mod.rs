@@ -23,6 +23,7 @@ use args::DeviceKind;
 
 /// Runs the sweep the arguments describe.
 pub fn run(args: &GemmArgs) -> Result<()> {
+    let args = &args.deduplicated();
     let points = plan::build(args)?;
     match args.device {
         DeviceKind::Cpu => cpu::run(args, &points),

@@ -52,6 +52,19 @@ fn available(device: DeviceKind, dtype: Dtype) -> Vec<Impl> {
     }
 }
 
+/// One axis flag, its repeated values dropped with a warning on stderr.
+fn axis(flag: &str, spec: &str) -> Result<Vec<usize>> {
+    let (values, repeated) = shapes::parse_axis_repeats(spec).context(flag.to_string())?;
+    if !repeated.is_empty() {
+        let shown: Vec<String> = repeated.iter().map(|v| v.to_string()).collect();
+        eprintln!(
+            "warning: {flag} lists {} more than once; each value runs once",
+            shown.join(", ")
+        );
+    }
+    Ok(values)
+}
+
 /// Expands the command line into the list of points.
 pub fn build(args: &GemmArgs) -> Result<Vec<Point>> {
     let cpu = args.device == DeviceKind::Cpu;
@@ -59,14 +72,14 @@ pub fn build(args: &GemmArgs) -> Result<Vec<Point>> {
         .square
         .clone()
         .unwrap_or_else(|| if cpu { "64:256:x2" } else { "1024:8192:x2" }.into());
-    let square = shapes::parse_axis(&square_spec).context("--square")?;
+    let square = axis("--square", &square_spec)?;
     let mut shapes_main = shapes::square(&square);
     match (&args.m, &args.n, &args.k) {
         (None, None, None) => {}
         (Some(m), Some(n), Some(k)) => {
-            let ms = shapes::parse_axis(m).context("--m")?;
-            let ns = shapes::parse_axis(n).context("--n")?;
-            let ks = shapes::parse_axis(k).context("--k")?;
+            let ms = axis("--m", m)?;
+            let ns = axis("--n", n)?;
+            let ks = axis("--k", k)?;
             shapes_main.extend(shapes::cartesian(&ms, &ns, &ks));
         }
         _ => bail!("--m, --n and --k go together: give all three axes (or use --square)"),
@@ -88,7 +101,7 @@ pub fn build(args: &GemmArgs) -> Result<Vec<Point>> {
     let model_shapes = match model {
         ModelArg::None => vec![],
         ModelArg::TinyLlama => {
-            let tokens = shapes::parse_axis(&args.tokens).context("--tokens")?;
+            let tokens = axis("--tokens", &args.tokens)?;
             let ops = if args.layer_ops.is_empty() {
                 LayerOp::ALL.to_vec()
             } else {

@@ -134,13 +134,19 @@ impl Shape {
 /// Parses one axis: a comma-separated list of items, each a number (`1024`, `4k` = 4096),
 /// a geometric range `start:end:xF` (`1024:8192:x2` = 1024,2048,4096,8192), or an arithmetic
 /// range `start:end:+S` / `start:end:S`. `none` (or empty) gives no values. Duplicates are
-/// dropped, order kept.
+/// dropped, order kept (see [`parse_axis_repeats`] for which).
 pub fn parse_axis(spec: &str) -> Result<Vec<usize>> {
+    parse_axis_repeats(spec).map(|(values, _)| values)
+}
+
+/// [`parse_axis`], also returning the values that were given more than once (each once).
+pub fn parse_axis_repeats(spec: &str) -> Result<(Vec<usize>, Vec<usize>)> {
     let spec = spec.trim();
     if spec.is_empty() || spec.eq_ignore_ascii_case("none") {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), Vec::new()));
     }
     let mut out: Vec<usize> = Vec::new();
+    let mut repeated: Vec<usize> = Vec::new();
     for item in spec.split(',') {
         let item = item.trim();
         let parts: Vec<&str> = item.split(':').collect();
@@ -153,10 +159,12 @@ pub fn parse_axis(spec: &str) -> Result<Vec<usize>> {
         for v in values {
             if !out.contains(&v) {
                 out.push(v);
+            } else if !repeated.contains(&v) {
+                repeated.push(v);
             }
         }
     }
-    Ok(out)
+    Ok((out, repeated))
 }
 
 fn parse_size(s: &str) -> Result<usize> {

@@ -23,7 +23,8 @@ pub struct IndexEntry {
 }
 
 /// Lists every history file under `dir` (`<kind>/<name>.json.gz`), sorted by time. Files
-/// that look like history files but are not named by `history record` become warnings.
+/// that look like history files but are not named by `history record`, and symbolic links
+/// (not followed), become warnings.
 pub fn index(dir: &Path) -> Result<(Vec<IndexEntry>, Vec<String>)> {
     let mut entries = Vec::new();
     let mut warnings = Vec::new();
@@ -32,11 +33,18 @@ pub fn index(dir: &Path) -> Result<(Vec<IndexEntry>, Vec<String>)> {
     }
     for e in walkdir::WalkDir::new(dir).min_depth(1).follow_links(false) {
         let e = e.with_context(|| format!("walking {}", dir.display()))?;
+        let fname = e.file_name().to_string_lossy().to_string();
+        let looks_like_run = fname.ends_with(".gz") || fname.ends_with(".json");
+        if e.path_is_symlink() {
+            if !fname.starts_with('.') && (looks_like_run || e.path().is_dir()) {
+                warnings.push(crate::summary::symlink_warning(e.path()));
+            }
+            continue;
+        }
         if !e.file_type().is_file() {
             continue;
         }
-        let fname = e.file_name().to_string_lossy().to_string();
-        if fname.starts_with('.') || !(fname.ends_with(".gz") || fname.ends_with(".json")) {
+        if fname.starts_with('.') || !looks_like_run {
             continue;
         }
         let rel = e.path().strip_prefix(dir).unwrap_or(e.path());
@@ -100,6 +108,16 @@ impl HistoryRun {
     }
     pub fn run_id(&self) -> &str {
         &self.record.run.id
+    }
+    /// Drawn by `history synth`, not measured: `run.synthetic`, or (files written before that
+    /// field existed) the synthetic note.
+    pub fn synthetic(&self) -> bool {
+        self.record.run.synthetic
+            || self
+                .record
+                .notes
+                .iter()
+                .any(|n| n == super::synthetic::SYNTHETIC_NOTE)
     }
 }
 

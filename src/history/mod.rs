@@ -14,6 +14,7 @@ mod naming;
 mod record;
 mod series;
 mod store;
+pub mod synth;
 pub mod synthetic;
 
 pub use latest::LatestChange;

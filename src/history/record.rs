@@ -8,7 +8,9 @@
 //! significant digits of each statistic and 4 of each derived metric (they are derived from
 //! the median, which keeps 6).
 
-use crate::artifact::{Artifact, Ceilings, Param, ResultRow, RunInfo, Status};
+use crate::artifact::{
+    is_nonnegative_metric, limits, Artifact, Ceilings, Param, ResultRow, RunInfo, Status,
+};
 use crate::env::Env;
 use crate::stats::Summary;
 use anyhow::{bail, Result};
@@ -166,6 +168,11 @@ impl HistoryRecord {
         if self.kind.trim().is_empty() || self.run.id.trim().is_empty() {
             bail!("fields `kind` and `run.id` must be non-empty");
         }
+        limits::name("kind", &self.kind)?;
+        limits::run(&self.run)?;
+        limits::env(&self.env)?;
+        limits::ceilings(&self.ceilings)?;
+        limits::texts("notes", &self.notes)?;
         if chrono::DateTime::parse_from_rfc3339(&self.run.started_utc).is_err() {
             bail!(
                 "field `run.started_utc` is {:?}, expected RFC 3339",
@@ -173,11 +180,30 @@ impl HistoryRecord {
             );
         }
         for (i, p) in self.points.iter().enumerate() {
+            limits::point(
+                &format!("points[{i}]"),
+                &p.benchmark,
+                &p.implementation,
+                &p.params,
+                p.stats.keys().chain(p.metrics.keys()),
+                &p.notes,
+            )?;
             for (k, s) in &p.stats {
                 let at = format!("points[{i}].stats.{k}");
                 let nums = [s.p5, s.p50, s.p95, s.median_ci95[0], s.median_ci95[1]];
                 if nums.iter().any(|v| !v.is_finite()) {
                     bail!("field `{at}`: every number must be finite");
+                }
+                if nums.iter().any(|v| *v < 0.0) {
+                    bail!(
+                        "field `{at}`: a duration cannot be negative (p5 {}, p50 {}, p95 {}, \
+                         median_ci95 [{}, {}])",
+                        s.p5,
+                        s.p50,
+                        s.p95,
+                        s.median_ci95[0],
+                        s.median_ci95[1]
+                    );
                 }
                 if s.n == 0 || !(s.median_ci95[0] <= s.p50 && s.p50 <= s.median_ci95[1]) {
                     bail!("field `{at}`: needs n >= 1 and median_ci95[0] <= p50 <= median_ci95[1]");
@@ -189,6 +215,12 @@ impl HistoryRecord {
             for (k, v) in &p.metrics {
                 if !v.is_finite() {
                     bail!("field `points[{i}].metrics.{k}` is {v}: must be finite");
+                }
+                if *v < 0.0 && is_nonnegative_metric(k) {
+                    bail!(
+                        "field `points[{i}].metrics.{k}` is {v}: a time, rate or amount cannot \
+                         be negative"
+                    );
                 }
             }
         }

@@ -28,12 +28,12 @@ pub fn read_history_file(path: &Path) -> Result<HistoryRecord> {
         .with_context(|| format!("{}: not a valid gzip file (truncated?)", path.display()))?;
     let mut de = serde_json::Deserializer::from_str(&text);
     let r: HistoryRecord = serde_path_to_error::deserialize(&mut de)
-        .map_err(|e| match e.path().to_string().as_str() {
-            "." => anyhow::anyhow!(
-                "JSON syntax error: {} (truncated or hand-edited?)",
-                e.inner()
-            ),
-            path => anyhow::anyhow!("field `{path}`: {}", e.inner()),
+        .map_err(|e| {
+            if e.inner().is_syntax() || e.inner().is_eof() {
+                anyhow::anyhow!(crate::artifact::json_error::describe(&text, e.inner()))
+            } else {
+                anyhow::anyhow!("field `{}`: {}", e.path(), e.inner())
+            }
         })
         .and_then(|r: HistoryRecord| r.validate().map(|_| r))
         .with_context(|| format!("{}: not a valid opbench history record", path.display()))?;

@@ -1,5 +1,6 @@
 //! Synthetic runs from a seeded RNG, shaped like the real suite: fixtures for tests, the size
-//! math and dashboard demos. Every artifact says in its notes that it is not a measurement.
+//! math and dashboard demos. Every artifact is marked `run.synthetic: true` and says in its
+//! notes that it is not a measurement.
 //!
 //! A point's samples are `true_median * factor * drift * (1 + noise_cv * z)`, z ~ N(0, 1):
 //! `factor` injects a change on chosen points, `drift` (one draw per run and point, spread
@@ -278,6 +279,7 @@ pub fn run(spec: &RunSpec) -> Artifact {
                 "--out".into(),
                 format!("artifacts/{}.json", spec.kind),
             ],
+            synthetic: true,
         },
         env: Env {
             device: "cuda".into(),

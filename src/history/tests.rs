@@ -273,3 +273,46 @@ fn a_thousand_commits_stay_well_under_50_mb() {
     assert_eq!(points, synthetic::suite().len());
     assert!(thousand_mb < 25.0, "{thousand_mb} MB per 1000 commits");
 }
+
+#[test]
+fn history_records_reject_negative_durations_and_long_names() {
+    let a = run("layernorm", 0, H100, 1);
+    let good = HistoryRecord::of(&a);
+    good.validate().unwrap();
+    let mut bad = good.clone();
+    bad.points[0].stats.get_mut("time_us").unwrap().p5 = -1.0;
+    let e = format!("{:#}", bad.validate().unwrap_err());
+    assert!(
+        e.contains("points[0].stats.time_us") && e.contains("negative"),
+        "{e}"
+    );
+    let mut bad = good.clone();
+    bad.points[0].metrics.insert("gbps".into(), -5.0);
+    let e = format!("{:#}", bad.validate().unwrap_err());
+    assert!(e.contains("points[0].metrics.gbps"), "{e}");
+    let mut bad = good.clone();
+    bad.points[0].implementation = "y".repeat(5000);
+    let e = format!("{:#}", bad.validate().unwrap_err());
+    assert!(
+        e.contains("points[0].implementation") && e.contains("at most 256"),
+        "{e}"
+    );
+}
+
+#[test]
+fn synthetic_runs_are_marked_and_older_ones_known_by_their_note() {
+    let a = run("gemm", 0, H100, 1);
+    assert!(a.run.synthetic);
+    let r = HistoryRun::new("x", HistoryRecord::of(&a)).unwrap();
+    assert!(r.synthetic());
+    let mut old = HistoryRecord::of(&a);
+    old.run.synthetic = false;
+    assert!(HistoryRun::new("x", old.clone()).unwrap().synthetic());
+    old.notes.clear();
+    assert!(!HistoryRun::new("x", old).unwrap().synthetic());
+    // Measured runs do not carry the field at all: their files are as before.
+    let mut measured = a.clone();
+    measured.run.synthetic = false;
+    let json = serde_json::to_string(&measured).unwrap();
+    assert!(!json.contains("synthetic\":"), "{json}");
+}

@@ -1,11 +1,13 @@
 //! kernel_bench's flow: load the manifest (or the convention), check it against the source,
-//! expand the sweep, then print it (`--device cpu`) or run it on the GPU.
+//! expand the sweep, then print it with the source's compile status (`--device cpu`) or run it
+//! on the GPU.
 
 use super::args::{Args, Device};
 use super::convention::matmul_manifest;
 use super::manifest::{block_label, parse_block_text, parse_param_arg, Arg, Manifest};
 use super::source::Source;
 use super::sweep::{expand, Plan};
+use crate::cli::{dedup_warn, dedup_warn_by};
 use anyhow::{bail, Context, Result};
 use std::fmt::Write;
 
@@ -14,6 +16,8 @@ pub fn main(args: Args) -> Result<()> {
     let (plan, source) = load(&args)?;
     match args.device {
         Device::Cpu => {
+            let compiled = super::compile_check::check(&args, &source)?;
+            println!("{}", compiled.line(&source.path));
             print!("{}", describe(&plan));
             Ok(())
         }
@@ -37,17 +41,36 @@ fn run_cuda(_args: &Args, _plan: &Plan, _source: &Source) -> Result<()> {
 
 /// Reads the manifest or builds the convention's, applies the command line, checks every
 /// kernel against the source and expands the sweep.
+///
+/// A value repeated in a list (`--kernel a --kernel a`, `--param N=64,64`, `--block 16x16,16x16`,
+/// a manifest's parameter or block list) is dropped with a warning on stderr: each point runs
+/// once. The same `--param` name given twice is an error (which list was meant?).
 pub fn load(args: &Args) -> Result<(Plan, Source)> {
-    let params = args
+    let mut params = args
         .params
         .iter()
         .map(|p| parse_param_arg(p))
         .collect::<Result<Vec<_>>>()?;
-    let blocks = args
+    for (i, (name, values)) in params.iter_mut().enumerate() {
+        if args.params[..i]
+            .iter()
+            .any(|p| p.split_once('=').is_some_and(|(n, _)| n.trim() == name))
+        {
+            bail!(
+                "--param {name} is given twice: give all its values in one flag, e.g. \
+                 --param {name}=128,256"
+            );
+        }
+        dedup_warn(&format!("--param {name}"), values);
+    }
+    let mut blocks = args
         .blocks
         .iter()
         .map(|b| parse_block_text(b).context("--block"))
         .collect::<Result<Vec<_>>>()?;
+    warn_block_repeats("--block", &mut blocks);
+    let mut kernels = args.kernels.clone();
+    dedup_warn("--kernel", &mut kernels);
     let mut manifest = match (&args.manifest, &args.source) {
         (Some(path), source) => {
             let mut m = Manifest::load(path)?;
@@ -61,12 +84,12 @@ pub fn load(args: &Args) -> Result<(Plan, Source)> {
                 );
             }
             m.override_params(&params)?;
-            m.select_kernels(&args.kernels)?;
+            m.select_kernels(&kernels)?;
             m
         }
         (None, Some(path)) => {
             let source = Source::read(path)?;
-            matmul_manifest(&source, &args.kernels, &params)?
+            matmul_manifest(&source, &kernels, &params)?
         }
         (None, None) => bail!(
             "nothing to run: give --manifest FILE.toml, or --source FILE.cu with --kernel and \
@@ -74,10 +97,25 @@ pub fn load(args: &Args) -> Result<(Plan, Source)> {
         ),
     };
     manifest.override_blocks(&blocks);
+    let origin = manifest.origin.clone();
+    for (name, values) in manifest.params.iter_mut() {
+        dedup_warn(&format!("parameter `{name}` of the {origin}"), values);
+    }
+    for k in manifest.kernels.iter_mut() {
+        warn_block_repeats(
+            &format!("`block` of kernel `{}` in the {origin}", k.name),
+            &mut k.blocks,
+        );
+    }
     let source = Source::read(&manifest.source)?;
     check_signatures(&manifest, &source)?;
     let plan = expand(manifest)?;
     Ok((plan, source))
+}
+
+/// Drops repeated block shapes, warning with their labels (`16x16`).
+fn warn_block_repeats(what: &str, blocks: &mut Vec<[u32; 3]>) {
+    dedup_warn_by(what, blocks, |b| block_label(*b));
 }
 
 /// Every kernel exists, is extern "C", and takes as many arguments as the manifest passes,

@@ -8,7 +8,9 @@ use std::path::PathBuf;
 pub enum Device {
     /// Compile with NVRTC, check and time every point on the GPU.
     Cuda,
-    /// No GPU: check the manifest and the source, evaluate every expression and print the sweep.
+    /// No GPU: check the manifest against the source's kernel signatures, compile the source
+    /// with NVRTC when this build has it (`--features cuda`; otherwise it says the source was
+    /// not compiled), evaluate every expression and print the sweep.
     Cpu,
 }
 
@@ -65,9 +67,15 @@ pub struct Args {
     pub params: Vec<String>,
     /// Block shapes to sweep for every kernel, e.g. 16x16,32x8 or 128,256 (replaces the
     /// manifest's `block` lists).
-    #[arg(long = "block", value_name = "XxY", value_delimiter = ',')]
+    #[arg(
+        long = "block",
+        value_name = "XxY",
+        value_delimiter = ',',
+        allow_negative_numbers = true
+    )]
     pub blocks: Vec<String>,
-    /// cuda runs the kernels; cpu only validates and prints the sweep (no GPU needed).
+    /// cuda runs the kernels; cpu validates, compiles with NVRTC where this build has it, and
+    /// prints the sweep (no GPU needed).
     #[arg(long, value_enum, default_value_t = Device::Cuda)]
     pub device: Device,
     /// warm: back-to-back launches; cold: L2 flushed before each timed launch.
@@ -91,28 +99,50 @@ pub struct Args {
     #[arg(long, default_value = "ncu", value_name = "PATH")]
     pub ncu: String,
     /// Stop ncu after this many seconds (the run then keeps going without metrics).
-    #[arg(long, default_value_t = 600, value_name = "SECONDS")]
+    #[arg(
+        long,
+        default_value_t = 600,
+        value_name = "SECONDS",
+        allow_negative_numbers = true,
+        value_parser = crate::cli::positive_u64
+    )]
     pub profile_budget_s: u64,
     /// Also save ncu's raw CSV output here.
     #[arg(long, value_name = "FILE.csv")]
     pub ncu_raw: Option<PathBuf>,
     /// At most this many timed samples per point.
-    #[arg(long, default_value_t = 100)]
+    #[arg(
+        long,
+        default_value_t = 100,
+        allow_negative_numbers = true,
+        value_parser = crate::cli::positive
+    )]
     pub max_samples: usize,
     /// Rough GPU time budget per point for the timed samples, in milliseconds.
-    #[arg(long, default_value_t = 300)]
+    #[arg(
+        long,
+        default_value_t = 300,
+        allow_negative_numbers = true,
+        value_parser = crate::cli::positive_u64
+    )]
     pub point_budget_ms: u64,
     /// Seed of the random inputs [default: drawn at random and recorded in the artifact].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::cli::count_u64)]
     pub seed: Option<u64>,
-    /// NVRTC target, e.g. compute_90a [default: compute_XY of the GPU].
+    /// NVRTC target, e.g. compute_90a [default: compute_XY of the GPU; compute_90 with
+    /// --device cpu].
     #[arg(long, value_name = "ARCH")]
     pub arch: Option<String>,
     /// Skip measuring the copy-bandwidth and f32 cuBLAS ceilings.
     #[arg(long)]
     pub no_ceilings: bool,
     /// GPU index.
-    #[arg(long, default_value_t = 0)]
+    #[arg(
+        long,
+        default_value_t = 0,
+        allow_negative_numbers = true,
+        value_parser = crate::cli::count
+    )]
     pub gpu: usize,
     /// Internal: the process ncu profiles; launches each listed point once and writes nothing.
     #[arg(long, hide = true, value_name = "IDS")]

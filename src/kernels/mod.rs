@@ -5,6 +5,7 @@
 
 pub mod app;
 pub mod args;
+pub mod compile_check;
 pub mod convention;
 pub mod cpu_ref;
 pub mod data;

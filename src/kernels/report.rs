@@ -210,6 +210,7 @@ mod tests {
                 git_dirty: Some(false),
                 tool_version: "0.1.0".into(),
                 command_line: vec![],
+                synthetic: false,
             },
             env: Env::cpu(),
             ceilings: Default::default(),

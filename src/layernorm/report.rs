@@ -118,7 +118,7 @@ fn add_copy_reference(row: &mut ResultRow, name: &str, bytes: usize, copy_p50_us
     }
 }
 
-/// PyTorch F.layer_norm, H200, cold, from shared/targets.md: (dtype, shape, microseconds).
+/// PyTorch F.layer_norm, H200, cold: the project's target figures (dtype, shape, microseconds).
 pub const TORCH_COLD_US_H200: [(&str, &str, f64); 5] = [
     ("f32", "4096x1024", 19.7),
     ("f32", "4096x4096", 53.2),

@@ -40,8 +40,8 @@ impl Backend {
     fn open_cuda() -> Result<Self> {
         bail!(
             "--device cuda: this llm_bench was built without the `cuda` feature. Rebuild with \
-             `cargo build --release --features cuda --bin llm_bench` (see shared/cuda-build.md), \
-             or pass --device cpu"
+             `cargo build --release --features cuda --bin llm_bench` (README.md, section \
+             \"GPU usage\", says how without a CUDA toolkit), or pass --device cpu"
         )
     }
 

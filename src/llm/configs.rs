@@ -63,7 +63,8 @@ pub fn named(name: &str) -> Result<Arch> {
     })
 }
 
-/// Expands a `--config` list: names, `ladder`, or paths to config.json files.
+/// Expands a `--config` list: names, `ladder`, or paths to config.json files. A config named
+/// twice (after `ladder` is expanded) runs once, with a warning.
 pub fn resolve_configs(list: &[String]) -> Result<Vec<Arch>> {
     let mut out = Vec::new();
     for item in list {
@@ -77,7 +78,16 @@ pub fn resolve_configs(list: &[String]) -> Result<Vec<Arch>> {
             out.push(named(item)?);
         }
     }
-    Ok(out)
+    // `ladder,llama-9m` names llama-9m twice: each config runs once.
+    let mut names: Vec<String> = out.iter().map(|a| a.name.clone()).collect();
+    crate::cli::dedup_warn("--config", &mut names);
+    let mut kept: Vec<Arch> = Vec::with_capacity(names.len());
+    for a in out {
+        if !kept.iter().any(|k| k.name == a.name) {
+            kept.push(a);
+        }
+    }
+    Ok(kept)
 }
 
 /// Reads a Hugging Face config.json, names the file in every error, and checks it.

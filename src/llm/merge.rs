@@ -241,6 +241,14 @@ pub fn merge(
         if v.get("schema_version").is_some() {
             let other = crate::artifact::parse_artifact(&text)
                 .with_context(|| format!("{}", f.display()))?;
+            if other.kind != "llm" {
+                bail!(
+                    "--merge {}: a {:?} artifact, not an \"llm\" one (field `kind`): merge rows \
+                     from llm artifacts or transformers peer files only",
+                    f.display(),
+                    crate::text::one_line(&other.kind)
+                );
+            }
             for mut r in other.results {
                 r.notes.push(format!(
                     "merged from {} (run {})",

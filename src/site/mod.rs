@@ -5,6 +5,7 @@
 //! and `write::write_site` renders those through the embedded Tera templates.
 
 pub mod chart;
+pub mod display;
 pub mod embed;
 pub mod filters;
 pub mod fmt;
@@ -19,7 +20,7 @@ pub mod write;
 pub use pages::{PageContext, SiteMeta};
 pub use plotly::PlotlyMode;
 
-use crate::summary::{load_dir, Loaded};
+use crate::summary::{load_dir_with_hint, Loaded};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
@@ -59,10 +60,15 @@ pub fn load(artifacts: &Path, strict: bool) -> Result<(Vec<Loaded>, Vec<String>)
             )],
         ));
     }
-    load_dir(artifacts, !strict)
+    load_dir_with_hint(
+        artifacts,
+        !strict,
+        "leave out --strict to skip bad files with a warning and go on",
+    )
 }
 
-/// The view models of every page, with `generated_utc` given (tests pass a fixed one).
+/// The view models of every page, with `generated_utc` given (tests pass a fixed one). Names
+/// longer than `text::DISPLAY_MAX_CHARS` are elided on the pages (see `display`).
 pub fn build_pages(
     loaded: &[Loaded],
     warnings: &[String],
@@ -70,6 +76,8 @@ pub fn build_pages(
     plotly: PlotlyMode,
     generated_utc: &str,
 ) -> Vec<PageContext> {
+    let shown = display::artifacts(loaded);
+    let loaded: &[Loaded] = &shown;
     let store = points::Store::new(loaded);
     let meta = SiteMeta {
         generated_utc: generated_utc.to_string(),
@@ -78,7 +86,11 @@ pub fn build_pages(
         result_count: loaded.iter().map(|l| l.artifact.results.len()).sum(),
         point_count: store.points.len(),
         superseded: store.superseded,
-        warnings: warnings.to_vec(),
+        // A parse error can quote the value at fault: bound what one warning adds to a page.
+        warnings: warnings
+            .iter()
+            .map(|w| crate::text::elide_to(w, 8 * crate::text::DISPLAY_MAX_CHARS).into_owned())
+            .collect(),
         plotly: plotly.tag(),
     };
     pages::build_all(&store, &meta)
@@ -86,7 +98,7 @@ pub fn build_pages(
 
 /// The whole `dashboard` command.
 pub fn run(opts: &Options) -> Result<Outcome> {
-    let (loaded, warnings) = load(&opts.artifacts, opts.strict)?;
+    let (loaded, mut warnings) = load(&opts.artifacts, opts.strict)?;
     let pages = build_pages(
         &loaded,
         &warnings,
@@ -94,6 +106,14 @@ pub fn run(opts: &Options) -> Result<Outcome> {
         opts.plotly,
         &crate::env::now_utc(),
     );
+    // Pages add their own (the history page: files of the history left out); say them too.
+    for p in &pages {
+        for w in &p.site.warnings {
+            if !warnings.contains(w) {
+                warnings.push(w.clone());
+            }
+        }
+    }
     let dump =
         opts.dump_context || std::env::var(DUMP_CONTEXT_ENV).is_ok_and(|v| v == "1" || v == "true");
     let written = write::write_site(&opts.out, &pages, &loaded, opts.plotly, dump)?;

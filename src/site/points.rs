@@ -168,6 +168,7 @@ mod tests {
                     git_dirty: None,
                     tool_version: "0".into(),
                     command_line: vec![],
+                    synthetic: false,
                 },
                 env: Env::cpu(),
                 ceilings: Ceilings::default(),

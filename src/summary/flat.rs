@@ -1,6 +1,11 @@
 //! One flat row per result for summary.csv and for tables: identity columns plus named extras.
+//!
+//! Text cells go through [`csv_cell`]: a name such as `=HYPERLINK(...)` would otherwise run as
+//! a formula when the CSV is opened in a spreadsheet. Numbers are written as they are.
 
 use super::Loaded;
+use crate::artifact::Param;
+use crate::text::csv_cell;
 use std::collections::BTreeMap;
 
 /// Identity columns, always present, in this order.
@@ -51,22 +56,27 @@ pub fn flatten(l: &Loaded) -> Vec<FlatRow> {
                 .ok()
                 .and_then(|v| v.as_str().map(String::from))
                 .unwrap_or_default();
+            let text = |s: &str| csv_cell(s).into_owned();
             let fixed = [
-                a.kind.clone(),
-                l.file.clone(),
-                a.run.id.clone(),
-                r.benchmark.clone(),
-                r.implementation.clone(),
+                text(&a.kind),
+                text(&l.file),
+                text(&a.run.id),
+                text(&r.benchmark),
+                text(&r.implementation),
                 status,
-                a.env.device.clone(),
-                gpu.clone(),
-                a.run.git_commit.clone().unwrap_or_default(),
-                a.run.finished_utc.clone(),
-                r.notes.join("; "),
+                text(&a.env.device),
+                text(&gpu),
+                text(a.run.git_commit.as_deref().unwrap_or_default()),
+                text(&a.run.finished_utc),
+                text(&r.notes.join("; ")),
             ];
             let mut extra = BTreeMap::new();
             for (k, p) in &r.params {
-                extra.insert(format!("param.{k}"), p.to_string());
+                let cell = match p {
+                    Param::Text(t) => text(t),
+                    number_or_bool => number_or_bool.to_string(),
+                };
+                extra.insert(format!("param.{k}"), cell);
             }
             for (k, s) in &r.stats {
                 for (field, v) in [

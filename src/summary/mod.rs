@@ -32,11 +32,42 @@ pub fn is_artifact_file(path: &Path) -> bool {
         && !name.ends_with(".trace.json")
 }
 
+/// What an error about an invalid artifact ends with when the command has `--skip-invalid`.
+pub const SKIP_INVALID_HINT: &str = "use --skip-invalid to leave bad files out and go on";
+
+/// The warning for a symbolic link met while walking an artifacts or history folder: links are
+/// not followed (one could point anywhere, a folder link could loop, and a linked copy would
+/// count the same run twice).
+pub fn symlink_warning(path: &Path) -> String {
+    format!(
+        "{}: a symbolic link, not followed: left out (copy the file into the folder instead)",
+        path.display()
+    )
+}
+
 /// Loads every artifact under `dir`, sorted by path. With `skip_invalid`, a bad file becomes a
 /// warning (returned) instead of an error. A run found in several files (same `run.id`: a copy)
-/// counts once, from the first path; the others are reported in the warnings. History records
+/// counts once, from the first path; the others are reported in the warnings. Symbolic links
+/// are not followed; each one is reported in the warnings. History records
 /// (`history/**/*.json.gz`) are not artifacts and are never loaded here (docs/history.md).
 pub fn load_dir(dir: &Path, skip_invalid: bool) -> Result<(Vec<Loaded>, Vec<String>)> {
+    load_dir_with_hint(dir, skip_invalid, SKIP_INVALID_HINT)
+}
+
+/// [`load_dir`] for a command whose way to go past bad files is not `--skip-invalid`: `hint`
+/// is added to the error about an invalid artifact.
+pub fn load_dir_with_hint(
+    dir: &Path,
+    skip_invalid: bool,
+    hint: &str,
+) -> Result<(Vec<Loaded>, Vec<String>)> {
+    if dir.is_file() {
+        bail!(
+            "{} is a file, not a folder: --artifacts takes the folder that holds the artifacts \
+             (e.g. artifacts); to use one file alone, put it in a folder of its own",
+            dir.display()
+        );
+    }
     if !dir.is_dir() {
         bail!(
             "artifacts folder {} does not exist: pass --artifacts DIR with the folder your benchmarks wrote",
@@ -44,9 +75,15 @@ pub fn load_dir(dir: &Path, skip_invalid: bool) -> Result<(Vec<Loaded>, Vec<Stri
         );
     }
     let mut paths: Vec<PathBuf> = Vec::new();
+    let mut warnings = Vec::new();
     for entry in walkdir::WalkDir::new(dir).follow_links(false) {
         let entry = entry.with_context(|| format!("walking {}", dir.display()))?;
-        if entry.file_type().is_file() && is_artifact_file(entry.path()) {
+        if entry.path_is_symlink() && entry.depth() > 0 {
+            let name = entry.file_name().to_string_lossy();
+            if !name.starts_with('.') && (is_artifact_file(entry.path()) || entry.path().is_dir()) {
+                warnings.push(symlink_warning(entry.path()));
+            }
+        } else if entry.file_type().is_file() && is_artifact_file(entry.path()) {
             paths.push(entry.into_path());
         }
     }
@@ -68,7 +105,6 @@ pub fn load_dir(dir: &Path, skip_invalid: bool) -> Result<(Vec<Loaded>, Vec<Stri
             .collect()
     });
     let mut loaded = Vec::new();
-    let mut warnings = Vec::new();
     for (p, parsed) in paths.iter().zip(parsed) {
         match parsed {
             Ok(artifact) => {
@@ -81,9 +117,7 @@ pub fn load_dir(dir: &Path, skip_invalid: bool) -> Result<(Vec<Loaded>, Vec<Stri
                 loaded.push(Loaded { file, artifact })
             }
             Err(e) if skip_invalid => warnings.push(format!("skipped {:#}", e)),
-            Err(e) => {
-                return Err(e.context("use --skip-invalid to leave bad files out and go on"));
-            }
+            Err(e) => return Err(e.context(hint.to_string())),
         }
     }
     let mut seen: BTreeMap<String, String> = BTreeMap::new();

@@ -89,6 +89,7 @@ pub fn fixture_artifact(kind: &str, id: &str) -> Artifact {
             git_dirty: Some(false),
             tool_version: "0.1.0".into(),
             command_line: vec!["layernorm_bench".into()],
+            synthetic: false,
         },
         env: fixture_env(),
         ceilings: Ceilings {

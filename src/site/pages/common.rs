@@ -440,6 +440,7 @@ mod tests {
                     git_dirty: None,
                     tool_version: "0".into(),
                     command_line: vec![],
+                    synthetic: false,
                 },
                 env: Env::cpu(),
                 ceilings: Ceilings::default(),

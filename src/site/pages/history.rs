@@ -27,6 +27,9 @@ pub const LAUNCH_PARAMS: &[&str] = &[
     "vectors_per_thread",
 ];
 
+/// Appended to a synthetic run's id wherever the page names the run.
+pub const SYNTHETIC_LABEL: &str = " (SYNTHETIC, not measured)";
+
 /// The loaded history, or why there is none.
 pub struct Loaded {
     pub history: Option<History>,
@@ -52,11 +55,17 @@ pub fn load(artifacts: &Path) -> Loaded {
         };
     }
     match History::load(&dir, true) {
-        Ok(h) => Loaded {
-            history: Some(h),
-            problem: None,
-            dir: shown,
-        },
+        Ok(mut h) => {
+            // The page shows names elided, like every other page.
+            for r in &mut h.runs {
+                super::super::display::history_record(&mut r.record);
+            }
+            Loaded {
+                history: Some(h),
+                problem: None,
+                dir: shown,
+            }
+        }
         Err(e) => Loaded {
             history: None,
             problem: Some(format!("reading {shown}: {e:#}")),
@@ -95,10 +104,25 @@ pub fn build(page: &mut PageContext, loaded: &Loaded) {
                   intervals must not overlap and the change must exceed 3%). Click a point to \
                   see its run."
         .into();
+    let left_out = loaded.history.as_ref().map_or(0, |h| h.warnings.len());
+    if let Some(h) = &loaded.history {
+        let cap = 8 * crate::text::DISPLAY_MAX_CHARS;
+        page.site.warnings.extend(
+            h.warnings
+                .iter()
+                .map(|w| crate::text::elide_to(w, cap).into_owned()),
+        );
+    }
     let Some(h) = loaded.history.as_ref().filter(|h| !h.runs.is_empty()) else {
         page.empty = Some(Empty {
             message: match &loaded.problem {
                 Some(p) => format!("The history could not be read: {p}"),
+                None if left_out > 0 => format!(
+                    "No run of {} could be read: {left_out} file(s) were left out (the \
+                     warnings above say why). Re-record those runs with `history record`, \
+                     then render the site again.",
+                    loaded.dir
+                ),
                 None => format!(
                     "No runs recorded in {} yet. Record a benchmark run into the history, \
                      then render the site again.",
@@ -111,7 +135,15 @@ pub fn build(page: &mut PageContext, loaded: &Loaded) {
         });
         return;
     };
-    page.site.warnings.extend(h.warnings.iter().cloned());
+    let synthetic = h.runs.iter().filter(|r| r.synthetic()).count();
+    if synthetic > 0 {
+        page.site.warnings.push(format!(
+            "{synthetic} of the {} runs in {} are SYNTHETIC (drawn by `history synth` from a \
+             random generator, not measured): marked SYNTHETIC below",
+            h.runs.len(),
+            loaded.dir
+        ));
+    }
     let opts = Options {
         ignore_params: LAUNCH_PARAMS.iter().map(|s| s.to_string()).collect(),
         ..Options::default()
@@ -206,9 +238,14 @@ pub fn build(page: &mut PageContext, loaded: &Loaded) {
                     )
                 });
                 let hover = format!(
-                    "run: {}\ncommit: {}\nstarted: {}\nGPU: {}\npoint: {} {} {}\n{}: P50 {} \
+                    "run: {}{}\ncommit: {}\nstarted: {}\nGPU: {}\npoint: {} {} {}\n{}: P50 {} \
                      (95% CI {} – {}, n={})\nvs previous run: {}\nfile: {}/{}",
                     p.run_id,
+                    if h.runs[p.run].synthetic() {
+                        SYNTHETIC_LABEL
+                    } else {
+                        ""
+                    },
                     p.commit.as_deref().unwrap_or("unknown"),
                     fmt::time_utc(&p.started_utc),
                     s.gpu,
@@ -319,7 +356,11 @@ pub fn build(page: &mut PageContext, loaded: &Loaded) {
             f.insert("kind".into(), r.kind().to_string());
             (
                 vec![
-                    r.run_id().to_string(),
+                    if r.synthetic() {
+                        format!("{}{SYNTHETIC_LABEL}", r.run_id())
+                    } else {
+                        r.run_id().to_string()
+                    },
                     r.kind().to_string(),
                     fmt::commit(r.commit(), r.record.run.git_dirty),
                     fmt::time_utc(r.started_utc()),

@@ -1,4 +1,10 @@
-//! Shared helpers for the thin binaries in bench/: error-chain printing and exit codes.
+//! Shared helpers for the thin binaries in bench/: error-chain printing, number flags, list flags.
+
+mod lists;
+mod numbers;
+
+pub use lists::{dedup_flag, dedup_flag_by, dedup_warn, dedup_warn_by, repeats};
+pub use numbers::{count, count_u64, positive, positive_f32, positive_f64, positive_u64};
 
 /// Runs a binary's body; on error prints the whole chain ("error: a\n  caused by: b") and exits 1.
 pub fn main_with(body: impl FnOnce() -> anyhow::Result<()>) {

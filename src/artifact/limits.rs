@@ -1,0 +1,109 @@
+//! Length limits on the text in an artifact or history record: names short enough to show on
+//! a page or in a table, free text bounded, so one file cannot blow up every page it enters.
+
+use super::{Ceilings, Param, RunInfo};
+use crate::env::Env;
+use anyhow::{bail, Result};
+use std::collections::BTreeMap;
+
+/// Longest name (kind, benchmark, implementation, parameter, quantity, GPU, ...), in characters.
+pub const NAME_MAX_CHARS: usize = 256;
+/// Longest piece of free text (a note, a command-line argument, a method), in characters.
+pub const TEXT_MAX_CHARS: usize = 8192;
+
+fn check(field: &str, value: &str, max: usize, what: &str) -> Result<()> {
+    // Bytes bound characters from above: most values never need counting.
+    if value.len() <= max {
+        return Ok(());
+    }
+    let n = value.chars().count();
+    if n > max {
+        bail!(
+            "field `{field}` is {n} characters long (it starts {:?}): {what} may be at most {max} \
+             characters; shorten it",
+            crate::text::elide_to(value, 40)
+        );
+    }
+    Ok(())
+}
+
+/// A name: at most [`NAME_MAX_CHARS`].
+pub fn name(field: &str, value: &str) -> Result<()> {
+    check(field, value, NAME_MAX_CHARS, "a name")
+}
+
+/// Free text: at most [`TEXT_MAX_CHARS`].
+pub fn text(field: &str, value: &str) -> Result<()> {
+    check(field, value, TEXT_MAX_CHARS, "a note or other free text")
+}
+
+/// Each item of a list of free text.
+pub fn texts(field: &str, values: &[String]) -> Result<()> {
+    for (i, v) in values.iter().enumerate() {
+        text(&format!("{field}[{i}]"), v)?;
+    }
+    Ok(())
+}
+
+/// The run block: id, commit and version are names, the command line free text.
+pub fn run(r: &RunInfo) -> Result<()> {
+    name("run.id", &r.id)?;
+    name("run.tool_version", &r.tool_version)?;
+    if let Some(c) = &r.git_commit {
+        name("run.git_commit", c)?;
+    }
+    texts("run.command_line", &r.command_line)
+}
+
+/// The env block: every string in it is a name shown on the pages.
+pub fn env(e: &Env) -> Result<()> {
+    name("env.device", &e.device)?;
+    name("env.host.cpu_model", &e.host.cpu_model)?;
+    name("env.host.os", &e.host.os)?;
+    if let Some(g) = &e.gpu {
+        for (f, v) in [
+            ("name", &g.name),
+            ("uuid", &g.uuid),
+            ("compute_capability", &g.compute_capability),
+            ("driver_version", &g.driver_version),
+            ("cuda_driver_version", &g.cuda_driver_version),
+        ] {
+            name(&format!("env.gpu.{f}"), v)?;
+        }
+        for (i, t) in g.throttle_reasons_seen.iter().enumerate() {
+            name(&format!("env.gpu.throttle_reasons_seen[{i}]"), t)?;
+        }
+    }
+    Ok(())
+}
+
+/// The ceilings block: dtype names and method text.
+pub fn ceilings(c: &Ceilings) -> Result<()> {
+    for k in c.matmul_tflops.keys() {
+        name("ceilings.matmul_tflops (a key)", k)?;
+    }
+    texts("ceilings.method", &c.method)
+}
+
+/// A point's identity and the names of its quantities: `at` is `results[3]` or `points[3]`.
+pub fn point<'a>(
+    at: &str,
+    benchmark: &str,
+    implementation: &str,
+    params: &BTreeMap<String, Param>,
+    quantity_names: impl Iterator<Item = &'a String>,
+    notes: &[String],
+) -> Result<()> {
+    name(&format!("{at}.benchmark"), benchmark)?;
+    name(&format!("{at}.implementation"), implementation)?;
+    for (k, v) in params {
+        name(&format!("{at}.params (a key)"), k)?;
+        if let Param::Text(t) = v {
+            name(&format!("{at}.params.{k}"), t)?;
+        }
+    }
+    for k in quantity_names {
+        name(&format!("{at}.stats/metrics (a key)"), k)?;
+    }
+    texts(&format!("{at}.notes"), notes)
+}
