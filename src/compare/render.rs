@@ -45,6 +45,14 @@ fn verdict_cell(l: &Line) -> String {
     }
 }
 
+/// The problem parameters, and the row's settings when the point has several rows on a side.
+fn params_cell(l: &Line) -> String {
+    match &l.variant {
+        Some(v) if !v.is_empty() => format!("{} [{v}]", l.point.params),
+        _ => l.point.params.clone(),
+    }
+}
+
 const HEADERS: [&str; 9] = [
     "gpu",
     "kind",
@@ -66,8 +74,12 @@ fn cells(r: &Report) -> (Vec<String>, Vec<Vec<String>>) {
         .collect::<std::collections::BTreeSet<_>>()
         .len()
         > 1;
+    let with_settings = r.lines.iter().any(|l| !l.settings.is_empty());
     let mut headers: Vec<String> = HEADERS.iter().map(|s| s.to_string()).collect();
     headers.push("verdict".into());
+    if with_settings {
+        headers.push("settings that differ".into());
+    }
     if !multi_gpu {
         headers.remove(0);
     }
@@ -80,13 +92,16 @@ fn cells(r: &Report) -> (Vec<String>, Vec<Vec<String>>) {
                 l.point.kind.clone(),
                 l.point.benchmark.clone(),
                 l.point.implementation.clone(),
-                l.point.params.clone(),
+                params_cell(l),
                 l.stat.clone(),
                 side_cell(&l.base),
                 side_cell(&l.head),
                 ratio_cell(l),
                 verdict_cell(l),
             ];
+            if with_settings {
+                c.push(l.settings.join("; "));
+            }
             if !multi_gpu {
                 c.remove(0);
             }
@@ -219,9 +234,10 @@ pub fn markdown(r: &Report) -> String {
     );
     for row in rows {
         let mut row: Vec<String> = row.iter().map(|c| md_escape(c)).collect();
-        let last = row.last_mut().unwrap();
-        if last == "SLOWER" || last == "FAILED" {
-            *last = format!("**{last}**");
+        let at = headers.iter().position(|h| h == "verdict").unwrap();
+        let verdict = &mut row[at];
+        if verdict == "SLOWER" || verdict == "FAILED" {
+            *verdict = format!("**{verdict}**");
         }
         let _ = writeln!(out, "| {} |", row.join(" | "));
     }

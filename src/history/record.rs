@@ -80,6 +80,17 @@ pub struct HistoryPoint {
 }
 
 impl HistoryPoint {
+    /// The point's identity in a run of `kind`, without the problem parameters in `ignore`.
+    pub fn identity(&self, kind: &str, ignore: &[String]) -> crate::identity::Identity {
+        crate::identity::Identity::ignoring(
+            kind,
+            &self.benchmark,
+            &self.implementation,
+            &self.params,
+            ignore,
+        )
+    }
+
     pub fn of(r: &ResultRow) -> Self {
         HistoryPoint {
             benchmark: r.benchmark.clone(),

@@ -11,22 +11,6 @@ use crate::history::{History, Series, HISTORY_DIR};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// Launch configuration that may change between commits while the problem stays the same
-/// (docs/history.md): left out of a point's identity so its line goes on.
-pub const LAUNCH_PARAMS: &[&str] = &[
-    "block_threads",
-    "grid",
-    "grid_blocks",
-    "kernel",
-    "rows_per_block",
-    "smem_bytes",
-    "stages",
-    "threads_per_row",
-    "variant",
-    "vec_width",
-    "vectors_per_thread",
-];
-
 /// The loaded history, or why there is none.
 pub struct Loaded {
     pub history: Option<History>,
@@ -112,10 +96,7 @@ pub fn build(page: &mut PageContext, loaded: &Loaded) {
         return;
     };
     page.site.warnings.extend(h.warnings.iter().cloned());
-    let opts = Options {
-        ignore_params: LAUNCH_PARAMS.iter().map(|s| s.to_string()).collect(),
-        ..Options::default()
-    };
+    let opts = Options::default();
     let series: Vec<Series> = h.series(&opts).into_iter().filter(|s| s.headline).collect();
     let commits = h.commits();
     let x_order: Vec<String> = commits.iter().map(|c| short(Some(c))).collect();
