@@ -20,6 +20,7 @@ fn render(artifacts: PathBuf, plotly: PlotlyMode) -> (tempfile::TempDir, site::O
         plotly,
         dump_context: true,
         strict: true,
+        history: Default::default(),
     })
     .unwrap();
     (out, o)
@@ -150,6 +151,7 @@ fn an_invalid_artifact_is_named_in_strict_mode_and_skipped_otherwise() {
         plotly: PlotlyMode::Cdn,
         dump_context: false,
         strict: true,
+        history: Default::default(),
     };
     let e = format!("{:#}", site::run(&opts).unwrap_err());
     assert!(e.contains("bad.json"), "{e}");

@@ -3,10 +3,12 @@
 //! [`compare`] matches points on their identity (`crate::identity`) and judges
 //! each sampled quantity with [`judge`] (non-overlapping 95% CIs of the median plus a minimum
 //! effect, see `verdict`). [`resolve`] turns a command-line spec (folder, file, run id,
-//! commit, GPU) into runs; [`render`] prints the report as text or Markdown.
+//! commit, GPU) into runs; [`render`] prints the report as text or Markdown, [`html`] as a
+//! self-contained page.
 
 mod control;
 mod diff;
+pub mod html;
 pub mod render;
 mod resolve;
 mod verdict;

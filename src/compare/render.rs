@@ -66,7 +66,7 @@ const HEADERS: [&str; 9] = [
 ];
 
 /// Table cells: the GPU column only when the lines span more than one GPU pairing.
-fn cells(r: &Report) -> (Vec<String>, Vec<Vec<String>>) {
+pub(super) fn cells(r: &Report) -> (Vec<String>, Vec<Vec<String>>) {
     let multi_gpu = r
         .lines
         .iter()
@@ -111,7 +111,7 @@ fn cells(r: &Report) -> (Vec<String>, Vec<Vec<String>>) {
     (headers, rows)
 }
 
-fn rule_text(r: &Report) -> String {
+pub(super) fn rule_text(r: &Report) -> String {
     format!(
         "verdict rule: FASTER/SLOWER when the 95% CIs of the two medians do not overlap and the \
          medians differ by at least {:.1}%; SAME when they differ by less, or when no change of \
@@ -122,7 +122,7 @@ fn rule_text(r: &Report) -> String {
 }
 
 /// The GPUs of every run used, on either side.
-fn gpus_used(r: &Report) -> Vec<String> {
+pub(super) fn gpus_used(r: &Report) -> Vec<String> {
     let g: std::collections::BTreeSet<String> = r
         .base_runs
         .iter()
@@ -132,7 +132,7 @@ fn gpus_used(r: &Report) -> Vec<String> {
     g.into_iter().collect()
 }
 
-fn runs_text(runs: &[super::diff::RunUsed]) -> String {
+pub(super) fn runs_text(runs: &[super::diff::RunUsed]) -> String {
     if runs.is_empty() {
         return "no runs".into();
     }

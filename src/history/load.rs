@@ -122,6 +122,19 @@ fn load_entry(e: &IndexEntry) -> Result<HistoryRun> {
     })
 }
 
+/// Whether `e` can be the base of `head`: another commit, or the one `against` names (a
+/// prefix of at most the 12 digits a file name keeps).
+pub fn is_base(e: &HistoryName, head: &HistoryName, against: Option<&str>) -> bool {
+    match against {
+        None => e.commit12 != head.commit12,
+        Some(rev) => {
+            let rev = rev.to_lowercase();
+            let rev = &rev[..rev.len().min(12)];
+            e.commit12.as_deref().is_some_and(|c| c.starts_with(rev))
+        }
+    }
+}
+
 /// Every run in a history folder, oldest first.
 #[derive(Debug, Clone, Default)]
 pub struct History {
@@ -156,6 +169,12 @@ impl History {
     /// Only what [`History::latest_changes`] needs, chosen by file name before anything is
     /// decompressed: per kind and GPU, the newest run and the newest run of another commit.
     pub fn load_latest_pairs(dir: &Path, skip_invalid: bool) -> Result<History> {
+        Self::load_pairs(dir, None, skip_invalid)
+    }
+
+    /// Per kind and GPU, the newest run and the newest run of the base: the newest run of
+    /// another commit, or with `against`, of the commit whose hash starts with it.
+    pub fn load_pairs(dir: &Path, against: Option<&str>, skip_invalid: bool) -> Result<History> {
         let (entries, warnings) = index(dir)?;
         let mut groups: BTreeMap<(&str, &str), Vec<&IndexEntry>> = BTreeMap::new();
         for e in &entries {
@@ -171,7 +190,7 @@ impl History {
             if let Some(base) = group
                 .iter()
                 .rev()
-                .find(|e| e.name.commit12 != head.name.commit12)
+                .find(|e| is_base(&e.name, &head.name, against))
             {
                 keep.push((*base).clone());
             }

@@ -16,7 +16,7 @@ pub mod points;
 pub mod templates;
 pub mod write;
 
-pub use pages::{PageContext, SiteMeta};
+pub use pages::{HistoryOptions, PageContext, SiteMeta};
 pub use plotly::PlotlyMode;
 
 use crate::summary::{load_dir, Loaded};
@@ -36,6 +36,8 @@ pub struct Options {
     pub dump_context: bool,
     /// Fail on an invalid artifact instead of leaving it out with a warning.
     pub strict: bool,
+    /// Commit links and the extra comparison of the history page.
+    pub history: HistoryOptions,
 }
 
 /// What was written.
@@ -70,6 +72,25 @@ pub fn build_pages(
     plotly: PlotlyMode,
     generated_utc: &str,
 ) -> Vec<PageContext> {
+    build_pages_with(
+        loaded,
+        warnings,
+        artifacts_dir,
+        plotly,
+        generated_utc,
+        &HistoryOptions::default(),
+    )
+}
+
+/// [`build_pages`] with the history page's options.
+pub fn build_pages_with(
+    loaded: &[Loaded],
+    warnings: &[String],
+    artifacts_dir: &str,
+    plotly: PlotlyMode,
+    generated_utc: &str,
+    history: &HistoryOptions,
+) -> Vec<PageContext> {
     let store = points::Store::new(loaded);
     let meta = SiteMeta {
         generated_utc: generated_utc.to_string(),
@@ -81,18 +102,19 @@ pub fn build_pages(
         warnings: warnings.to_vec(),
         plotly: plotly.tag(),
     };
-    pages::build_all(&store, &meta)
+    pages::build_all(&store, &meta, history)
 }
 
 /// The whole `dashboard` command.
 pub fn run(opts: &Options) -> Result<Outcome> {
     let (loaded, warnings) = load(&opts.artifacts, opts.strict)?;
-    let pages = build_pages(
+    let pages = build_pages_with(
         &loaded,
         &warnings,
         &opts.artifacts.display().to_string(),
         opts.plotly,
         &crate::env::now_utc(),
+        &opts.history,
     );
     let dump =
         opts.dump_context || std::env::var(DUMP_CONTEXT_ENV).is_ok_and(|v| v == "1" || v == "true");

@@ -1,0 +1,131 @@
+//! The small charts' data: per kind, its commits in order and, per chart and GPU, one value per
+//! commit (the newest run of that commit) with its band and its verdict against the previous
+//! commit on the same line (compare's rule applied to the charted value).
+
+use super::digest::RunDigest;
+use super::headline::{ChartMeta, Value};
+use crate::compare::{judge, Direction, Verdict, DEFAULT_MIN_EFFECT};
+use std::collections::BTreeMap;
+
+/// Charts per kind at most; the rest are in the downloads.
+pub const MAX_CHARTS: usize = 12;
+
+/// A commit on a kind's x axis.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Commit {
+    pub hash: Option<String>,
+    /// Start of its first run of this kind.
+    pub started_utc: String,
+}
+
+/// One GPU's line on a chart: parallel arrays, `x` indexing the kind's commits.
+#[derive(Debug, Clone, Default)]
+pub struct GpuLine {
+    pub gpu: String,
+    pub x: Vec<usize>,
+    pub values: Vec<Value>,
+    /// Against the previous point of the line: SLOWER or FASTER, else None.
+    pub verdicts: Vec<Option<Verdict>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ChartData {
+    pub meta: ChartMeta,
+    pub lines: Vec<GpuLine>,
+}
+
+#[derive(Debug, Clone)]
+pub struct KindData {
+    pub kind: String,
+    pub commits: Vec<Commit>,
+    pub charts: Vec<ChartData>,
+    /// Charts left out past [`MAX_CHARTS`].
+    pub more: usize,
+    pub runs: usize,
+}
+
+/// Groups the digests (oldest first) by kind; within a kind, the newest run of each commit and
+/// GPU gives that commit's values.
+pub fn by_kind(runs: &[RunDigest]) -> Vec<KindData> {
+    let mut kinds: BTreeMap<&str, Vec<&RunDigest>> = BTreeMap::new();
+    for r in runs {
+        kinds.entry(&r.kind).or_default().push(r);
+    }
+    let mut out: Vec<KindData> = kinds
+        .into_iter()
+        .map(|(k, rs)| kind_data(k, &rs))
+        .filter(|k| !k.charts.is_empty())
+        .collect();
+    out.sort_by_key(|k| KIND_ORDER.iter().position(|o| *o == k.kind).unwrap_or(KIND_ORDER.len()));
+    out
+}
+
+/// The order of the kinds on the page; others follow by name.
+const KIND_ORDER: &[&str] = &["layernorm", "gemm", "llm", "kernels"];
+
+fn kind_data(kind: &str, runs: &[&RunDigest]) -> KindData {
+    let mut commits: Vec<Commit> = Vec::new();
+    let mut at: BTreeMap<Option<&str>, usize> = BTreeMap::new();
+    // (GPU, commit index) -> the newest run's values.
+    let mut cells: BTreeMap<(&str, usize), &RunDigest> = BTreeMap::new();
+    for r in runs {
+        let i = *at.entry(r.commit.as_deref()).or_insert_with(|| {
+            commits.push(Commit {
+                hash: r.commit.clone(),
+                started_utc: r.started_utc.clone(),
+            });
+            commits.len() - 1
+        });
+        cells.insert((&r.gpu, i), r);
+    }
+    // LLM: the model with the most charts (then the most values) is the one shown.
+    let mut groups: BTreeMap<&str, (std::collections::BTreeSet<&ChartMeta>, usize)> =
+        BTreeMap::new();
+    for r in cells.values() {
+        for (m, _) in &r.values {
+            let g = groups.entry(&m.group).or_default();
+            g.0.insert(m);
+            g.1 += 1;
+        }
+    }
+    let group = groups
+        .iter()
+        .max_by(|a, b| (a.1 .0.len(), a.1 .1, b.0).cmp(&(b.1 .0.len(), b.1 .1, a.0)))
+        .map(|(g, _)| g.to_string())
+        .unwrap_or_default();
+    let mut charts: BTreeMap<&ChartMeta, BTreeMap<&str, GpuLine>> = BTreeMap::new();
+    for ((gpu, i), r) in &cells {
+        for (m, v) in r.values.iter().filter(|(m, _)| m.group == group) {
+            let line = charts.entry(m).or_default().entry(gpu).or_default();
+            line.gpu = gpu.to_string();
+            let dir = if m.higher_is_better {
+                Direction::HigherIsBetter
+            } else {
+                Direction::LowerIsBetter
+            };
+            let verdict = line.values.last().and_then(|prev| {
+                let j = judge(&prev.brief(), &v.brief(), dir, DEFAULT_MIN_EFFECT);
+                matches!(j.verdict, Verdict::Slower | Verdict::Faster).then_some(j.verdict)
+            });
+            line.x.push(*i);
+            line.values.push(*v);
+            line.verdicts.push(verdict);
+        }
+    }
+    let total = charts.len();
+    let charts: Vec<ChartData> = charts
+        .into_iter()
+        .take(MAX_CHARTS)
+        .map(|(m, lines)| ChartData {
+            meta: m.clone(),
+            lines: lines.into_values().collect(),
+        })
+        .collect();
+    KindData {
+        kind: kind.to_string(),
+        commits,
+        more: total - charts.len(),
+        charts,
+        runs: runs.len(),
+    }
+}
