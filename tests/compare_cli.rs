@@ -180,7 +180,8 @@ fn committed_llm_runs_pair_across_new_settings_in_every_format() {
         .collect();
     assert!(!tiny.is_empty(), "{out}");
     assert!(
-        tiny.iter().all(|l| !l.contains("ADDED") && !l.contains("REMOVED")),
+        tiny.iter()
+            .all(|l| !l.contains("ADDED") && !l.contains("REMOVED")),
         "{out}"
     );
     assert!(out.contains("settings that differ"), "{out}");

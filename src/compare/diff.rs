@@ -3,7 +3,7 @@
 use super::verdict::{judge, Direction, Judgement, Verdict};
 use crate::artifact::Status;
 use crate::history::{HistoryPoint, HistoryRun, StatBrief};
-use crate::identity::{pair_rows, settings_diff, settings_text, Identity};
+use crate::identity::{is_setting, pair_rows, settings_diff, settings_text, Identity};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -307,8 +307,30 @@ fn compare_point(
         head.iter().map(|(r, _)| &r.params).collect(),
     );
     let pairs = pair_rows(&key.kind, &bp, &hp);
-    let several = base.len() > 1 || head.len() > 1;
-    let variant = |r: &HistoryPoint| several.then(|| settings_text(&key.kind, &r.params));
+    // Rows of one point on one side are told apart by the settings whose values differ
+    // among them; a line names the point's variant by those settings alone.
+    let mut telling: Vec<&String> = Vec::new();
+    for rows in [&bp, &hp] {
+        for r in rows.iter() {
+            for k in r.keys().filter(|k| is_setting(&key.kind, k)) {
+                if rows.iter().any(|o| o.get(k) != r.get(k)) && !telling.contains(&k) {
+                    telling.push(k);
+                }
+            }
+        }
+    }
+    let variant = |r: &HistoryPoint| {
+        (!telling.is_empty()).then(|| {
+            telling
+                .iter()
+                .map(|k| {
+                    let v = r.params.get(*k).map_or("-".to_string(), |v| v.to_string());
+                    format!("{k}={v}")
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+    };
     for &(i, j) in &pairs {
         let (b, h) = (base[i], head[j]);
         let ctx = RowContext {
@@ -324,7 +346,7 @@ fn compare_point(
     let extra = |r: &HistoryPoint, side: &str| Change::NotComparable {
         reason: format!(
             "{side} also measured this point with {}; the other side did not",
-            settings_text(&key.kind, &r.params)
+            variant(r).unwrap_or_else(|| settings_text(&key.kind, &r.params))
         ),
     };
     for (i, b) in base.iter().enumerate() {

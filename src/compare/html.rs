@@ -55,7 +55,11 @@ pub fn html(r: &Report) -> String {
     if let [gpu] = gpus_used(r).as_slice() {
         let _ = writeln!(out, "<li>GPU: {}</li>", escape(gpu));
     }
-    let _ = writeln!(out, "<li class=\"muted\">{}</li>\n</ul>", escape(&rule_text(r)));
+    let _ = writeln!(
+        out,
+        "<li class=\"muted\">{}</li>\n</ul>",
+        escape(&rule_text(r))
+    );
     let (headers, rows) = cells(r);
     let at = headers.iter().position(|h| h == "verdict");
     out.push_str("<table>\n<thead><tr>");
@@ -110,7 +114,10 @@ mod tests {
             hidden_same: 0,
         };
         let page = html(&r);
-        assert!(!page.contains("<b>base") && !page.contains("<img"), "{page}");
+        assert!(
+            !page.contains("<b>base") && !page.contains("<img"),
+            "{page}"
+        );
         assert!(page.contains("&lt;b&gt;base&lt;/b&gt;"));
         assert!(page.starts_with("<!doctype html>") && page.ends_with("</html>\n"));
     }

@@ -56,7 +56,12 @@ pub fn by_kind(runs: &[RunDigest]) -> Vec<KindData> {
         .map(|(k, rs)| kind_data(k, &rs))
         .filter(|k| !k.charts.is_empty())
         .collect();
-    out.sort_by_key(|k| KIND_ORDER.iter().position(|o| *o == k.kind).unwrap_or(KIND_ORDER.len()));
+    out.sort_by_key(|k| {
+        KIND_ORDER
+            .iter()
+            .position(|o| *o == k.kind)
+            .unwrap_or(KIND_ORDER.len())
+    });
     out
 }
 
