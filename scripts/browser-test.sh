@@ -2,7 +2,7 @@
 # Real-browser test of the dashboard: renders the fixture artifacts, the hostile fixtures, an
 # empty folder and the committed artifacts (if any) with --plotly inline, then opens every page
 # from file:// in headless Chromium (tests/browser/check.mjs) and saves the overview screenshot
-# to report/overview.png. Installs Debian's chromium, Node.js and playwright-core when absent.
+# to report/overview.png; then draws the history page (tests/browser/history.mjs). Installs Debian's chromium, Node.js and playwright-core when absent.
 # Exits non-zero on any failure; the last line reads "browser: N passed, M failed".
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,3 +39,5 @@ fi
 
 node tests/browser/check.mjs "${sites[@]}" --hostile "$work/hostile" --filters "$work/fixtures" \
   --screenshot report/overview.png --screenshot-site "$shot" ${BROWSER_SHOTS:+--shots "$BROWSER_SHOTS"}
+# The history page: every small chart drawn with its legend, at desktop and phone widths.
+node tests/browser/history.mjs --site "$shot" --widths 1440,390

@@ -122,7 +122,8 @@
           zeroline: false, automargin: true },
         paper_bgcolor: "#fff", plot_bgcolor: "#fff"
       };
-      div.innerHTML = "";
+      var wait = div.querySelector(".loading");
+      if (wait) wait.remove();
       Plotly.react(div, traces(spec, d, chart), layout, { displayModeBar: false, responsive: true });
       if (!div.dataset.bound) {
         div.dataset.bound = "1";

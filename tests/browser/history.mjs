@@ -56,12 +56,30 @@ for (const width of widths) {
     `${Math.min(...legends)}-${Math.max(...legends)}`);
   if (!ok) { failed += 1; console.log("  FAIL  a chart is not drawn with points and a legend"); }
   if (legends.some((n) => n > 10)) { failed += 1; console.log("  FAIL  a legend has more than 10 entries"); }
+  // The normalised view: every line is 1 at its baseline (the oldest commit shown).
+  if (ids.length) {
+    await page.check("#hist-normalise");
+    const ones = await page.evaluate((id) => {
+      const el = document.getElementById(id);
+      return el.data.filter((t) => t.name && t.mode && t.mode.startsWith("lines") && t.line.width === 2)
+        .map((t) => Math.abs(t.y[0] - 1) < 1e-9);
+    }, ids[0]);
+    if (!ones.length || !ones.every(Boolean)) {
+      failed += 1;
+      console.log(`  FAIL  normalised lines of ${ids[0]} do not start at 1: ${ones}`);
+    }
+    await page.uncheck("#hist-normalise");
+  }
   if (errors.length) { failed += 1; console.log(`  FAIL  console errors: ${errors.join(" | ")}`); }
   if (args["shot-prefix"]) {
     await page.evaluate(() => window.scrollTo(0, 0));
     const file = `${args["shot-prefix"]}-${width}.png`;
     await page.screenshot({ path: file, fullPage: true });
-    console.log(`  screenshot ${file}`);
+    const top = `${args["shot-prefix"]}-${width}-top.png`;
+    await page.screenshot({ path: top });
+    const fig = `${args["shot-prefix"]}-${width}-chart.png`;
+    await page.locator("figure.small").first().screenshot({ path: fig });
+    console.log(`  screenshots ${file} ${top} ${fig}`);
   }
   await page.close();
 }

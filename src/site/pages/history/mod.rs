@@ -200,6 +200,11 @@ fn kind_title(kind: &str) -> String {
 }
 
 fn kind_caption(k: &KindData) -> String {
+    let llm = format!(
+        "decode tokens/s (batch × 1000 / P50 decode step) of {}, the model measured at the \
+         most batch sizes and implementations",
+        k.group
+    );
     let what = match k.kind.as_str() {
         "layernorm" => {
             "our kernels' achieved bandwidth as % of the device copy bandwidth, \
@@ -209,17 +214,11 @@ fn kind_caption(k: &KindData) -> String {
             "at each shape, the best of our kernels as % of cuBLAS (cuBLAS time / our \
                    time), geometric mean over the shapes of each dtype"
         }
-        "llm" => {
-            "decode tokens/s (batch × 1000 / P50 decode step) of the model measured at the \
-                  most batch sizes"
-        }
+        "llm" => &llm,
         _ => "the geometric mean over its points of each implementation's headline time",
     };
     let mut c = format!(
-        "{} runs over {} commits. Each chart: {what}; a line per GPU, the shaded band its 95% \
-         interval (from the medians' intervals); ▲ red: SLOWER than the previous commit on that \
-         line, ▼ green: FASTER (compare's rule on the charted value). Hover a point for its \
-         commit; click it to make that commit the baseline of the normalised view.",
+        "{} runs over {} commits. Each chart: {what}.",
         k.runs,
         k.commits.len()
     );
@@ -347,8 +346,12 @@ fn runs_csv(runs: &[digest::RunDigest], repo: Option<&str>) -> String {
 pub fn build(page: &mut PageContext, p: &Prepared) {
     page.template = "history.html".into();
     page.intro = "Every recorded run (artifacts/history, one file per run) over commits: one \
-                  small chart per headline quantity, a line per GPU. The newest commit's \
-                  changes point by point are in the table below the charts."
+                  small chart per headline quantity, a line per GPU, the shaded band its 95% \
+                  interval (from the medians' intervals); ▲ red: SLOWER than the previous \
+                  commit on that line, ▼ green: FASTER (compare's rule on the charted value). \
+                  Hover a point for its commit; click it to make that commit the baseline of \
+                  the normalised view. The newest commit's changes point by point are in the \
+                  table below the charts."
         .into();
     page.site.warnings.extend(p.warnings.iter().cloned());
     match &p.view {

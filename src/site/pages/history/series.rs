@@ -41,6 +41,8 @@ pub struct KindData {
     pub charts: Vec<ChartData>,
     /// Charts left out past [`MAX_CHARTS`].
     pub more: usize,
+    /// The chart group shown (LLM: the model), empty for kinds without groups.
+    pub group: String,
     pub runs: usize,
 }
 
@@ -131,6 +133,7 @@ fn kind_data(kind: &str, runs: &[&RunDigest]) -> KindData {
         commits,
         more: total - charts.len(),
         charts,
+        group,
         runs: runs.len(),
     }
 }
