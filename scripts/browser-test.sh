@@ -2,7 +2,8 @@
 # Real-browser test of the dashboard: renders the fixture artifacts, the hostile fixtures, an
 # empty folder and the committed artifacts (if any) with --plotly inline, then opens every page
 # from file:// in headless Chromium (tests/browser/check.mjs) and saves the overview screenshot
-# to report/overview.png; then draws the history page (tests/browser/history.mjs). Installs Debian's chromium, Node.js and playwright-core when absent.
+# to report/overview.png; tests/browser/history.mjs draws the history page first. Installs
+# Debian's chromium, Node.js and playwright-core when absent.
 # Exits non-zero on any failure; the last line reads "browser: N passed, M failed".
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,7 +38,9 @@ if [ -n "$(find artifacts -name '*.json' ! -name 'summary.json' ! -name '.*' 2>/
   shot="$work/committed"
 fi
 
+# The history page: every small chart drawn with its legend, at desktop and phone widths.
+history=0
+node tests/browser/history.mjs --site "$shot" --widths 1440,390 || history=1
 node tests/browser/check.mjs "${sites[@]}" --hostile "$work/hostile" --filters "$work/fixtures" \
   --screenshot report/overview.png --screenshot-site "$shot" ${BROWSER_SHOTS:+--shots "$BROWSER_SHOTS"}
-# The history page: every small chart drawn with its legend, at desktop and phone widths.
-node tests/browser/history.mjs --site "$shot" --widths 1440,390
+exit "$history"
