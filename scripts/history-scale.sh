@@ -40,6 +40,6 @@ largest() {
 
 echo "history: $runs runs ($hist_mb MB) of $commits synthetic commits + the committed artifacts"
 echo "dashboard: wall $wall, CPU ${user}s user + ${sys}s sys, peak RSS $((rss_kb / 1024)) MB"
-echo "largest HTML page: $(largest '*.html')"
+echo "largest HTML page: $(largest '*.html'); history.html $(find "$work/site" -name history.html -printf '%s' | awk '{ printf "%.3f MB", $1 / 1e6 }')"
 echo "largest data file: $(find "$work/site/data" -type f -printf '%s %P\n' | sort -n | tail -1 | awk '{ printf "%.2f MB (%s)", $1 / 1e6, $2 }')"
 node tests/browser/history.mjs --site "$work/site" --widths 1440 ${SHOTS:+--shot-prefix "$SHOTS/history-scale"}

@@ -68,8 +68,11 @@ fn ours(imp: &str) -> bool {
     !names::NOT_OURS.contains(&imp) && !names::is_cublas(imp)
 }
 
+/// A point's (value, band low, band high).
+type Triple = (f64, f64, f64);
+
 /// Geometric mean of positive (value, lo, hi) triples.
-fn geomean(xs: &[(f64, f64, f64)]) -> Option<Value> {
+fn geomean(xs: &[Triple]) -> Option<Value> {
     let xs: Vec<_> = xs
         .iter()
         .filter(|(v, lo, hi)| *v > 0.0 && *lo > 0.0 && *hi > 0.0)
@@ -77,7 +80,7 @@ fn geomean(xs: &[(f64, f64, f64)]) -> Option<Value> {
     if xs.is_empty() {
         return None;
     }
-    let g = |f: &dyn Fn(&(f64, f64, f64)) -> f64| {
+    let g = |f: &dyn Fn(&Triple) -> f64| {
         (xs.iter().map(|x| f(x).ln()).sum::<f64>() / xs.len() as f64).exp()
     };
     Some(Value {
@@ -90,7 +93,7 @@ fn geomean(xs: &[(f64, f64, f64)]) -> Option<Value> {
 
 /// LayerNorm: our kernels' % of copy bandwidth per dtype, over the cold-L2 shapes.
 pub fn layernorm(points: &[HistoryPoint]) -> Vec<(ChartMeta, Value)> {
-    let mut by_dtype: BTreeMap<String, Vec<(f64, f64, f64)>> = BTreeMap::new();
+    let mut by_dtype: BTreeMap<String, Vec<Triple>> = BTreeMap::new();
     for p in points.iter().filter(|p| ok(p) && ours(&p.implementation)) {
         if param(p, names::MODE).is_some_and(|m| m == "warm") {
             continue;
@@ -140,7 +143,7 @@ pub fn gemm(points: &[HistoryPoint]) -> Vec<(ChartMeta, Value)> {
             e.1 = Some(t);
         }
     }
-    let mut by_dtype: BTreeMap<String, Vec<(f64, f64, f64)>> = BTreeMap::new();
+    let mut by_dtype: BTreeMap<String, Vec<Triple>> = BTreeMap::new();
     for ((dtype, _), pair) in shapes {
         if let (Some(c), Some(o)) = pair {
             // % of cuBLAS = cuBLAS time / our time; its band from the two intervals' far ends.
@@ -203,7 +206,7 @@ pub fn llm(points: &[HistoryPoint]) -> Vec<(ChartMeta, Value)> {
 /// Any other kind: per benchmark and implementation, the geometric mean of each point's
 /// headline quantity (`time_us`, else its first duration).
 pub fn generic(points: &[HistoryPoint]) -> Vec<(ChartMeta, Value)> {
-    let mut groups: BTreeMap<(String, String, String), Vec<(f64, f64, f64)>> = BTreeMap::new();
+    let mut groups: BTreeMap<(String, String, String), Vec<Triple>> = BTreeMap::new();
     for p in points.iter().filter(|p| ok(p)) {
         let Some(name) = headline_stat(p) else {
             continue;
