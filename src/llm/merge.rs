@@ -55,10 +55,19 @@ fn int_param(r: &ResultRow, k: &str) -> Result<usize> {
     }
 }
 
-/// The point's problem parameters (`crate::identity`), to find candle's row for the same
-/// point, in this benchmark or another.
-fn point_key(r: &ResultRow) -> String {
-    crate::identity::Identity::of("llm", &r.benchmark, &r.implementation, &r.params).params
+/// The point's identity, to find candle's row for the same point.
+fn point_key(r: &ResultRow) -> Vec<Option<String>> {
+    [
+        "model",
+        "dtype",
+        "batch",
+        "prompt_len",
+        "new_tokens",
+        "device",
+    ]
+    .iter()
+    .map(|k| r.param_str(k))
+    .collect()
 }
 
 /// Turns a peer row into an artifact row; the bound comes from candle's row of the same point.
