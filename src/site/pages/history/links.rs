@@ -33,3 +33,23 @@ pub fn commit_link(hash: Option<&str>, repo_url: Option<&str>) -> CommitLink {
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_commits_link_to_the_repository() {
+        let h = "0123456789abcdef0123456789abcdef01234567";
+        let l = commit_link(Some(h), Some("https://github.com/o/r/"));
+        assert_eq!(l.short, "0123456789");
+        assert_eq!(
+            l.url.as_deref(),
+            Some("https://github.com/o/r/commit/0123456789abcdef0123456789abcdef01234567")
+        );
+        assert_eq!(commit_link(Some(h), None).url, None);
+        // Not a hash: shown, never put into an address.
+        assert_eq!(commit_link(Some("x\"><b>"), Some("https://h")).url, None);
+        assert_eq!(commit_link(None, Some("https://h")).short, "unknown");
+    }
+}

@@ -137,3 +137,68 @@ fn kind_data(kind: &str, runs: &[&RunDigest]) -> KindData {
         runs: runs.len(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(title: &str, group: &str) -> ChartMeta {
+        ChartMeta {
+            order: title.into(),
+            title: title.into(),
+            quantity: "q".into(),
+            higher_is_better: true,
+            group: group.into(),
+        }
+    }
+
+    fn v(x: f64) -> Value {
+        Value {
+            v: x,
+            lo: x * 0.99,
+            hi: x * 1.01,
+            points: 1,
+        }
+    }
+
+    fn run(commit: &str, gpu: &str, values: Vec<(ChartMeta, Value)>) -> RunDigest {
+        RunDigest {
+            kind: "llm".into(),
+            run_id: format!("{commit}-{gpu}"),
+            commit: Some(commit.into()),
+            dirty: None,
+            started_utc: "2026-01-01T00:00:00Z".into(),
+            gpu: gpu.into(),
+            file: String::new(),
+            points: 1,
+            values,
+        }
+    }
+
+    #[test]
+    fn lines_per_gpu_take_the_newest_run_of_each_commit_and_mark_changes() {
+        let a = || meta("candle · batch 1", "big");
+        let runs = vec![
+            run(
+                "c1",
+                "H100",
+                vec![(a(), v(100.0)), (meta("x", "small"), v(1.0))],
+            ),
+            run("c1", "H100", vec![(a(), v(110.0))]),
+            run("c1", "H200", vec![(a(), v(200.0))]),
+            run("c2", "H100", vec![(a(), v(90.0))]),
+            run("c3", "H100", vec![(a(), v(91.0))]),
+        ];
+        let k = &by_kind(&runs)[0];
+        assert_eq!(k.commits.len(), 3);
+        assert_eq!(k.group, "big", "the model with the most charts and values");
+        assert_eq!(k.charts.len(), 1);
+        let lines = &k.charts[0].lines;
+        assert_eq!(lines.len(), 2, "a line per GPU");
+        let h100 = lines.iter().find(|l| l.gpu == "H100").unwrap();
+        assert_eq!(h100.x, [0, 1, 2]);
+        assert_eq!(h100.values[0].v, 110.0, "the newer run of c1");
+        // Higher is better: 110 -> 90 is SLOWER, 90 -> 91 within 3% is not marked.
+        assert_eq!(h100.verdicts, [None, Some(Verdict::Slower), None]);
+    }
+}
