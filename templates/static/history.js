@@ -127,25 +127,32 @@
       Plotly.react(div, traces(spec, d, chart), layout, { displayModeBar: false, responsive: true });
       if (!div.dataset.bound) {
         div.dataset.bound = "1";
-        div.on("plotly_click", function (ev) { choose(kind, ev.points[0].x); });
+        div.on("plotly_click", function (ev) { choose(kind, ev.points[0]); });
       }
     });
   }
 
   function drawAll() { Object.keys(loaded).forEach(function (k) { if (store[k]) draw(k); }); }
 
-  // A click makes its commit the baseline, and says which commit that is (with a link).
-  function choose(kind, x) {
-    var d = store[kind], c = d && d.commits[x];
+  // A click makes its commit the baseline and shows the point (its hover text) with a link to
+  // the commit.
+  function choose(kind, point) {
+    var d = store[kind], x = point.x, c = d && d.commits[x];
     if (!c) return;
     state.baseline = c[0];
     var k = kindOf(kind), box = k && document.getElementById("details-" + k.id);
     var label = document.getElementById("hist-baseline");
     var link = H.repo_url && /^[0-9a-f]+$/i.test(c[0]) ? H.repo_url.replace(/\/$/, "") + "/commit/" + c[0] : null;
-    var html = "baseline: commit " + (link ? '<a href="' + esc(link) + '">' + esc(short(c[0])) + "</a>" : esc(short(c[0]))) +
-      " (" + esc(c[1]) + ")";
-    if (label) label.innerHTML = html;
-    if (box) { box.hidden = false; box.innerHTML = "Clicked " + html.replace(/^baseline: /, "") + "; it is now the baseline of the normalised view."; }
+    var commit = link ? '<a href="' + esc(link) + '">' + esc(short(c[0])) + "</a>" : esc(short(c[0]));
+    if (label) label.innerHTML = "baseline: commit " + commit + " (" + esc(c[1]) + ")";
+    if (box) {
+      // The hover text was escaped when it was built; only its <br> and <b> are markup.
+      var shown = String(point.text || "").split("<br>").join(" · ");
+      box.hidden = false;
+      box.innerHTML = "Newest run of commit " + commit + " on this GPU: " + shown +
+        ". It is now the baseline of the normalised view.";
+      box.setAttribute("data-shown", "1");
+    }
     if (state.normalise) drawAll();
   }
 
