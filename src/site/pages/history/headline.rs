@@ -6,7 +6,7 @@
 //! value sums up several points (shapes), it is their geometric mean and its band the geometric
 //! means of the points' band ends: a band that moves with every point's interval.
 
-use super::super::super::names;
+use crate::site::names;
 use crate::artifact::Status;
 use crate::compare::Direction;
 use crate::history::{headline_stat, HistoryPoint, HistoryRecord, StatBrief};
