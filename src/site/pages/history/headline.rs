@@ -6,10 +6,10 @@
 //! value sums up several points (shapes), it is their geometric mean and its band the geometric
 //! means of the points' band ends: a band that moves with every point's interval.
 
-use crate::site::names;
 use crate::artifact::Status;
 use crate::compare::Direction;
 use crate::history::{headline_stat, HistoryPoint, HistoryRecord, StatBrief};
+use crate::site::names;
 use std::collections::BTreeMap;
 
 /// What one small chart shows.
