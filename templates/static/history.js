@@ -77,11 +77,12 @@
       }
       if (!xs.length) return;
       out.push({ x: xs, y: hi, mode: "lines", line: { width: 0 }, hoverinfo: "skip",
-        showlegend: false, legendgroup: gpu.label, type: "scatter" });
+        showlegend: false, legendgroup: esc(gpu.label), type: "scatter" });
       out.push({ x: xs, y: lo, mode: "lines", line: { width: 0 }, fill: "tonexty",
         fillcolor: rgba(gpu.color, 0.18), hoverinfo: "skip", showlegend: false,
-        legendgroup: gpu.label, type: "scatter" });
-      out.push({ x: xs, y: ys, name: gpu.label, legendgroup: gpu.label, type: "scatter",
+        legendgroup: esc(gpu.label), type: "scatter" });
+      // Plotly reads a little HTML in names: GPU names from artifacts are shown as text.
+      out.push({ x: xs, y: ys, name: esc(gpu.label), legendgroup: esc(gpu.label), type: "scatter",
         mode: xs.length > 60 ? "lines" : "lines+markers", line: { color: gpu.color, width: 2 },
         marker: { size: 4, color: gpu.color }, text: text, hovertemplate: "%{text}<extra></extra>",
         customdata: xs });
@@ -99,7 +100,7 @@
   function ticks(d) {
     var r = range(d), from = r[0], to = r[1], n = to - from + 1;
     var step = Math.max(1, Math.ceil(n / 5)), vals = [], text = [];
-    for (var x = to; x >= from; x -= step) { vals.unshift(x); text.unshift(short(d.commits[x][0]).slice(0, 7)); }
+    for (var x = to; x >= from; x -= step) { vals.unshift(x); text.unshift(esc(short(d.commits[x][0]).slice(0, 7))); }
     return { vals: vals, text: text };
   }
 
@@ -118,7 +119,7 @@
         legend: { orientation: "h", x: 0, y: -0.3, font: { size: 11 } },
         xaxis: { tickvals: tk.vals, ticktext: tk.text, range: [r[0] - 0.5, r[1] + 0.5],
           title: { text: "commit", standoff: 2, font: { size: 11 } }, zeroline: false },
-        yaxis: { title: { text: state.normalise ? "× baseline" : spec.quantity, font: { size: 11 } },
+        yaxis: { title: { text: state.normalise ? "× baseline" : esc(spec.quantity), font: { size: 11 } },
           zeroline: false, automargin: true },
         paper_bgcolor: "#fff", plot_bgcolor: "#fff"
       };
