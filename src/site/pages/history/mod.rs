@@ -180,10 +180,10 @@ pub fn prepare(artifacts: &Path, opts: &HistoryOptions) -> Prepared {
         window: DEFAULT_WINDOW,
         repo_url: opts.repo_url.clone(),
         summary: format!(
-            "{} runs of {} commits on {} GPU(s), in {HISTORY_DIR}/.",
-            runs.len(),
-            commits.len(),
-            gpus.len()
+            "{} of {} on {}, in {HISTORY_DIR}/.",
+            count(runs.len(), "run"),
+            count(commits.len(), "commit"),
+            count(gpus.len(), "GPU")
         ),
         gpus,
         kinds: views,
@@ -191,6 +191,11 @@ pub fn prepare(artifacts: &Path, opts: &HistoryOptions) -> Prepared {
         downloads,
     });
     p
+}
+
+/// "1 run", "3 runs".
+fn count(n: usize, word: &str) -> String {
+    format!("{n} {word}{}", if n == 1 { "" } else { "s" })
 }
 
 fn kind_title(kind: &str) -> String {
@@ -219,9 +224,9 @@ fn kind_caption(k: &KindData) -> String {
         _ => "the geometric mean over its points of each implementation's headline time",
     };
     let mut c = format!(
-        "{} runs over {} commits. Each chart: {what}.",
-        k.runs,
-        k.commits.len()
+        "{} over {}. Each chart: {what}.",
+        count(k.runs, "run"),
+        count(k.commits.len(), "commit")
     );
     if k.more > 0 {
         c.push_str(&format!(
