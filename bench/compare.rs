@@ -12,6 +12,9 @@ enum Format {
     Markdown,
     /// The full report as JSON.
     Json,
+    /// One self-contained HTML page (no script, no external file), e.g. to publish a pull
+    /// request's table beside the dashboard.
+    Html,
 }
 
 /// Compare two sets of benchmark runs point by point.
@@ -21,7 +24,10 @@ enum Format {
 /// its random tail); a commit (hex prefix, 4+ digits); a GPU (part of its name, e.g. h100).
 /// Ids, commits and GPUs are looked up among the artifacts and the history under --artifacts.
 ///
-/// Points match on kind, benchmark, implementation and parameters; GPUs pair by name, or
+/// Points match on their identity: kind, benchmark, implementation and the problem
+/// parameters (shape, dtype, model, batch, ...); run settings such as event tracking, memory
+/// sampling or a kernel's launch configuration are not identity, and the table shows the
+/// ones that differ beside the verdict. GPUs pair by name, or
 /// directly when each side ran on one GPU (so `--base h100 --head h200` compares models).
 /// When a side holds several runs of a point, the newest is used.
 ///
@@ -125,6 +131,7 @@ fn main() {
             Format::Text => render::text(&report),
             Format::Markdown => render::markdown(&report),
             Format::Json => serde_json::to_string_pretty(&report)? + "\n",
+            Format::Html => opbench::compare::html::html(&report),
         };
         print!("{text}");
         if let Some(out) = &a.out {

@@ -32,6 +32,15 @@ struct Args {
     /// Fail on an invalid artifact instead of leaving it out with a warning.
     #[arg(long)]
     strict: bool,
+    /// The repository's web address (e.g. https://github.com/OWNER/REPO): the history page
+    /// links each commit to REPO_URL/commit/HASH. CI passes
+    /// ${GITHUB_SERVER_URL}/${GITHUB_REPOSITORY}.
+    #[arg(long)]
+    repo_url: Option<String>,
+    /// Also compare the history's newest commit with this commit (a hash prefix, e.g. the last
+    /// release's) in a second regressions table.
+    #[arg(long)]
+    against: Option<String>,
 }
 
 fn main() {
@@ -43,6 +52,10 @@ fn main() {
             plotly: a.plotly,
             dump_context: a.dump_context,
             strict: a.strict,
+            history: opbench::site::HistoryOptions {
+                repo_url: a.repo_url,
+                against: a.against,
+            },
         })?;
         for w in &o.warnings {
             eprintln!("warning: {w}");

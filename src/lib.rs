@@ -7,6 +7,7 @@ pub mod env;
 pub mod gemm;
 pub mod gpu;
 pub mod history;
+pub mod identity;
 pub mod kernels;
 pub mod layernorm;
 pub mod llm;

@@ -150,3 +150,48 @@ fn record_then_compare_commits_gpus_and_run_ids() {
     let (out, _) = text(&o);
     assert!(out.contains("4 runs, 3 commits"), "{out}");
 }
+
+/// The committed H200 LLM run against the H100 run of a later commit, whose generate rows
+/// carry settings the older ones lack: every TinyLlama generate point is judged, the settings
+/// that differ are shown, and the HTML page keeps artifact text as text.
+#[test]
+fn committed_llm_runs_pair_across_new_settings_in_every_format() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let args = |format: &str| {
+        bin(
+            "compare",
+            &[
+                "--base",
+                "artifacts/llm.json",
+                "--head",
+                "artifacts/h100/llm.json",
+                "--format",
+                format,
+            ],
+            root,
+        )
+    };
+    let o = args("text");
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    let tiny: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains("tinyllama-1.1b") && l.contains("generate"))
+        .collect();
+    assert!(!tiny.is_empty(), "{out}");
+    assert!(
+        tiny.iter()
+            .all(|l| !l.contains("ADDED") && !l.contains("REMOVED")),
+        "{out}"
+    );
+    assert!(out.contains("settings that differ"), "{out}");
+    assert!(out.contains("mem_sampled: - -> true"), "{out}");
+    let (md, _) = text(&args("markdown"));
+    assert!(md.contains("| settings that differ |"), "{md}");
+    let o = args("html");
+    let (page, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(page.starts_with("<!doctype html>"), "{page}");
+    assert!(page.contains("mem_sampled: - -&gt; true"), "{page}");
+    assert!(!page.contains("<script"), "self-contained, no script");
+}

@@ -123,8 +123,8 @@ fn the_fixture_site_has_the_pages_and_charts_it_promises() {
     let cards: Vec<&str> = overview.cards.iter().map(|c| c.value.as_str()).collect();
     assert_eq!(
         cards.len(),
-        5,
-        "LayerNorm and LLM on two GPUs, GEMM on one: {cards:?}"
+        6,
+        "LayerNorm and LLM on two GPUs, GEMM on one, the history's newest commit: {cards:?}"
     );
     assert!(overview.cards.iter().all(|c| !c.muted));
     assert_eq!(overview.envs.len(), 2);
@@ -180,11 +180,25 @@ fn the_fixture_site_has_the_pages_and_charts_it_promises() {
         27,
         "every activity of the first decode step"
     );
+    // The history page: a data file per kind, referenced by its section and parsed from
+    // the `<script src>` form the browser loads; a line per GPU on each small chart.
     let h = page("history.html");
-    let hc = h.charts().next().unwrap();
-    assert!(hc.click_details);
-    assert!(hc.traces.iter().any(|t| t.name.starts_with("SLOWER")));
-    assert!(h.filters.iter().any(|f| f.dim == "gpu"));
+    let view = h.history.as_ref().unwrap();
+    assert!(!view.kinds.is_empty());
+    for k in &view.kinds {
+        let f = h.files.iter().find(|f| f.path == k.file).unwrap();
+        let (head, json) = f.text.split_once("] = ").unwrap();
+        assert!(head.contains("window.OPBENCH_HISTORY"), "{head}");
+        let data: serde_json::Value =
+            serde_json::from_str(json.trim_end().trim_end_matches(';')).unwrap();
+        assert!(!k.charts.is_empty());
+        for c in &k.charts {
+            let lines = data["charts"][&c.id]["lines"].as_array().unwrap();
+            assert_eq!(lines.len(), 2, "{}: a line per GPU", c.id);
+        }
+    }
+    assert!(view.tables[0].rows.iter().any(|r| r.verdict == "FASTER"));
+    assert!(h.files.iter().any(|f| f.path == "data/history-runs.csv"));
     // The event_tracking switch measured both ways gets its own category, the common value
     // keeps the plain label its transformers peer has.
     let llm = &pages[1];

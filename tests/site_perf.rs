@@ -58,6 +58,7 @@ fn timed(gpus: usize) -> (f64, u64, site::Outcome) {
         plotly: PlotlyMode::Cdn,
         dump_context: false,
         strict: true,
+        history: Default::default(),
     })
     .unwrap();
     let secs = t.elapsed().as_secs_f64();

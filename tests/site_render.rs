@@ -20,6 +20,7 @@ fn render(artifacts: PathBuf, plotly: PlotlyMode) -> (tempfile::TempDir, site::O
         plotly,
         dump_context: true,
         strict: true,
+        history: Default::default(),
     })
     .unwrap();
     (out, o)
@@ -150,6 +151,7 @@ fn an_invalid_artifact_is_named_in_strict_mode_and_skipped_otherwise() {
         plotly: PlotlyMode::Cdn,
         dump_context: false,
         strict: true,
+        history: Default::default(),
     };
     let e = format!("{:#}", site::run(&opts).unwrap_err());
     assert!(e.contains("bad.json"), "{e}");
@@ -198,4 +200,58 @@ fn the_sri_hash_is_the_vendored_file_s() {
     assert_eq!(site::plotly::SRI, format!("sha384-{b64}"));
     assert!(site::plotly::VENDORED_JS.starts_with("/**\n* plotly.js v4.1.2"));
     assert!(site::plotly::CDN_URL.contains(&format!("@{}/", site::plotly::VERSION)));
+}
+
+/// The history page loads its data per kind with `<script src>` (it works from file://, no
+/// fetch): each section names a data file that was written and parses, the page itself holds
+/// no chart data, and `--repo-url` links the commits of the regressions table.
+#[test]
+fn the_history_page_loads_a_data_file_per_kind() {
+    let out = tempfile::tempdir().unwrap();
+    site::run(&Options {
+        artifacts: root().join("tests/fixtures/artifacts"),
+        out: out.path().to_path_buf(),
+        plotly: PlotlyMode::Cdn,
+        dump_context: false,
+        strict: true,
+        history: site::HistoryOptions {
+            repo_url: Some("https://example.org/o/r".into()),
+            against: None,
+        },
+    })
+    .unwrap();
+    let html = std::fs::read_to_string(out.path().join("history.html")).unwrap();
+    assert!(html.contains("<script src=\"assets/history.js\"></script>"));
+    assert!(!html.contains("fetch("));
+    // Attribute values as the browser reads them (Tera escapes '/').
+    let files: Vec<String> = html
+        .split("data-file=\"")
+        .skip(1)
+        .map(|s| s.split('"').next().unwrap().replace("&#x2F;", "/"))
+        .collect();
+    assert_eq!(
+        files,
+        ["data/history-layernorm.js"],
+        "one per kind in the history"
+    );
+    for f in files {
+        let text = std::fs::read_to_string(out.path().join(&f)).unwrap();
+        let json = text
+            .split_once("(window.OPBENCH_HISTORY = window.OPBENCH_HISTORY || {})[\"layernorm\"] = ")
+            .unwrap()
+            .1;
+        let data: serde_json::Value =
+            serde_json::from_str(json.trim_end().trim_end_matches(';')).unwrap();
+        assert_eq!(data["commits"].as_array().unwrap().len(), 3);
+        assert!(!data["charts"].as_object().unwrap().is_empty());
+        // The values live in the data file, not in the page.
+        let first = data["charts"]["h-layernorm-0"]["lines"][0]["t"][0]
+            .as_str()
+            .unwrap();
+        assert!(!html.contains(first), "{first} is in the page");
+    }
+    let runs = std::fs::read_to_string(out.path().join("data/history-runs.csv")).unwrap();
+    assert_eq!(runs.lines().count(), 1 + 5);
+    assert!(out.path().join("data/history-regressions.csv").is_file());
+    assert!(html.contains("href=\"data&#x2F;history-runs.csv\" download"));
 }

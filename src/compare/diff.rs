@@ -3,45 +3,14 @@
 use super::verdict::{judge, Direction, Judgement, Verdict};
 use crate::artifact::Status;
 use crate::history::{HistoryPoint, HistoryRun, StatBrief};
+use crate::identity::{is_setting, pair_rows, settings_diff, settings_text, Identity};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// A point's identity, the same on both sides: kind, benchmark, implementation, parameters.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-pub struct PointKey {
-    pub kind: String,
-    pub benchmark: String,
-    pub implementation: String,
-    /// Parameters as `k=v` joined by ", ", keys sorted.
-    pub params: String,
-}
-
-impl PointKey {
-    pub fn of(kind: &str, row: &HistoryPoint) -> Self {
-        Self::ignoring(kind, row, &[])
-    }
-
-    /// The key without the parameters named in `ignore` (e.g. a kernel's launch configuration,
-    /// which may change between commits while the problem stays the same).
-    pub fn ignoring(kind: &str, row: &HistoryPoint, ignore: &[String]) -> Self {
-        PointKey {
-            kind: kind.to_string(),
-            benchmark: row.benchmark.clone(),
-            implementation: row.implementation.clone(),
-            params: params_text_ignoring(row, ignore),
-        }
-    }
-}
-
-/// A row's parameters as `k=v, k=v` (keys sorted): how points are told apart.
+/// A row's parameters, problem and settings, as `k=v, k=v` (keys sorted).
 pub fn params_text(row: &HistoryPoint) -> String {
-    params_text_ignoring(row, &[])
-}
-
-fn params_text_ignoring(row: &HistoryPoint, ignore: &[String]) -> String {
     row.params
         .iter()
-        .filter(|(k, _)| !ignore.contains(k))
         .map(|(k, v)| format!("{k}={v}"))
         .collect::<Vec<_>>()
         .join(", ")
@@ -88,7 +57,13 @@ pub enum Change {
 pub struct Line {
     /// "NVIDIA H100 80GB HBM3", or "base GPU -> head GPU" when they differ.
     pub gpu: String,
-    pub point: PointKey,
+    pub point: Identity,
+    /// Settings that differ between the two matched rows, as `k: base -> head`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub settings: Vec<String>,
+    /// The row's settings, when a side holds several rows of this point (told apart by them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
     /// The sampled quantity (`time_us`, ...); "-" when the point has none.
     pub stat: String,
     pub base: Option<Side>,
@@ -138,7 +113,7 @@ impl Line {
 pub struct Options {
     /// Minimum relative change of the median that counts (0.03 = 3%).
     pub min_effect: f64,
-    /// Parameters left out of a point's identity.
+    /// Problem parameters left out of a point's identity as well (settings never count).
     pub ignore_params: Vec<String>,
     /// An implementation that did not change between the runs (see `control`).
     pub control: Option<String>,
@@ -239,9 +214,13 @@ impl Report {
     }
 }
 
-/// Newest row per point (and the runs it came from) among one side's runs of one GPU.
+/// A row and the id of its run.
+type Row<'a> = (&'a HistoryPoint, &'a str);
+
+/// Per point, the newest run's rows (several when that run measured the point under several
+/// settings) among one side's runs of one GPU, and the runs used.
 struct Points<'a> {
-    rows: BTreeMap<PointKey, (&'a HistoryPoint, &'a str)>,
+    rows: BTreeMap<Identity, Vec<Row<'a>>>,
     runs: Vec<RunUsed>,
 }
 
@@ -266,12 +245,16 @@ fn points<'a>(
     // Oldest first, so a newer run's row replaces an older one's for the same point.
     sorted.sort_by(|a, b| (a.started(), a.run_id()).cmp(&(b.started(), b.run_id())));
     let mut per_kind: BTreeMap<&str, usize> = BTreeMap::new();
-    let mut rows = BTreeMap::new();
+    let mut rows: BTreeMap<Identity, Vec<Row>> = BTreeMap::new();
     for l in &sorted {
         *per_kind.entry(l.kind()).or_default() += 1;
+        let mut own: BTreeMap<Identity, Vec<Row>> = BTreeMap::new();
         for r in &l.record.points {
-            rows.insert(PointKey::ignoring(l.kind(), r, ignore), (r, l.run_id()));
+            own.entry(r.identity(l.kind(), ignore))
+                .or_default()
+                .push((r, l.run_id()));
         }
+        rows.extend(own);
     }
     if let Some(first) = sorted.first() {
         for (kind, n) in per_kind.iter().filter(|(_, n)| **n > 1) {
@@ -314,17 +297,138 @@ fn status_word(s: Status) -> &'static str {
     }
 }
 
-fn compare_rows(
+/// Pairs one point's rows on the two sides (see `identity::pair_rows`) and judges each pair.
+fn compare_point(
     gpu: &str,
-    key: &PointKey,
-    base: Option<(&HistoryPoint, &str)>,
-    head: Option<(&HistoryPoint, &str)>,
+    key: &Identity,
+    base: &[Row],
+    head: &[Row],
+    opts: &Options,
+    out: &mut Vec<Line>,
+) {
+    let (bp, hp): (Vec<_>, Vec<_>) = (
+        base.iter().map(|(r, _)| &r.params).collect(),
+        head.iter().map(|(r, _)| &r.params).collect(),
+    );
+    let pairs = pair_rows(&key.kind, &bp, &hp);
+    // Rows of one point on one side are told apart by the settings whose values differ
+    // among them; a line names the point's variant by those settings alone.
+    let mut telling: Vec<&String> = Vec::new();
+    for rows in [&bp, &hp] {
+        for r in rows.iter() {
+            for k in r.keys().filter(|k| is_setting(&key.kind, k)) {
+                if rows.iter().any(|o| o.get(k) != r.get(k)) && !telling.contains(&k) {
+                    telling.push(k);
+                }
+            }
+        }
+    }
+    let variant = |r: &HistoryPoint| {
+        (!telling.is_empty()).then(|| {
+            telling
+                .iter()
+                .map(|k| {
+                    let v = r.params.get(*k).map_or("-".to_string(), |v| v.to_string());
+                    format!("{k}={v}")
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+    };
+    for &(i, j) in &pairs {
+        let (b, h) = (base[i], head[j]);
+        let ctx = RowContext {
+            gpu,
+            key,
+            settings: settings_diff(&key.kind, &b.0.params, &h.0.params),
+            variant: variant(h.0),
+        };
+        compare_rows(&ctx, Some(b), Some(h), opts, out);
+    }
+    // A row left over where the other side measured the point too is an extra measurement
+    // under other settings (event tracking on as well as off), not a point added or removed.
+    let extra = |r: &HistoryPoint, side: &str| Change::NotComparable {
+        reason: format!(
+            "{side} also measured this point with {}; the other side did not",
+            variant(r).unwrap_or_else(|| settings_text(&key.kind, &r.params))
+        ),
+    };
+    for (i, b) in base.iter().enumerate() {
+        if !pairs.iter().any(|p| p.0 == i) {
+            let ctx = RowContext {
+                gpu,
+                key,
+                settings: Vec::new(),
+                variant: variant(b.0),
+            };
+            if head.is_empty() {
+                compare_rows(&ctx, Some(*b), None, opts, out);
+            } else {
+                unpaired(&ctx, *b, true, extra(b.0, "base"), out);
+            }
+        }
+    }
+    for (j, h) in head.iter().enumerate() {
+        if !pairs.iter().any(|p| p.1 == j) {
+            let ctx = RowContext {
+                gpu,
+                key,
+                settings: Vec::new(),
+                variant: variant(h.0),
+            };
+            if base.is_empty() {
+                compare_rows(&ctx, None, Some(*h), opts, out);
+            } else {
+                unpaired(&ctx, *h, false, extra(h.0, "head"), out);
+            }
+        }
+    }
+}
+
+/// One line per quantity of a row that has no partner on the other side.
+fn unpaired(ctx: &RowContext, (r, id): Row, is_base: bool, change: Change, out: &mut Vec<Line>) {
+    let stats: Vec<String> = if r.stats.is_empty() {
+        vec!["-".to_string()]
+    } else {
+        r.stats.keys().cloned().collect()
+    };
+    for stat in stats {
+        let side = r.stats.get(&stat).map(|s| Side::of(s, id));
+        let (base, head) = if is_base { (side, None) } else { (None, side) };
+        out.push(Line {
+            gpu: ctx.gpu.to_string(),
+            point: ctx.key.clone(),
+            settings: ctx.settings.clone(),
+            variant: ctx.variant.clone(),
+            stat,
+            base,
+            head,
+            change: change.clone(),
+            control: None,
+        });
+    }
+}
+
+/// What every line of one pair of rows shares.
+struct RowContext<'a> {
+    gpu: &'a str,
+    key: &'a Identity,
+    settings: Vec<String>,
+    variant: Option<String>,
+}
+
+fn compare_rows(
+    ctx: &RowContext,
+    base: Option<Row>,
+    head: Option<Row>,
     opts: &Options,
     out: &mut Vec<Line>,
 ) {
     let line = |stat: &str, b: Option<Side>, h: Option<Side>, change: Change| Line {
-        gpu: gpu.to_string(),
-        point: key.clone(),
+        gpu: ctx.gpu.to_string(),
+        point: ctx.key.clone(),
+        settings: ctx.settings.clone(),
+        variant: ctx.variant.clone(),
         stat: stat.to_string(),
         base: b,
         head: h,
@@ -405,9 +509,10 @@ fn compare_rows(
 ///
 /// GPUs are paired first: when each side ran on exactly one GPU the two are compared (even
 /// across models, e.g. H100 against H200); otherwise runs pair by equal GPU name and a GPU on
-/// one side only shows as added or removed points. Within a GPU, a point is matched on kind,
-/// benchmark, implementation and parameters; when a side has several runs holding the same
-/// point, the newest run's row is used (and a note says so).
+/// one side only shows as added or removed points. Within a GPU, a point is matched on its
+/// identity (`crate::identity`: kind, benchmark, implementation, problem parameters); settings
+/// that differ are listed on the line. When a side has several runs holding the same point,
+/// the newest run's rows are used (and a note says so).
 pub fn compare(
     base_label: &str,
     base: &[HistoryRun],
@@ -441,13 +546,13 @@ pub fn compare(
     for (gpu, b, h) in pairs {
         let bp = points(b.unwrap_or(&empty), "base", &opts.ignore_params, &mut notes);
         let hp = points(h.unwrap_or(&empty), "head", &opts.ignore_params, &mut notes);
-        let keys: BTreeSet<&PointKey> = bp.rows.keys().chain(hp.rows.keys()).collect();
+        let keys: BTreeSet<&Identity> = bp.rows.keys().chain(hp.rows.keys()).collect();
         for k in keys {
-            compare_rows(
+            compare_point(
                 &gpu,
                 k,
-                bp.rows.get(k).copied(),
-                hp.rows.get(k).copied(),
+                bp.rows.get(k).map_or(&[][..], |v| v.as_slice()),
+                hp.rows.get(k).map_or(&[][..], |v| v.as_slice()),
                 opts,
                 &mut lines,
             );

@@ -1,19 +1,19 @@
 //! Comparing two sets of runs point by point, with a statistical verdict per point.
 //!
-//! [`compare`] matches points on kind, benchmark, implementation and parameters and judges
+//! [`compare`] matches points on their identity (`crate::identity`) and judges
 //! each sampled quantity with [`judge`] (non-overlapping 95% CIs of the median plus a minimum
 //! effect, see `verdict`). [`resolve`] turns a command-line spec (folder, file, run id,
-//! commit, GPU) into runs; [`render`] prints the report as text or Markdown.
+//! commit, GPU) into runs; [`render`] prints the report as text or Markdown, [`html`] as a
+//! self-contained page.
 
 mod control;
 mod diff;
+pub mod html;
 pub mod render;
 mod resolve;
 mod verdict;
 
-pub use diff::{
-    compare, counts, params_text, Change, Line, Options, PointKey, Report, RunUsed, Side,
-};
+pub use diff::{compare, counts, params_text, Change, Line, Options, Report, RunUsed, Side};
 pub use resolve::{resolve, Resolved};
 pub use verdict::{judge, Direction, Judgement, Verdict, DEFAULT_MIN_EFFECT};
 

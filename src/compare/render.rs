@@ -46,6 +46,14 @@ fn verdict_cell(l: &Line) -> String {
     }
 }
 
+/// The problem parameters, and the row's settings when the point has several rows on a side.
+fn params_cell(l: &Line) -> String {
+    match &l.variant {
+        Some(v) if !v.is_empty() => format!("{} [{v}]", l.point.params),
+        _ => l.point.params.clone(),
+    }
+}
+
 const HEADERS: [&str; 9] = [
     "gpu",
     "kind",
@@ -59,7 +67,7 @@ const HEADERS: [&str; 9] = [
 ];
 
 /// Table cells: the GPU column only when the lines span more than one GPU pairing.
-fn cells(r: &Report) -> (Vec<String>, Vec<Vec<String>>) {
+pub(super) fn cells(r: &Report) -> (Vec<String>, Vec<Vec<String>>) {
     let multi_gpu = r
         .lines
         .iter()
@@ -67,8 +75,12 @@ fn cells(r: &Report) -> (Vec<String>, Vec<Vec<String>>) {
         .collect::<std::collections::BTreeSet<_>>()
         .len()
         > 1;
+    let with_settings = r.lines.iter().any(|l| !l.settings.is_empty());
     let mut headers: Vec<String> = HEADERS.iter().map(|s| s.to_string()).collect();
     headers.push("verdict".into());
+    if with_settings {
+        headers.push("settings that differ".into());
+    }
     if !multi_gpu {
         headers.remove(0);
     }
@@ -81,13 +93,16 @@ fn cells(r: &Report) -> (Vec<String>, Vec<Vec<String>>) {
                 one_line(&l.point.kind),
                 one_line(&l.point.benchmark),
                 one_line(&l.point.implementation),
-                one_line(&l.point.params),
+                one_line(&params_cell(l)),
                 one_line(&l.stat),
                 side_cell(&l.base),
                 side_cell(&l.head),
                 ratio_cell(l),
                 verdict_cell(l),
             ];
+            if with_settings {
+                c.push(l.settings.join("; "));
+            }
             if !multi_gpu {
                 c.remove(0);
             }
@@ -97,7 +112,7 @@ fn cells(r: &Report) -> (Vec<String>, Vec<Vec<String>>) {
     (headers, rows)
 }
 
-fn rule_text(r: &Report) -> String {
+pub(super) fn rule_text(r: &Report) -> String {
     format!(
         "verdict rule: FASTER/SLOWER when the 95% CIs of the two medians do not overlap and the \
          medians differ by at least {:.1}%; SAME when they differ by less, or when no change of \
@@ -108,7 +123,7 @@ fn rule_text(r: &Report) -> String {
 }
 
 /// The GPUs of every run used, on either side.
-fn gpus_used(r: &Report) -> Vec<String> {
+pub(super) fn gpus_used(r: &Report) -> Vec<String> {
     let g: std::collections::BTreeSet<String> = r
         .base_runs
         .iter()
@@ -118,7 +133,7 @@ fn gpus_used(r: &Report) -> Vec<String> {
     g.into_iter().collect()
 }
 
-fn runs_text(runs: &[super::diff::RunUsed]) -> String {
+pub(super) fn runs_text(runs: &[super::diff::RunUsed]) -> String {
     if runs.is_empty() {
         return "no runs".into();
     }
@@ -243,9 +258,10 @@ pub fn markdown(r: &Report) -> String {
     );
     for row in rows {
         let mut row: Vec<String> = row.iter().map(|c| markdown_text(c)).collect();
-        let last = row.last_mut().unwrap();
-        if last == "SLOWER" || last == "FAILED" {
-            *last = format!("**{last}**");
+        let at = headers.iter().position(|h| h == "verdict").unwrap();
+        let verdict = &mut row[at];
+        if verdict == "SLOWER" || verdict == "FAILED" {
+            *verdict = format!("**{verdict}**");
         }
         let _ = writeln!(out, "| {} |", row.join(" | "));
     }

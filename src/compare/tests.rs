@@ -4,6 +4,7 @@ use super::*;
 use crate::artifact::{Artifact, Status};
 use crate::history::synthetic::{self, RunSpec};
 use crate::history::{HistoryPoint, HistoryRecord, HistoryRun};
+use crate::identity::Identity;
 use crate::summary::Loaded;
 
 const H100: &str = "NVIDIA H100 80GB HBM3";
@@ -32,12 +33,12 @@ fn suite_run(commit: usize, gpu: &str, seed: u64, factors: &[(usize, f64)]) -> V
 }
 
 /// The identity of point `idx` of `synthetic::suite()`.
-fn key_of(idx: usize) -> PointKey {
+fn key_of(idx: usize) -> Identity {
     let suite = synthetic::suite();
     let kind = suite[idx].kind;
     let first = suite.iter().position(|p| p.kind == kind).unwrap();
     let a = synthetic::run(&RunSpec::new(kind, "c", H100, "2026-01-01T00:00:00Z", 1));
-    PointKey::of(kind, &HistoryPoint::of(&a.results[idx - first]))
+    HistoryPoint::of(&a.results[idx - first]).identity(kind, &[])
 }
 
 /// Artifacts in the form `compare` takes.
@@ -262,14 +263,15 @@ fn tables_render_in_text_and_markdown() {
 }
 
 #[test]
-fn ignored_params_match_points_whose_launch_configuration_changed() {
+fn ignored_params_match_points_whose_undeclared_param_changed() {
     let base = suite_run(0, H100, 1, &[]);
     let mut head = suite_run(1, H100, 2, &[]);
     for l in &mut head {
         for r in &mut l.artifact.results {
             if r.implementation == "opbench" {
+                // Not declared by any kind: a problem parameter, so the points split.
                 r.params
-                    .insert("block_threads".into(), crate::artifact::Param::Int(256));
+                    .insert("tile".into(), crate::artifact::Param::Int(256));
             }
         }
     }
@@ -282,7 +284,7 @@ fn ignored_params_match_points_whose_launch_configuration_changed() {
     assert_eq!(count(&r, "ADDED"), opbench_lines);
     assert_eq!(count(&r, "REMOVED"), opbench_lines);
     let opts = Options {
-        ignore_params: vec!["block_threads".into()],
+        ignore_params: vec!["tile".into()],
         ..Options::default()
     };
     let r = compare("base", &runs(&base), "head", &runs(&head), &opts);
@@ -293,6 +295,32 @@ fn ignored_params_match_points_whose_launch_configuration_changed() {
         r.tally()
     );
     assert_eq!(r.regressions().count(), 0);
+}
+
+#[test]
+fn a_changed_launch_configuration_keeps_the_point_and_is_shown() {
+    let base = suite_run(0, H100, 1, &[]);
+    let mut head = suite_run(1, H100, 2, &[]);
+    for l in &mut head {
+        for r in &mut l.artifact.results {
+            if l.artifact.kind == "layernorm" && r.implementation == "opbench" {
+                r.params
+                    .insert("block_threads".into(), crate::artifact::Param::Int(256));
+            }
+        }
+    }
+    let r = cmp(&base, &head);
+    assert_eq!(
+        count(&r, "ADDED") + count(&r, "REMOVED"),
+        0,
+        "{}",
+        r.tally()
+    );
+    let changed: Vec<&Line> = r.lines.iter().filter(|l| !l.settings.is_empty()).collect();
+    assert_eq!(changed.len(), 60, "LayerNorm's 60 opbench points");
+    assert!(changed
+        .iter()
+        .all(|l| l.settings == ["block_threads: - -> 256"]));
 }
 
 #[test]

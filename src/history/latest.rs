@@ -2,7 +2,7 @@
 //! the same GPU: what `summary.json` lists under `regressions`.
 
 use super::load::{History, HistoryRun};
-use crate::compare::{compare, Line, Options};
+use crate::compare::{compare, Line, Options, Report};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -25,6 +25,25 @@ impl History {
     /// For each (kind, GPU) with at least two commits in the history: the newest run against
     /// the newest run of an earlier commit on the same GPU.
     pub fn latest_changes(&self, opts: &Options) -> Vec<LatestChange> {
+        self.changes(None, opts)
+            .into_iter()
+            .map(|c| LatestChange {
+                tally: c.report.tally(),
+                regressions: c.report.regressions().cloned().collect(),
+                kind: c.kind,
+                gpu: c.gpu,
+                base_run_id: c.base.run_id().to_string(),
+                base_commit: c.base.commit().map(String::from),
+                head_run_id: c.head.run_id().to_string(),
+                head_commit: c.head.commit().map(String::from),
+            })
+            .collect()
+    }
+
+    /// For each (kind, GPU): the newest run against its base, the newest run of another
+    /// commit or, with `against`, of the commit whose hash starts with it. Groups without a
+    /// base are left out.
+    pub fn changes(&self, against: Option<&str>, opts: &Options) -> Vec<Change<'_>> {
         let mut groups: BTreeMap<(String, String), Vec<&HistoryRun>> = BTreeMap::new();
         for r in &self.runs {
             groups
@@ -36,7 +55,11 @@ impl History {
         for ((kind, gpu), runs) in groups {
             // self.runs is oldest first, so each group is too.
             let head = runs[runs.len() - 1];
-            let Some(base) = runs.iter().rev().find(|r| r.commit() != head.commit()) else {
+            let Some(base) = runs
+                .iter()
+                .rev()
+                .find(|r| super::load::is_base(&r.name, &head.name, against))
+            else {
                 continue;
             };
             let report = compare(
@@ -46,17 +69,23 @@ impl History {
                 std::slice::from_ref(head),
                 opts,
             );
-            out.push(LatestChange {
+            out.push(Change {
                 kind,
                 gpu,
-                base_run_id: base.run_id().to_string(),
-                base_commit: base.commit().map(String::from),
-                head_run_id: head.run_id().to_string(),
-                head_commit: head.commit().map(String::from),
-                tally: report.tally(),
-                regressions: report.regressions().cloned().collect(),
+                base,
+                head,
+                report,
             });
         }
         out
     }
+}
+
+/// The newest run of one kind on one GPU against its base, every point judged.
+pub struct Change<'a> {
+    pub kind: String,
+    pub gpu: String,
+    pub base: &'a HistoryRun,
+    pub head: &'a HistoryRun,
+    pub report: Report,
 }

@@ -109,15 +109,9 @@ impl HistoryRun {
     pub fn run_id(&self) -> &str {
         &self.record.run.id
     }
-    /// Drawn by `history synth`, not measured: `run.synthetic`, or (files written before that
-    /// field existed) the synthetic note.
+    /// Drawn by `history synth`, not measured (see [`HistoryRecord::synthetic`]).
     pub fn synthetic(&self) -> bool {
-        self.record.run.synthetic
-            || self
-                .record
-                .notes
-                .iter()
-                .any(|n| n == super::synthetic::SYNTHETIC_NOTE)
+        self.record.synthetic()
     }
 }
 
@@ -138,6 +132,19 @@ fn load_entry(e: &IndexEntry) -> Result<HistoryRun> {
         name: e.name.clone(),
         record,
     })
+}
+
+/// Whether `e` can be the base of `head`: another commit, or the one `against` names (a
+/// prefix of at most the 12 digits a file name keeps).
+pub fn is_base(e: &HistoryName, head: &HistoryName, against: Option<&str>) -> bool {
+    match against {
+        None => e.commit12 != head.commit12,
+        Some(rev) => {
+            let rev = rev.to_lowercase();
+            let rev = &rev[..rev.len().min(12)];
+            e.commit12.as_deref().is_some_and(|c| c.starts_with(rev))
+        }
+    }
 }
 
 /// Every run in a history folder, oldest first.
@@ -174,6 +181,12 @@ impl History {
     /// Only what [`History::latest_changes`] needs, chosen by file name before anything is
     /// decompressed: per kind and GPU, the newest run and the newest run of another commit.
     pub fn load_latest_pairs(dir: &Path, skip_invalid: bool) -> Result<History> {
+        Self::load_pairs(dir, None, skip_invalid)
+    }
+
+    /// Per kind and GPU, the newest run and the newest run of the base: the newest run of
+    /// another commit, or with `against`, of the commit whose hash starts with it.
+    pub fn load_pairs(dir: &Path, against: Option<&str>, skip_invalid: bool) -> Result<History> {
         let (entries, warnings) = index(dir)?;
         let mut groups: BTreeMap<(&str, &str), Vec<&IndexEntry>> = BTreeMap::new();
         for e in &entries {
@@ -189,7 +202,7 @@ impl History {
             if let Some(base) = group
                 .iter()
                 .rev()
-                .find(|e| e.name.commit12 != head.name.commit12)
+                .find(|e| is_base(&e.name, &head.name, against))
             {
                 keep.push((*base).clone());
             }

@@ -17,8 +17,8 @@ mod store;
 pub mod synth;
 pub mod synthetic;
 
-pub use latest::LatestChange;
-pub use load::{index, History, HistoryRun, IndexEntry, HISTORY_DIR};
+pub use latest::{Change, LatestChange};
+pub use load::{index, is_base, History, HistoryRun, IndexEntry, HISTORY_DIR};
 pub use naming::{gpu_label, gpu_slug, slug, HistoryName, DIRTY_MARK, HISTORY_EXT, NO_COMMIT};
 pub use record::{
     round_sig, HistoryPoint, HistoryRecord, StatBrief, HISTORY_FORMAT, METRIC_DIGITS, STAT_DIGITS,

@@ -82,6 +82,17 @@ pub struct HistoryPoint {
 }
 
 impl HistoryPoint {
+    /// The point's identity in a run of `kind`, without the problem parameters in `ignore`.
+    pub fn identity(&self, kind: &str, ignore: &[String]) -> crate::identity::Identity {
+        crate::identity::Identity::ignoring(
+            kind,
+            &self.benchmark,
+            &self.implementation,
+            &self.params,
+            ignore,
+        )
+    }
+
     pub fn of(r: &ResultRow) -> Self {
         HistoryPoint {
             benchmark: r.benchmark.clone(),
@@ -118,6 +129,16 @@ pub struct HistoryRecord {
 }
 
 impl HistoryRecord {
+    /// Drawn by `history synth`, not measured: `run.synthetic`, or (files written before that
+    /// field existed) the synthetic note.
+    pub fn synthetic(&self) -> bool {
+        self.run.synthetic
+            || self
+                .notes
+                .iter()
+                .any(|n| n == super::synthetic::SYNTHETIC_NOTE)
+    }
+
     /// The exact history form of an artifact (nothing rounded).
     pub fn of(a: &Artifact) -> Self {
         HistoryRecord {

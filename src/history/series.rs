@@ -2,9 +2,10 @@
 //! 95% band and each run's verdict against the previous run on the same GPU.
 
 use super::load::History;
-use super::record::HistoryPoint;
+use super::record::{HistoryPoint, StatBrief};
 use crate::artifact::Status;
-use crate::compare::{judge, Direction, Judgement, Options, PointKey};
+use crate::compare::{judge, Direction, Judgement, Options};
+use crate::identity::Identity;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -42,7 +43,7 @@ pub struct SeriesPoint {
 /// One line of a history chart.
 #[derive(Debug, Clone, Serialize)]
 pub struct Series {
-    pub point: PointKey,
+    pub point: Identity,
     /// The sampled quantity, e.g. `time_us`.
     pub stat: String,
     /// Whether `stat` is the row's headline (see [`headline_stat`]).
@@ -58,35 +59,35 @@ impl History {
     /// rows leave a gap (no point). `opts` gives the verdict rule's minimum effect and the
     /// parameters left out of a point's identity (`Options::default()`: 3%, none).
     pub fn series(&self, opts: &Options) -> Vec<Series> {
-        let mut map: BTreeMap<(PointKey, String, String), Series> = BTreeMap::new();
+        let mut map: BTreeMap<(Identity, String, String), Series> = BTreeMap::new();
+        // Per series, the previous point's stats block (a run's rows are read once).
+        let mut last: BTreeMap<(Identity, String, String), &StatBrief> = BTreeMap::new();
         for (i, run) in self.runs.iter().enumerate() {
             let gpu = run.gpu();
+            let mut seen = std::collections::BTreeSet::new();
             for row in &run.record.points {
                 if row.status != Status::Ok {
                     continue;
                 }
-                let key = PointKey::ignoring(run.kind(), row, &opts.ignore_params);
+                let key = row.identity(run.kind(), &opts.ignore_params);
+                // A run that measured the point under several settings: follow its first row.
+                if !seen.insert(key.clone()) {
+                    continue;
+                }
                 let headline = headline_stat(row);
                 for (stat, s) in &row.stats {
-                    let series = map
-                        .entry((key.clone(), stat.clone(), gpu.clone()))
-                        .or_insert_with(|| Series {
-                            point: key.clone(),
-                            stat: stat.clone(),
-                            headline: headline == Some(stat.as_str()),
-                            direction: Direction::of_stat(stat),
-                            gpu: gpu.clone(),
-                            points: Vec::new(),
-                        });
-                    let vs_previous = series.points.last().map(|prev| {
-                        let base = &self.runs[prev.run].record.points;
-                        let base = base
-                            .iter()
-                            .find(|r| PointKey::ignoring(run.kind(), r, &opts.ignore_params) == key)
-                            .and_then(|r| r.stats.get(stat))
-                            .expect("a series point always has its stats block");
-                        judge(base, s, series.direction, opts.min_effect)
+                    let id = (key.clone(), stat.clone(), gpu.clone());
+                    let series = map.entry(id.clone()).or_insert_with(|| Series {
+                        point: key.clone(),
+                        stat: stat.clone(),
+                        headline: headline == Some(stat.as_str()),
+                        direction: Direction::of_stat(stat),
+                        gpu: gpu.clone(),
+                        points: Vec::new(),
                     });
+                    let vs_previous = last
+                        .insert(id, s)
+                        .map(|base| judge(base, s, series.direction, opts.min_effect));
                     series.points.push(SeriesPoint {
                         run: i,
                         run_id: run.run_id().to_string(),

@@ -17,7 +17,7 @@ pub mod points;
 pub mod templates;
 pub mod write;
 
-pub use pages::{PageContext, SiteMeta};
+pub use pages::{HistoryOptions, PageContext, SiteMeta};
 pub use plotly::PlotlyMode;
 
 use crate::summary::{load_dir_with_hint, Loaded};
@@ -37,6 +37,8 @@ pub struct Options {
     pub dump_context: bool,
     /// Fail on an invalid artifact instead of leaving it out with a warning.
     pub strict: bool,
+    /// Commit links and the extra comparison of the history page.
+    pub history: HistoryOptions,
 }
 
 /// What was written.
@@ -76,6 +78,25 @@ pub fn build_pages(
     plotly: PlotlyMode,
     generated_utc: &str,
 ) -> Vec<PageContext> {
+    build_pages_with(
+        loaded,
+        warnings,
+        artifacts_dir,
+        plotly,
+        generated_utc,
+        &HistoryOptions::default(),
+    )
+}
+
+/// [`build_pages`] with the history page's options.
+pub fn build_pages_with(
+    loaded: &[Loaded],
+    warnings: &[String],
+    artifacts_dir: &str,
+    plotly: PlotlyMode,
+    generated_utc: &str,
+    history: &HistoryOptions,
+) -> Vec<PageContext> {
     let shown = display::artifacts(loaded);
     let loaded: &[Loaded] = &shown;
     let store = points::Store::new(loaded);
@@ -93,18 +114,19 @@ pub fn build_pages(
             .collect(),
         plotly: plotly.tag(),
     };
-    pages::build_all(&store, &meta)
+    pages::build_all(&store, &meta, history)
 }
 
 /// The whole `dashboard` command.
 pub fn run(opts: &Options) -> Result<Outcome> {
     let (loaded, mut warnings) = load(&opts.artifacts, opts.strict)?;
-    let pages = build_pages(
+    let pages = build_pages_with(
         &loaded,
         &warnings,
         &opts.artifacts.display().to_string(),
         opts.plotly,
         &crate::env::now_utc(),
+        &opts.history,
     );
     // Pages add their own (the history page: files of the history left out); say them too.
     for p in &pages {

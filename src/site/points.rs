@@ -1,11 +1,12 @@
 //! The measured points the pages draw: every result row, with the newest run of each point kept.
 //!
-//! When several artifacts measured the same point (same kind, benchmark, implementation,
-//! params and GPU), the detail pages show the newest one (latest `finished_utc`, then file
+//! When several artifacts measured the same point (same identity, `crate::identity`, and
+//! GPU), the detail pages show the newest one (latest `finished_utc`, then file
 //! name); the older ones are counted as superseded and stay in summary.json / summary.csv.
 
 use super::names;
 use crate::artifact::{Artifact, ResultRow, Status};
+use crate::identity::Identity;
 use crate::summary::Loaded;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -32,6 +33,17 @@ impl<'a> Point<'a> {
 
     pub fn imp(&self) -> &'a str {
         &self.row.implementation
+    }
+
+    /// The point's identity (`crate::identity`).
+    pub fn identity(&self) -> Identity {
+        let r = self.row;
+        Identity::of(
+            &self.artifact().kind,
+            &r.benchmark,
+            &r.implementation,
+            &r.params,
+        )
     }
 
     pub fn dtype(&self) -> Option<String> {
@@ -77,7 +89,7 @@ impl<'a> Store<'a> {
             (&lb.artifact.run.finished_utc, &lb.file)
                 .cmp(&(&la.artifact.run.finished_utc, &la.file))
         });
-        let mut owner: HashMap<String, usize> = HashMap::new();
+        let mut owner: HashMap<(String, Identity), usize> = HashMap::new();
         let mut keep: Vec<Vec<bool>> = loaded
             .iter()
             .map(|l| vec![false; l.artifact.results.len()])
@@ -87,7 +99,8 @@ impl<'a> Store<'a> {
             let l = &loaded[ai];
             let gpu = l.artifact.env.label();
             for (ri, row) in l.artifact.results.iter().enumerate() {
-                let key = point_key(&l.artifact.kind, &gpu, row);
+                let p = Point { loaded: l, row };
+                let key = (gpu.clone(), p.identity());
                 match owner.get(&key) {
                     Some(&o) if o != ai => superseded += 1,
                     _ => {
@@ -128,21 +141,6 @@ impl<'a> Store<'a> {
             .map(|l| l.artifact.kind.as_str())
             .collect()
     }
-}
-
-/// What makes two rows "the same point": kind, GPU, benchmark, implementation, params.
-fn point_key(kind: &str, gpu: &str, row: &ResultRow) -> String {
-    let mut k = format!(
-        "{kind}\u{1f}{gpu}\u{1f}{}\u{1f}{}",
-        row.benchmark, row.implementation
-    );
-    for (name, v) in &row.params {
-        k.push('\u{1f}');
-        k.push_str(name);
-        k.push('=');
-        k.push_str(&v.to_string());
-    }
-    k
 }
 
 #[cfg(test)]

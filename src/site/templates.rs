@@ -12,6 +12,7 @@ pub const TEMPLATES: &[(&str, &str)] = &[
         include_str!("../../templates/overview.html"),
     ),
     ("kind.html", include_str!("../../templates/kind.html")),
+    ("history.html", include_str!("../../templates/history.html")),
 ];
 
 /// Static files written beside the pages: (path in the site, contents).
@@ -19,6 +20,10 @@ pub const STATIC_FILES: &[(&str, &str)] = &[
     (
         "assets/dashboard.js",
         include_str!("../../templates/static/dashboard.js"),
+    ),
+    (
+        "assets/history.js",
+        include_str!("../../templates/static/history.js"),
     ),
     (
         "assets/style.css",

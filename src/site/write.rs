@@ -24,7 +24,7 @@ struct Rendered<'a> {
 /// Renders one page to HTML.
 pub fn render_page(templates: &Templates, page: &PageContext) -> Result<String> {
     let data_json = script_json(&page.browser_data())?;
-    let has_charts = page.charts().any(|c| c.empty.is_none());
+    let has_charts = page.charts().any(|c| c.empty.is_none()) || page.history.is_some();
     templates.render(
         &page.template,
         &Rendered {
@@ -55,6 +55,9 @@ pub fn write_site(
             let path = out.join(&page.file);
             write(&path, html.as_bytes())?;
             written.push(path);
+            for f in &page.files {
+                write(&out.join(&f.path), f.text.as_bytes())?;
+            }
             if dump_context {
                 let json = serde_json::to_vec_pretty(page)?;
                 let stem = page.file.trim_end_matches(".html");

@@ -92,49 +92,14 @@ pub fn gpus(points: &[Point]) -> Vec<String> {
     v
 }
 
-/// Key of "the same point measured by another implementation": GPU, benchmark and the values
-/// of the coordinate params `coords` (shape, dtype, ...; implementation-specific params such as
-/// a kernel's tile size are left out so they do not keep peers apart).
-pub fn coord_key(p: &Point, coords: &[&[&str]]) -> String {
-    let mut k = format!("{}\u{1f}{}", p.gpu(), p.row.benchmark);
-    for keys in coords {
-        k.push('\u{1f}');
-        if let Some(v) = names::param_str(p.row, keys) {
-            k.push_str(&v);
-        }
-    }
-    k
+/// Key of "the same point measured by another implementation": GPU and the point's problem
+/// (`crate::identity`: kind, benchmark, problem parameters; settings such as a kernel's
+/// launch configuration are not part of it, so they do not keep peers apart).
+pub fn peer_key(p: &Point) -> String {
+    format!("{}\u{1f}{}", p.gpu(), p.identity().problem())
 }
 
-/// LayerNorm coordinates: rows, cols, dtype, L2 mode.
-pub fn ln_key(p: &Point) -> String {
-    coord_key(p, &[names::ROWS, names::COLS, names::DTYPE, names::MODE])
-}
-
-/// GEMM coordinates: m, n, k, dtype.
-pub fn gemm_key(p: &Point) -> String {
-    coord_key(
-        p,
-        &[names::GEMM_M, names::GEMM_N, names::GEMM_K, names::DTYPE],
-    )
-}
-
-/// LLM coordinates: model, dtype, batch, prompt and generated lengths, weights.
-pub fn llm_key(p: &Point) -> String {
-    coord_key(
-        p,
-        &[
-            names::MODEL,
-            names::DTYPE,
-            names::BATCH,
-            names::PROMPT_LEN,
-            names::NEW_TOKENS,
-            names::WEIGHTS,
-        ],
-    )
-}
-
-/// Index: (coordinate key, implementation) -> point, for ok points.
+/// Index: (peer key, implementation) -> point, for ok points.
 pub fn peer_index<'a>(
     points: &[Point<'a>],
     key: impl Fn(&Point) -> String,

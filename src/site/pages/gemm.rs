@@ -127,7 +127,7 @@ fn figures(p: &Point, cublas_us: &HashMap<String, f64>) -> Figures {
     let tf = tflops(p);
     let ai = intensity(p);
     let pct_cublas = names::metric(p.row, names::PCT_CUBLAS).or_else(|| {
-        let base = cublas_us.get(&gemm_key(p))?;
+        let base = cublas_us.get(&peer_key(p))?;
         Some(100.0 * base / p50_us(p)?)
     });
     let pct_ceiling =
@@ -176,7 +176,7 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
     let cublas_us: HashMap<String, f64> = ok
         .iter()
         .filter(|p| names::is_cublas(p.imp()))
-        .filter_map(|p| Some((gemm_key(p), p50_us(p)?)))
+        .filter_map(|p| Some((peer_key(p), p50_us(p)?)))
         .collect();
     let figs: Vec<Figures> = ok.iter().map(|p| figures(p, &cublas_us)).collect();
     let kernels = kernel_order(&ok);
@@ -395,7 +395,7 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
         let Some(t) = p50_us(p) else { continue };
         let name = series(p.imp(), p, multi);
         let mut pt = pt_cat(&shape_dtype(p), t, f.hover.clone(), p.dims());
-        pt.g = Some(gemm_key(p));
+        pt.g = Some(peer_key(p));
         set.get(&name, || new_trace(&name, p, "markers"))
             .points
             .push(pt);

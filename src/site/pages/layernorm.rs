@@ -97,7 +97,7 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
     let extras = distinguishing(points, label);
     let lab = |p: &Point| with_extra(label(p), p, &extras);
     let x_order = ordered_categories(points.iter().map(|p| (sort_key(p), lab(p))).collect());
-    let peers = peer_index(points, ln_key);
+    let peers = peer_index(points, peer_key);
     let baseline = names::LN_BASELINE[0];
 
     let push = |set: &mut TraceSet, p: &Point, mode: &str, pt: Pt| {
@@ -157,7 +157,7 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
     let mut set = TraceSet::default();
     for p in ok.iter().filter(|p| p.imp() != baseline) {
         let base = peers
-            .get(&(ln_key(p), baseline.to_string()))
+            .get(&(peer_key(p), baseline.to_string()))
             .and_then(p50_us);
         let v = names::metric(p.row, names::SPEEDUP_LN)
             .or_else(|| Some(base? / p50_us(p)?))

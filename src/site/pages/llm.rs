@@ -404,7 +404,7 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
     );
 
     // The peer side by side.
-    let peers = peer_index(points, llm_key);
+    let peers = peer_index(points, peer_key);
     let peer_names: Vec<String> = {
         let mut v: Vec<String> = decode
             .iter()
@@ -432,7 +432,7 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
         let mut extra = vec![format!("{} tokens/s", fmt::num(v))];
         for peer in peer_names.iter().filter(|n| n.as_str() != p.imp()) {
             if let Some(pv) = peers
-                .get(&(llm_key(p), peer.clone()))
+                .get(&(peer_key(p), peer.clone()))
                 .and_then(|q| names::decode_tps(q.row))
             {
                 extra.push(format!("{} of {peer}", fmt::times(v / pv)));

@@ -11,6 +11,7 @@ mod overview;
 mod trace;
 
 pub use common::{NamedTable, Section};
+pub use history::{commit_url, HistoryOptions, HistoryView};
 
 use super::chart::{ChartView, Dims, TableView};
 use super::filters::FilterView;
@@ -86,6 +87,19 @@ pub struct PageContext {
     pub cards: Vec<Card>,
     pub envs: Vec<EnvView>,
     pub sections: Vec<Section>,
+    /// The history page's small charts and tables.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub history: Option<HistoryView>,
+    /// Files written beside the pages for this one (data loaded on demand, CSV downloads).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<DataFile>,
+}
+
+/// A file a page needs beside it, path relative to the site root.
+#[derive(Debug, Clone, Serialize)]
+pub struct DataFile {
+    pub path: String,
+    pub text: String,
 }
 
 impl PageContext {
@@ -96,11 +110,21 @@ impl PageContext {
 
     /// The data `dashboard.js` reads: filters and charts (no tables, no captions).
     pub fn browser_data(&self) -> serde_json::Value {
-        serde_json::json!({
+        let mut v = serde_json::json!({
             "page": self.file,
             "filters": self.filters.iter().map(|f| &f.dim).collect::<Vec<_>>(),
             "charts": self.charts().map(|c| c.browser_data()).collect::<Vec<_>>(),
-        })
+        });
+        if let Some(h) = &self.history {
+            v["history"] = serde_json::json!({
+                "window": h.window,
+                "repo_url": h.repo_url,
+                "gpus": h.gpus,
+                "kinds": h.kinds,
+                "global": history::DATA_GLOBAL,
+            });
+        }
+        v
     }
 }
 
@@ -121,9 +145,9 @@ const HISTORY_KIND: &str = "\u{0}history";
 
 /// Builds every page: the overview, one per known kind (with or without data), one per
 /// other kind present.
-pub fn build_all(store: &Store, meta: &SiteMeta) -> Vec<PageContext> {
-    let hist = history::load(std::path::Path::new(&meta.artifacts_dir));
-    let history_runs = hist.runs();
+pub fn build_all(store: &Store, meta: &SiteMeta, hopts: &HistoryOptions) -> Vec<PageContext> {
+    let hist = history::prepare(std::path::Path::new(&meta.artifacts_dir), hopts);
+    let history_runs = hist.runs;
     let palette = Palette::new(store.points.iter().map(|p| p.imp()));
     let mut entries: Vec<(String, String, String)> = vec![(
         String::new(),
@@ -182,10 +206,15 @@ pub fn build_all(store: &Store, meta: &SiteMeta) -> Vec<PageContext> {
             cards: Vec::new(),
             envs: Vec::new(),
             sections: Vec::new(),
+            history: None,
+            files: Vec::new(),
         };
         let points = store.of_kind(kind);
         match kind.as_str() {
-            "" => overview::build(&mut page, store, &palette, &entries),
+            "" => {
+                overview::build(&mut page, store, &palette, &entries);
+                page.cards.extend(history::overview_card(&hist));
+            }
             "llm" => llm::build(&mut page, &points, &palette),
             "layernorm" => layernorm::build(&mut page, &points, &palette),
             "gemm" => gemm::build(&mut page, &points, &palette),

@@ -30,14 +30,16 @@ fn muted(title: &str, link: &str, bin: &str) -> Card {
 }
 
 fn layernorm_card(gpu: &str, pts: &[Point]) -> Option<Card> {
-    let peers = peer_index(pts, ln_key);
+    let peers = peer_index(pts, peer_key);
     let base = names::LN_BASELINE[0];
     let mut sp: Vec<(f64, Point)> = pts
         .iter()
         .filter(|p| p.ok() && !names::NOT_OURS.contains(&p.imp()))
         .filter_map(|p| {
             let v = names::metric(p.row, names::SPEEDUP_LN).or_else(|| {
-                let b = peers.get(&(ln_key(p), base.to_string())).and_then(p50_us)?;
+                let b = peers
+                    .get(&(peer_key(p), base.to_string()))
+                    .and_then(p50_us)?;
                 Some(b / p50_us(p)?)
             })?;
             Some((v, *p))
@@ -128,11 +130,11 @@ fn decode_card(gpu: &str, pts: &[Point]) -> Option<Card> {
         names::param_str(r, names::BATCH).unwrap_or_else(|| "?".into())
     ));
     // The fastest run of each peer implementation at the same configuration.
-    let key = llm_key(p);
+    let key = peer_key(p);
     let mut best_peer: BTreeMap<&str, f64> = BTreeMap::new();
     for q in pts
         .iter()
-        .filter(|q| q.ok() && names::is_llm_peer(q.imp()) && llm_key(q) == key)
+        .filter(|q| q.ok() && names::is_llm_peer(q.imp()) && peer_key(q) == key)
     {
         if let Some(v) = names::decode_tps(q.row) {
             let e = best_peer.entry(q.imp()).or_insert(v);
@@ -165,10 +167,10 @@ fn gemm_card(gpu: &str, pts: &[Point]) -> Option<Card> {
         .filter(|p| tf(p).is_some())
         .max_by(|a, b| tf(a).unwrap_or(0.0).total_cmp(&tf(b).unwrap_or(0.0)))?;
     let v = tf(p)?;
-    let key = gemm_key(p);
+    let key = peer_key(p);
     let cublas = pts
         .iter()
-        .find(|q| q.ok() && names::is_cublas(q.imp()) && gemm_key(q) == key);
+        .find(|q| q.ok() && names::is_cublas(q.imp()) && peer_key(q) == key);
     let pct = names::metric(p.row, names::PCT_CUBLAS).or_else(|| {
         let c = cublas?;
         Some(100.0 * p50_us(c)? / p50_us(p)?)

@@ -1,0 +1,204 @@
+//! The regressions table: per kind and GPU, the newest commit's run against its predecessor's
+//! (or a chosen commit's), every point judged by `compare`; SLOWER and FASTER lines only, the
+//! full comparison as a CSV download.
+
+use super::links::{commit_link, CommitLink};
+use crate::compare::{render::fmt_num, Change as Verdicted, Line, Options, Side, Verdict};
+use crate::history::History;
+use anyhow::Result;
+use serde::Serialize;
+use std::path::Path;
+
+/// One SLOWER or FASTER point.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub verdict: String,
+    pub slower: bool,
+    pub kind: String,
+    pub gpu: String,
+    /// "benchmark · implementation".
+    pub point: String,
+    pub params: String,
+    pub quantity: String,
+    pub base_commit: CommitLink,
+    pub head_commit: CommitLink,
+    /// "12.3 [12.1, 12.6]"
+    pub base: String,
+    pub head: String,
+    /// "+4.1%"
+    pub change: String,
+    /// Settings that differ between the two rows ("mem_sampled: - -> true").
+    pub settings: String,
+}
+
+/// The table against one base.
+#[derive(Debug, Clone, Serialize)]
+pub struct Table {
+    pub id: String,
+    pub title: String,
+    pub caption: String,
+    pub rows: Vec<Row>,
+    pub slower: usize,
+    pub faster: usize,
+    /// Points judged in all (every verdict).
+    pub judged: usize,
+    /// (kind, GPU) pairs compared.
+    pub groups: usize,
+    /// The CSV of every judged line (written as a download, not into the page).
+    #[serde(skip)]
+    pub csv: String,
+}
+
+fn side(s: &Option<Side>) -> String {
+    s.as_ref().map_or("-".into(), |s| {
+        format!(
+            "{} [{}, {}]",
+            fmt_num(s.p50),
+            fmt_num(s.median_ci95[0]),
+            fmt_num(s.median_ci95[1])
+        )
+    })
+}
+
+/// The verdict rule, as the caption states it.
+pub fn rule(min_effect: f64) -> String {
+    format!(
+        "A point is SLOWER or FASTER when the 95% confidence intervals of the two medians do not \
+         overlap and the medians differ by at least {:.0}% (compare's rule).",
+        min_effect * 100.0
+    )
+}
+
+/// Compares, per kind and GPU, the newest run with its base (see `History::changes`).
+pub fn table(
+    dir: &Path,
+    against: Option<&str>,
+    repo_url: Option<&str>,
+    id: &str,
+) -> Result<Option<Table>> {
+    let h = History::load_pairs(dir, against, true)?;
+    let opts = Options::default();
+    let changes = h.changes(against, &opts);
+    if changes.is_empty() {
+        return Ok(None);
+    }
+    let mut rows = Vec::new();
+    let mut csv = csv::Writer::from_writer(Vec::new());
+    csv.write_record([
+        "verdict",
+        "kind",
+        "gpu",
+        "benchmark",
+        "implementation",
+        "params",
+        "quantity",
+        "base_commit",
+        "head_commit",
+        "base_p50",
+        "base_ci_lo",
+        "base_ci_hi",
+        "head_p50",
+        "head_ci_lo",
+        "head_ci_hi",
+        "head_over_base",
+        "settings_differ",
+    ])?;
+    let mut judged = 0;
+    for c in &changes {
+        let (bc, hc) = (c.base.commit(), c.head.commit());
+        for l in &c.report.lines {
+            judged += 1;
+            write_csv(&mut csv, l, &c.kind, bc, hc)?;
+            let Verdicted::Compared(j) = &l.change else {
+                continue;
+            };
+            if !matches!(j.verdict, Verdict::Slower | Verdict::Faster) {
+                continue;
+            }
+            rows.push(Row {
+                verdict: j.verdict.to_string(),
+                slower: j.verdict == Verdict::Slower,
+                kind: c.kind.clone(),
+                gpu: c.gpu.trim_start_matches("NVIDIA ").to_string(),
+                point: format!("{} · {}", l.point.benchmark, l.point.implementation),
+                params: l.point.params.clone(),
+                quantity: l.stat.clone(),
+                base_commit: commit_link(bc, repo_url),
+                head_commit: commit_link(hc, repo_url),
+                base: side(&l.base),
+                head: side(&l.head),
+                change: j
+                    .ratio
+                    .map_or("-".into(), |r| format!("{:+.1}%", (r - 1.0) * 100.0)),
+                settings: l.settings.join("; "),
+            });
+        }
+    }
+    // Slower first, then the largest change.
+    rows.sort_by(|a, b| b.slower.cmp(&a.slower).then(a.kind.cmp(&b.kind)));
+    let slower = rows.iter().filter(|r| r.slower).count();
+    let what = match against {
+        None => "its predecessor (the newest run of the commit before)".to_string(),
+        Some(rev) => format!("commit {rev}"),
+    };
+    Ok(Some(Table {
+        id: id.into(),
+        title: match against {
+            None => "Newest commit against its predecessor".into(),
+            Some(rev) => format!("Newest commit against {rev}"),
+        },
+        caption: format!(
+            "Per kind and GPU, the newest run against {what}, point by point. {} Drift between \
+             runs alone gives some of these: check a control implementation (candle, cuBLAS) \
+             at the same point before calling one a regression.",
+            rule(opts.min_effect)
+        ),
+        faster: rows.len() - slower,
+        slower,
+        rows,
+        judged,
+        groups: changes.len(),
+        csv: String::from_utf8(csv.into_inner()?)?,
+    }))
+}
+
+/// A text cell a spreadsheet would not run as a formula.
+pub fn cell(s: &str) -> String {
+    if s.starts_with(['=', '+', '-', '@']) {
+        format!("'{s}")
+    } else {
+        s.to_string()
+    }
+}
+
+fn write_csv(
+    w: &mut csv::Writer<Vec<u8>>,
+    l: &Line,
+    kind: &str,
+    bc: Option<&str>,
+    hc: Option<&str>,
+) -> Result<()> {
+    let num = |s: &Option<Side>, f: fn(&Side) -> f64| {
+        s.as_ref().map_or(String::new(), |s| f(s).to_string())
+    };
+    w.write_record([
+        l.label().to_string(),
+        cell(kind),
+        cell(&l.gpu),
+        cell(&l.point.benchmark),
+        cell(&l.point.implementation),
+        cell(&l.point.params),
+        cell(&l.stat),
+        bc.unwrap_or("").to_string(),
+        hc.unwrap_or("").to_string(),
+        num(&l.base, |s| s.p50),
+        num(&l.base, |s| s.median_ci95[0]),
+        num(&l.base, |s| s.median_ci95[1]),
+        num(&l.head, |s| s.p50),
+        num(&l.head, |s| s.median_ci95[0]),
+        num(&l.head, |s| s.median_ci95[1]),
+        l.ratio().map_or(String::new(), |r| r.to_string()),
+        cell(&l.settings.join("; ")),
+    ])?;
+    Ok(())
+}
