@@ -3,14 +3,18 @@
 //! One JSON file per benchmark run. `docs/artifacts.md` explains every field and
 //! `docs/artifact.schema.json` is the JSON Schema for other producers.
 
+pub mod interrupt;
 mod io;
+mod replace;
 mod validate;
+mod writer;
 
 pub use io::{
     parse_artifact, read_artifact, report_path_beside, write_bytes_atomic, write_json_atomic,
-    ArtifactWriter,
 };
+pub use replace::{check_replace, device_of};
 pub use validate::validate;
+pub use writer::ArtifactWriter;
 
 use crate::env::Env;
 use crate::stats::Summary;

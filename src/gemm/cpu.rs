@@ -43,7 +43,7 @@ pub fn to_host_f32(t: &Tensor) -> Result<Vec<f32>> {
 }
 
 pub fn run(args: &GemmArgs, points: &[Point]) -> Result<()> {
-    let mut rec = Recorder::start(&args.out, &args.report_path(), Env::cpu())?;
+    let mut rec = Recorder::start(&args.out, &args.report_path(), Env::cpu(), args.overwrite)?;
     rec.artifact().notes.push(
         "device cpu: candle's CPU matmul only, timed with the host clock (it returns when done)"
             .into(),

@@ -79,7 +79,7 @@ pub fn run(args: &GemmArgs, points: &[Point]) -> Result<()> {
     let blas = Cublas::new(&gpu)?;
     let mut ctx = Ctx { gpu, kernels, blas };
     let env = ctx.gpu.env();
-    let mut rec = Recorder::start(&args.out, &args.report_path(), env)?;
+    let mut rec = Recorder::start(&args.out, &args.report_path(), env, args.overwrite)?;
     let notes = &mut rec.artifact().notes;
     notes.push(format!("inputs: N(0,1) from candle's CUDA generator, seed {seed}, fresh for every (shape, dtype) point and rounded to the dtype"));
     notes.push(format!(
