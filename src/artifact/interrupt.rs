@@ -53,6 +53,17 @@ pub(super) fn saving<T>(id: u64, points: usize, write: impl FnOnce() -> T) -> T 
     out
 }
 
+/// Runs `finish` (which moves the run's partial file onto its final path) with the list
+/// locked, and removes the run when it succeeds: a signal never reports a file just moved.
+pub(super) fn finishing<T, E>(id: u64, finish: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
+    let mut list = active();
+    let out = finish();
+    if out.is_ok() {
+        list.retain(|e| e.id != id);
+    }
+    out
+}
+
 /// What a run that stopped before its end kept: one line for stderr.
 pub fn kept_line(points: usize, partial: &Path, path: &Path) -> String {
     if points == 0 {
@@ -130,6 +141,18 @@ mod tests {
         assert!(!interrupted_lines()
             .iter()
             .any(|l| l.contains("/x/a.json.partial")));
+        // A run whose final rename fails is still listed; one whose rename worked is not.
+        let id = register(Path::new("/x/c.json.partial"), Path::new("/x/c.json"));
+        saving(id, 1, || ());
+        let listed = || {
+            interrupted_lines()
+                .iter()
+                .any(|l| l.contains("/x/c.json.partial"))
+        };
+        assert!(finishing(id, || Err::<(), _>("disk full")).is_err());
+        assert!(listed());
+        finishing(id, || Ok::<_, ()>(())).unwrap();
+        assert!(!listed());
         let none = kept_line(0, Path::new("p"), Path::new("/x/b.json"));
         assert!(none.contains("nothing was written"), "{none}");
     }

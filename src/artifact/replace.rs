@@ -18,7 +18,7 @@ pub fn check_replace(path: &Path, kind: &str, env: &Env, overwrite: bool) -> Res
     if overwrite || !path.exists() {
         return Ok(());
     }
-    let how = "pass --out with another path to keep it, or --overwrite to replace it";
+    let how = "write this run elsewhere with --out PATH, or pass --overwrite to replace the file";
     let old = match read_artifact(path) {
         Ok(a) => a,
         Err(e) => bail!(

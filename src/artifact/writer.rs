@@ -103,13 +103,14 @@ impl ArtifactWriter {
             )
         })?;
         self.flush()?;
-        std::fs::rename(&self.partial, &self.path).with_context(|| {
-            format!(
-                "moving {} onto {}",
-                self.partial.display(),
-                self.path.display()
-            )
-        })?;
+        interrupt::finishing(self.active, || std::fs::rename(&self.partial, &self.path))
+            .with_context(|| {
+                format!(
+                    "moving {} onto {}",
+                    self.partial.display(),
+                    self.path.display()
+                )
+            })?;
         self.finished = true;
         Ok(self.path.clone())
     }
@@ -171,15 +172,15 @@ fn keep_earlier_partial(partial: &Path, path: &Path) -> Result<()> {
     })?;
     let what = match &old {
         Some(a) => format!(
-            "{} finished point(s) of run {}, started {}",
+            "{} finished point(s) of an earlier run that did not finish (run {}, started {})",
             a.results.len(),
             a.run.id,
             a.run.started_utc
         ),
-        None => "an unreadable file".to_string(),
+        None => "an earlier run's file that cannot be read as an artifact".to_string(),
     };
     eprintln!(
-        "{} held {what} that did not finish: kept as {}",
+        "{} held {what}: kept it as {}",
         partial.display(),
         kept.display()
     );
