@@ -1,7 +1,9 @@
 //! `compare`: a per-point verdict table (SAME/FASTER/SLOWER/UNCERTAIN) between two sets of runs.
 
 use clap::{Parser, ValueEnum};
-use opbench::compare::{compare, render, resolve, Options, DEFAULT_MIN_EFFECT};
+use opbench::compare::{
+    check_kinds, check_out, compare, render, resolve, Options, DEFAULT_MIN_EFFECT,
+};
 use std::path::PathBuf;
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -37,7 +39,8 @@ enum Format {
 /// they differ by less, or when the intervals overlap and no change of --min-effect fits
 /// both intervals; otherwise UNCERTAIN (too noisy to tell). A fixed ratio alone never
 /// decides. Points present on one side only are listed as ADDED or REMOVED; a point that
-/// was measured in BASE and fails its correctness check in HEAD is FAILED.
+/// was measured in BASE and fails its correctness check in HEAD is FAILED. BASE and HEAD must
+/// hold runs of at least one common benchmark kind.
 #[derive(Parser)]
 #[command(version)]
 struct Args {
@@ -74,7 +77,8 @@ struct Args {
     /// List only points that are not SAME (they are still counted in the result line).
     #[arg(long)]
     only_changes: bool,
-    /// Exit with status 1 when any point is SLOWER (or FAILED), after printing the table.
+    /// Exit with status 1 when any point is SLOWER, FAILED or REMOVED (measured in BASE, missing
+    /// from HEAD), after printing the table.
     #[arg(long)]
     fail_on_regression: bool,
     /// Where run ids, commits and GPUs are looked up (its history/ folder included).
@@ -83,7 +87,7 @@ struct Args {
     /// Leave invalid artifacts out of folder specs instead of failing.
     #[arg(long)]
     skip_invalid: bool,
-    /// Also write the output to this file.
+    /// Also write the output to this file (never one of the files BASE or HEAD is read from).
     #[arg(long)]
     out: Option<PathBuf>,
 }
@@ -107,6 +111,10 @@ fn main() {
                 eprintln!("warning: {w}");
                 warned.push(w);
             }
+        }
+        check_kinds(&base, &head)?;
+        if let Some(out) = &a.out {
+            check_out(out, &base, &head)?;
         }
         let name = |given: &Option<String>, r: &opbench::compare::Resolved| {
             given
@@ -137,9 +145,14 @@ fn main() {
         if let Some(out) = &a.out {
             opbench::artifact::write_bytes_atomic(out, text.as_bytes())?;
         }
-        let slower = report.regressions().count();
-        if a.fail_on_regression && slower > 0 {
-            eprintln!("compare: {slower} regression(s) (SLOWER or FAILED); failing as asked by --fail-on-regression");
+        let regressions = report.regressions().count();
+        let removed = report.gate_failures().count() - regressions;
+        if a.fail_on_regression && regressions + removed > 0 {
+            eprintln!(
+                "compare: {regressions} regression(s) (SLOWER or FAILED) and {removed} REMOVED \
+                 line(s) (measured in base, missing from head); failing as asked by \
+                 --fail-on-regression"
+            );
             std::process::exit(1);
         }
         Ok(())

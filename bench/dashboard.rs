@@ -18,7 +18,9 @@ struct Args {
     /// Folder to read artifacts from (searched recursively).
     #[arg(long, default_value = "artifacts")]
     artifacts: PathBuf,
-    /// Folder to write the site into (created if missing; files are overwritten).
+    /// Folder to write the site into (created if missing). The new site is rendered beside it
+    /// and swapped in whole, so a failed render leaves the previous site as it was; files of
+    /// the old folder that the site does not write are kept.
     #[arg(long, default_value = "site")]
     out: PathBuf,
     /// Where the pages load Plotly.js from: `cdn` (pinned version with an integrity hash; needs

@@ -120,6 +120,10 @@ struct Args {
     /// Artifact to write.
     #[arg(long, default_value = "artifacts/layernorm.json")]
     out: PathBuf,
+    /// Replace --out even when it holds another benchmark's artifact or a run from another
+    /// device or GPU (without this flag such a file is left alone and the run stops).
+    #[arg(long)]
+    overwrite: bool,
     /// Print the results table and bar checks of an existing layernorm artifact and exit
     /// (another kind of artifact is an error).
     #[arg(long, value_name = "ARTIFACT")]
@@ -169,6 +173,7 @@ fn main() {
             rotate_l2_multiple: args.rotate_l2_multiple,
             seed: args.seed.unwrap_or_else(rand::random),
             out: args.out,
+            overwrite: args.overwrite,
         };
         let path = match args.device {
             Device::Cpu => opbench::layernorm::cpu::run(&cfg)?,

@@ -116,6 +116,10 @@ struct Args {
     /// The artifact to write (or to merge into).
     #[arg(long, default_value = "artifacts/llm.json")]
     out: PathBuf,
+    /// Replace --out (and --trace-out) even when it holds a run from another device or GPU
+    /// (without this flag such a file is left alone and the run stops).
+    #[arg(long)]
+    overwrite: bool,
     /// With --weights random: save each model (safetensors with Hugging Face names, config.json)
     /// and candle's logits of a parity prompt under DIR/<config>/ for the transformers peer.
     #[arg(long)]
@@ -205,6 +209,7 @@ fn body() -> Result<()> {
         template: a.chat_template,
         seed: a.seed,
         out: a.out.clone(),
+        overwrite: a.overwrite,
         save_weights: a.save_weights,
         event_tracking: a.event_tracking == OnOff::On,
         verbose: a.verbose,
@@ -216,6 +221,7 @@ fn body() -> Result<()> {
             out: a.trace_out.clone(),
             chrome: a.trace_chrome.clone(),
             compact: a.trace_compact.clone(),
+            overwrite: a.overwrite,
         }),
     };
     let rows = llm::run(&o)?;

@@ -41,7 +41,11 @@ fn writer_keeps_partial_results_and_never_touches_the_last_complete_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("layernorm.json");
     std::fs::write(&path, "previous complete artifact").unwrap();
-    let mut w = ArtifactWriter::start("layernorm", &path, Env::cpu()).unwrap();
+    // A file that is no artifact is not replaced without --overwrite.
+    let e = ArtifactWriter::start("layernorm", &path, Env::cpu(), false).err();
+    let e = format!("{:#}", e.expect("refused"));
+    assert!(e.contains("--overwrite"), "{e}");
+    let mut w = ArtifactWriter::start("layernorm", &path, Env::cpu(), true).unwrap();
     let mut row = ResultRow::new("layernorm_forward", "candle").param("rows", 2usize);
     row.stats
         .insert("time_us".into(), summarize(&[1.0, 2.0]).unwrap());
@@ -56,7 +60,7 @@ fn writer_keeps_partial_results_and_never_touches_the_last_complete_file() {
     assert_eq!(kept.results.len(), 1);
     assert!(!kept.run.complete);
 
-    let mut w = ArtifactWriter::start("layernorm", &path, Env::cpu()).unwrap();
+    let mut w = ArtifactWriter::start("layernorm", &path, Env::cpu(), true).unwrap();
     w.push(row).unwrap();
     let done = w.finish().unwrap();
     let a = read_artifact(&done).unwrap();
@@ -74,11 +78,51 @@ fn writer_keeps_partial_results_and_never_touches_the_last_complete_file() {
             "artifacts are readable by everyone, like any other file"
         );
     }
-    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+    let mut leftovers: Vec<String> = std::fs::read_dir(dir.path())
         .unwrap()
-        .map(|e| e.unwrap().file_name())
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(leftovers.len(), 1, "no temporary files left: {leftovers:?}");
+    leftovers.sort();
+    // The crashed run's point was kept under its run id, beside the new artifact.
+    let kept_as = format!("layernorm.json.{}.partial", kept.run.id);
+    assert_eq!(
+        leftovers,
+        vec!["layernorm.json".to_string(), kept_as.clone()],
+        "no temporary files left"
+    );
+    assert_eq!(
+        read_artifact(&dir.path().join(kept_as)).unwrap(),
+        kept,
+        "kept as it was"
+    );
+}
+
+#[test]
+fn a_run_that_fails_early_keeps_the_earlier_partial_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("llm.json");
+    let mut w = ArtifactWriter::start("llm", &path, Env::cpu(), false).unwrap();
+    for i in 0..2usize {
+        w.push(ResultRow::new("generate", "candle").param("batch", i))
+            .unwrap();
+    }
+    let partial = w.partial_path().to_path_buf();
+    drop(w);
+    let before = std::fs::read(&partial).unwrap();
+    // The next command fails before its first point (a bad --model-dir, say).
+    let mut w = ArtifactWriter::start("llm", &path, Env::cpu(), false).unwrap();
+    w.artifact.notes.push("set up, then failed".into());
+    w.flush().unwrap();
+    drop(w);
+    assert_eq!(std::fs::read(&partial).unwrap(), before, "untouched");
+    let names = std::fs::read_dir(dir.path()).unwrap().count();
+    assert_eq!(names, 1, "no empty partial, no second file");
+    // A run that fails before any point with no earlier partial leaves no file at all.
+    let other = dir.path().join("gemm.json");
+    let w = ArtifactWriter::start("gemm", &other, Env::cpu(), false).unwrap();
+    w.flush().unwrap();
+    drop(w);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 }
 
 fn err_of(text: &str) -> String {

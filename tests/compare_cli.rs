@@ -195,3 +195,108 @@ fn committed_llm_runs_pair_across_new_settings_in_every_format() {
     assert!(page.contains("mem_sampled: - -&gt; true"), "{page}");
     assert!(!page.contains("<script"), "self-contained, no script");
 }
+
+fn fixture(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/artifacts")
+        .join(name)
+        .to_string_lossy()
+        .into_owned()
+}
+
+#[test]
+fn different_kinds_are_refused_and_a_lost_point_fails_the_gate() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let (ln, gemm) = (
+        fixture("layernorm-fixture-gpu-a.json"),
+        fixture("gemm-fixture.json"),
+    );
+    let o = bin(
+        "compare",
+        &["--base", &ln, "--head", &gemm, "--fail-on-regression"],
+        d,
+    );
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}{err}");
+    assert!(out.is_empty(), "no table: {out}");
+    assert!(
+        err.contains("holds layernorm (") && err.contains("holds gemm ("),
+        "{err}"
+    );
+    assert!(
+        err.contains("layernorm-fixture-gpu-a.json") && err.contains("gemm-fixture.json"),
+        "{err}"
+    );
+
+    // The head lost one point, everything else is the same run: REMOVED fails the gate.
+    let mut head: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&ln).unwrap()).unwrap();
+    head["results"].as_array_mut().unwrap().pop();
+    let head_path = d.join("head.json");
+    write_json_atomic(&head_path, &head).unwrap();
+    let args = ["--base", &ln, "--head", head_path.to_str().unwrap()];
+    let o = bin("compare", &args, d);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "without the gate: {err}");
+    assert!(out.lines().any(|l| l.ends_with("REMOVED")), "{out}");
+    let mut gated = args.to_vec();
+    gated.push("--fail-on-regression");
+    let o = bin("compare", &gated, d);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("0 regression(s)") && err.contains("REMOVED line(s)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn out_over_an_input_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let a = d.join("a.json");
+    let b = d.join("b.json");
+    std::fs::copy(fixture("layernorm-fixture-gpu-a.json"), &a).unwrap();
+    std::fs::copy(fixture("layernorm-fixture-gpu-b.json"), &b).unwrap();
+    let before = std::fs::read(&b).unwrap();
+    // The same file under another spelling is still the input.
+    let o = bin(
+        "compare",
+        &[
+            "--base",
+            "a.json",
+            "--head",
+            "b.json",
+            "--out",
+            "./sub/../b.json",
+        ],
+        d,
+    );
+    std::fs::create_dir_all(d.join("sub")).unwrap();
+    let o2 = bin(
+        "compare",
+        &[
+            "--base",
+            "a.json",
+            "--head",
+            "b.json",
+            "--out",
+            "./sub/../b.json",
+        ],
+        d,
+    );
+    for o in [o, o2] {
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(err.contains("--head b.json reads"), "{err}");
+    }
+    assert_eq!(std::fs::read(&b).unwrap(), before, "the input is untouched");
+    let o = bin(
+        "compare",
+        &["--base", "a.json", "--head", "b.json", "--out", "table.txt"],
+        d,
+    );
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert!(d.join("table.txt").exists());
+}

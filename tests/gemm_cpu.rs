@@ -98,3 +98,41 @@ fn cuda_device_without_the_feature_says_how_to_fix_it() {
         "{e}"
     );
 }
+
+/// `--square` sizes too large to count or to fit are refused before any allocation, with the
+/// flag, the shape and the bytes needed against the bytes available; nothing is written.
+#[test]
+fn oversized_shapes_are_refused_with_the_flag_shape_and_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("gemm.json");
+    let run = |square: &str| {
+        let args = GemmArgs::try_parse_from([
+            "gemm_bench",
+            "--device",
+            "cpu",
+            "--square",
+            square,
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .unwrap();
+        format!("{:#}", opbench::gemm::run(&args).unwrap_err())
+    };
+    let e = run("99999999999");
+    assert!(
+        e.contains("--square: shape 99999999999x99999999999x99999999999")
+            && e.contains("does not fit in 64 bits"),
+        "{e}"
+    );
+    // 10^6 cubed in f32: 36 TB of matrices and copies, more than any test machine has.
+    if opbench::env::available_memory_bytes().is_some() {
+        let e = run("1000000");
+        assert!(
+            e.contains("--square: shape 1000000x1000000x1000000")
+                && e.contains("36000.0 GB of host memory (A, B and C with their f32 copies: 36000000000000 bytes)")
+                && e.contains("is available"),
+            "{e}"
+        );
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}

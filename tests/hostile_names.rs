@@ -131,6 +131,7 @@ fn absurdly_long_names_are_rejected_long_ones_shown_cut() {
         plotly: PlotlyMode::Cdn,
         dump_context: false,
         strict: false,
+        history: Default::default(),
     })
     .unwrap();
     assert!(
@@ -155,6 +156,7 @@ fn absurdly_long_names_are_rejected_long_ones_shown_cut() {
         plotly: PlotlyMode::Cdn,
         dump_context: false,
         strict: true,
+        history: Default::default(),
     })
     .unwrap();
     assert!(o.warnings.is_empty(), "{:?}", o.warnings);

@@ -27,6 +27,7 @@ fn a_cpu_run_writes_an_artifact_that_validates_and_summarizes() {
         rotate_l2_multiple: 2,
         seed: 7,
         out: out.clone(),
+        overwrite: false,
     };
     let path = cpu::run(&cfg).unwrap();
     assert_eq!(path, out);

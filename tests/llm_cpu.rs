@@ -99,6 +99,7 @@ fn options(source: Source, out: PathBuf) -> BenchOptions {
         template: ChatTemplate::Auto,
         seed: 1,
         out,
+        overwrite: false,
         save_weights: None,
         event_tracking: false,
         verbose: false,
@@ -438,6 +439,7 @@ fn trace_on_the_cpu_says_so_and_runs_without_it() {
         out: trace_out.clone(),
         chrome: tmp.path().join("c.trace.json"),
         compact: tmp.path().join("k.trace.json"),
+        overwrite: false,
     });
     let rows = llm::run(&o).unwrap();
     assert_eq!(rows.len(), 1);

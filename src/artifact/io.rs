@@ -1,7 +1,6 @@
 //! Reading artifacts with errors that name the file and field, and writing them atomically.
 
-use super::{validate, Artifact, Ceilings, ResultRow, RunInfo, SCHEMA_VERSION};
-use crate::env::Env;
+use super::{validate, Artifact, SCHEMA_VERSION};
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use std::io::Write;
@@ -103,88 +102,4 @@ pub fn parse_artifact(text: &str) -> Result<Artifact> {
     })?;
     validate(&artifact)?;
     Ok(artifact)
-}
-
-/// Keeps a benchmark's artifact on disk as results come in.
-///
-/// While the run goes on, every `push` rewrites `<path>.partial` atomically, so a crash
-/// keeps what was finished and never touches the last complete artifact at `<path>`.
-/// `finish` validates and atomically renames the partial file onto `<path>`.
-pub struct ArtifactWriter {
-    path: PathBuf,
-    partial: PathBuf,
-    pub artifact: Artifact,
-}
-
-impl ArtifactWriter {
-    /// Starts a run of `kind` that will end up at `path`.
-    pub fn start(kind: &str, path: &Path, env: Env) -> Result<Self> {
-        let now = crate::env::now_utc();
-        let (git_commit, git_dirty) = crate::env::git_state();
-        let artifact = Artifact {
-            schema_version: SCHEMA_VERSION,
-            kind: kind.to_string(),
-            run: RunInfo {
-                id: crate::env::new_run_id(),
-                started_utc: now.clone(),
-                finished_utc: now,
-                complete: false,
-                git_commit,
-                git_dirty,
-                tool_version: env!("CARGO_PKG_VERSION").to_string(),
-                command_line: std::env::args().collect(),
-                synthetic: false,
-            },
-            env,
-            ceilings: Ceilings::default(),
-            results: Vec::new(),
-            notes: Vec::new(),
-        };
-        let mut partial = path.as_os_str().to_owned();
-        partial.push(".partial");
-        let w = ArtifactWriter {
-            path: path.to_path_buf(),
-            partial: partial.into(),
-            artifact,
-        };
-        w.flush()?;
-        Ok(w)
-    }
-
-    /// Where the in-progress copy lives.
-    pub fn partial_path(&self) -> &Path {
-        &self.partial
-    }
-
-    /// Adds one finished point and saves.
-    pub fn push(&mut self, row: ResultRow) -> Result<()> {
-        self.artifact.results.push(row);
-        self.flush()
-    }
-
-    /// Saves the in-progress copy.
-    pub fn flush(&self) -> Result<()> {
-        write_json_atomic(&self.partial, &self.artifact)
-    }
-
-    /// Marks the run complete, validates it and moves it onto the final path.
-    pub fn finish(mut self) -> Result<PathBuf> {
-        self.artifact.run.finished_utc = crate::env::now_utc();
-        self.artifact.run.complete = true;
-        validate(&self.artifact).with_context(|| {
-            format!(
-                "the finished artifact is invalid; the raw results stay in {}",
-                self.partial.display()
-            )
-        })?;
-        self.flush()?;
-        std::fs::rename(&self.partial, &self.path).with_context(|| {
-            format!(
-                "moving {} onto {}",
-                self.partial.display(),
-                self.path.display()
-            )
-        })?;
-        Ok(self.path)
-    }
 }

@@ -3,16 +3,21 @@
 //! One JSON file per benchmark run. `docs/artifacts.md` explains every field and
 //! `docs/artifact.schema.json` is the JSON Schema for other producers.
 
+pub mod interrupt;
 mod io;
 pub mod json_error;
 pub mod limits;
+mod replace;
 mod validate;
+mod writer;
 
 pub use io::{
     parse_artifact, read_artifact, read_artifact_of_kind, report_path_beside, write_bytes_atomic,
-    write_json_atomic, ArtifactWriter,
+    write_json_atomic,
 };
+pub use replace::{check_replace, device_of};
 pub use validate::{is_nonnegative_metric, validate};
+pub use writer::ArtifactWriter;
 
 use crate::env::Env;
 use crate::stats::Summary;

@@ -100,6 +100,12 @@ impl Line {
             || (self.verdict() == Some(Verdict::Slower) && self.control.is_none())
     }
 
+    /// What `--fail-on-regression` fails on: a regression, or a point (or quantity) measured in
+    /// base that head no longer has.
+    pub fn fails_gate(&self) -> bool {
+        self.is_regression() || matches!(self.change, Change::Removed)
+    }
+
     pub fn ratio(&self) -> Option<f64> {
         match &self.change {
             Change::Compared(j) => j.ratio,
@@ -180,6 +186,11 @@ pub fn counts(lines: &[Line]) -> Vec<(&'static str, usize)> {
 impl Report {
     pub fn regressions(&self) -> impl Iterator<Item = &Line> {
         self.lines.iter().filter(|l| l.is_regression())
+    }
+
+    /// The lines `--fail-on-regression` fails on: SLOWER, FAILED and REMOVED.
+    pub fn gate_failures(&self) -> impl Iterator<Item = &Line> {
+        self.lines.iter().filter(|l| l.fails_gate())
     }
 
     /// Drops the SAME lines (for short pull-request comments); the tally still counts them.

@@ -3,17 +3,20 @@
 //! [`compare`] matches points on their identity (`crate::identity`) and judges
 //! each sampled quantity with [`judge`] (non-overlapping 95% CIs of the median plus a minimum
 //! effect, see `verdict`). [`resolve`] turns a command-line spec (folder, file, run id,
-//! commit, GPU) into runs; [`render`] prints the report as text or Markdown, [`html`] as a
-//! self-contained page.
+//! commit, GPU) into runs, and [`check_kinds`] and [`check_out`] refuse sides that cannot be
+//! compared and an output over an input; [`render`] prints the report as text or Markdown,
+//! [`html`] as a self-contained page.
 
 mod control;
 mod diff;
 pub mod html;
+mod inputs;
 pub mod render;
 mod resolve;
 mod verdict;
 
 pub use diff::{compare, counts, params_text, Change, Line, Options, Report, RunUsed, Side};
+pub use inputs::{check_kinds, check_out};
 pub use resolve::{resolve, Resolved};
 pub use verdict::{judge, Direction, Judgement, Verdict, DEFAULT_MIN_EFFECT};
 

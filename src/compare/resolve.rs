@@ -7,7 +7,7 @@ use crate::history::{
 use crate::summary::{is_artifact_file, load_dir, symlink_warning, SKIP_INVALID_HINT};
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Component, Path, PathBuf};
 
 /// The runs a spec stands for.
 #[derive(Debug, Clone)]
@@ -20,6 +20,44 @@ pub struct Resolved {
     /// Files left out while looking (invalid, symbolic links, misnamed), each with the reason:
     /// what a user needs when a spec finds fewer runs than expected.
     pub warnings: Vec<String>,
+    /// Every file the spec's runs were read from (before `--gpu` kept some of them).
+    pub files: Vec<PathBuf>,
+}
+
+impl Resolved {
+    /// Whether `path` is, or would be once its folders exist, one of the files this side was
+    /// read from.
+    pub fn reads(&self, path: &Path) -> bool {
+        let Some(target) = full_path(path) else {
+            return false;
+        };
+        self.files
+            .iter()
+            .any(|f| f.canonicalize().is_ok_and(|f| f == target))
+    }
+}
+
+/// The absolute path `p` names: symbolic links resolved in the part that exists, `.` and `..`
+/// applied to the rest (which holds no link yet). None when no part of it can be resolved.
+fn full_path(p: &Path) -> Option<PathBuf> {
+    if let Ok(c) = p.canonicalize() {
+        return Some(c);
+    }
+    let abs = std::env::current_dir().ok()?.join(p);
+    let parts: Vec<Component> = abs.components().collect();
+    (0..parts.len()).rev().find_map(|i| {
+        let mut base = parts[..i].iter().collect::<PathBuf>().canonicalize().ok()?;
+        for c in &parts[i..] {
+            match c {
+                Component::ParentDir => {
+                    base.pop();
+                }
+                Component::Normal(n) => base.push(n),
+                _ => {}
+            }
+        }
+        Some(base)
+    })
 }
 
 fn rel(dir: &Path, p: &Path) -> String {
@@ -109,7 +147,9 @@ pub fn resolve(
     skip_invalid: bool,
 ) -> Result<Resolved> {
     let mut warnings = Vec::new();
-    let (how, mut runs) = resolve_unfiltered(spec, artifacts_dir, skip_invalid, &mut warnings)?;
+    let (how, root, mut runs) =
+        resolve_unfiltered(spec, artifacts_dir, skip_invalid, &mut warnings)?;
+    let files = runs.iter().map(|r| root.join(&r.file)).collect();
     if let Some(g) = gpu {
         let want = slug(g);
         runs.retain(|l| slug(&l.gpu()).contains(&want));
@@ -122,19 +162,25 @@ pub fn resolve(
         how,
         runs,
         warnings,
+        files,
     })
 }
 
+/// How the spec was understood, the folder its runs' `file` names are relative to, the runs.
 fn resolve_unfiltered(
     spec: &str,
     artifacts_dir: &Path,
     skip_invalid: bool,
     warnings: &mut Vec<String>,
-) -> Result<(String, Vec<HistoryRun>)> {
+) -> Result<(String, PathBuf, Vec<HistoryRun>)> {
     let p = Path::new(spec);
     if p.is_file() {
         let record = crate::history::read_any(p)?;
-        return Ok(("file".into(), vec![HistoryRun::new(spec, record)?]));
+        return Ok((
+            "file".into(),
+            PathBuf::new(),
+            vec![HistoryRun::new(spec, record)?],
+        ));
     }
     if p.is_dir() {
         let (loaded, dir_warnings) = load_dir(p, skip_invalid)?;
@@ -167,7 +213,7 @@ fn resolve_unfiltered(
                 left_out(warnings)
             );
         }
-        return Ok(("folder".into(), runs));
+        return Ok(("folder".into(), p.to_path_buf(), runs));
     }
     let all = pool(artifacts_dir, warnings)?;
     let by_id: Vec<HistoryRun> = all
@@ -183,7 +229,7 @@ fn resolve_unfiltered(
         .cloned()
         .collect();
     if !by_id.is_empty() {
-        return Ok(("run id".into(), by_id));
+        return Ok(("run id".into(), artifacts_dir.to_path_buf(), by_id));
     }
     if is_hex(spec) {
         let lower = spec.to_lowercase();
@@ -203,7 +249,11 @@ fn resolve_unfiltered(
             );
         }
         if !by_commit.is_empty() {
-            return Ok((format!("commit {spec}"), by_commit));
+            return Ok((
+                format!("commit {spec}"),
+                artifacts_dir.to_path_buf(),
+                by_commit,
+            ));
         }
     }
     let want = slug(spec);
@@ -214,7 +264,7 @@ fn resolve_unfiltered(
             .cloned()
             .collect();
         if !by_gpu.is_empty() {
-            return Ok((format!("GPU {spec}"), by_gpu));
+            return Ok((format!("GPU {spec}"), artifacts_dir.to_path_buf(), by_gpu));
         }
     }
     let gpus: BTreeSet<String> = all.iter().map(|l| l.gpu()).collect();

@@ -56,3 +56,14 @@ impl HostEnv {
         }
     }
 }
+
+/// Memory the kernel says is available to a new allocation without swapping (`MemAvailable`
+/// in /proc/meminfo), in bytes; None where it cannot be read.
+pub fn available_memory_bytes() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("MemAvailable:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map(|kb| kb * 1024)
+}

@@ -4,7 +4,7 @@ mod gpu;
 mod host;
 
 pub use gpu::{ClockSample, GpuEnv, GpuProbe};
-pub use host::HostEnv;
+pub use host::{available_memory_bytes, HostEnv};
 
 use serde::{Deserialize, Serialize};
 

@@ -156,6 +156,11 @@ pub struct GemmArgs {
     #[arg(long, default_value = "artifacts/gemm.json")]
     pub out: PathBuf,
 
+    /// Replace --out even when it holds another benchmark's artifact or a run from another
+    /// device or GPU (without this flag such a file is left alone and the run stops).
+    #[arg(long)]
+    pub overwrite: bool,
+
     /// Text report path [default: <out folder>/<out stem>_report.txt].
     #[arg(long)]
     pub report: Option<PathBuf>,

@@ -42,8 +42,14 @@ pub fn to_host_f32(t: &Tensor) -> Result<Vec<f32>> {
     Ok(t.to_dtype(DType::F32)?.flatten_all()?.to_vec1::<f32>()?)
 }
 
+/// Checks every point against the available host memory, then runs the sweep.
 pub fn run(args: &GemmArgs, points: &[Point]) -> Result<()> {
-    let mut rec = Recorder::start(&args.out, &args.report_path(), Env::cpu())?;
+    if let Some(available) = crate::env::available_memory_bytes() {
+        for p in points {
+            super::memory::check_fits_host(p, available)?;
+        }
+    }
+    let mut rec = Recorder::start(&args.out, &args.report_path(), Env::cpu(), args.overwrite)?;
     rec.artifact().notes.push(
         "device cpu: candle's CPU matmul only, timed with the host clock (it returns when done)"
             .into(),

@@ -20,13 +20,6 @@ pub fn intensity(m: usize, n: usize, k: usize, elem_bytes: usize) -> f64 {
     flop(m, n, k) / min_bytes(m, n, k, elem_bytes)
 }
 
-/// Device memory one point needs: A and B, two outputs (ours and candle's), the f32 draw that
-/// 16-bit inputs are rounded from, and 64 MiB for library workspaces.
-pub fn device_bytes_needed(m: usize, n: usize, k: usize, elem_bytes: usize) -> usize {
-    let (mk, kn, mn) = (m * k, k * n, m * n);
-    elem_bytes * (mk + kn + 2 * mn) + 4 * mk.max(kn) + (64 << 20)
-}
-
 /// TFLOP/s of `flop` done in `time_us` microseconds.
 pub fn tflops(flop: f64, time_us: f64) -> f64 {
     flop / (time_us * 1e-6) / 1e12
@@ -101,17 +94,6 @@ mod tests {
         assert!(intensity(1, 2048, 2048, 2) < 1.01);
         // 2 * 4096^3 FLOP in 1 ms = 137.4 TFLOP/s.
         assert!((tflops(flop(4096, 4096, 4096), 1000.0) - 137.438953472).abs() < 1e-6);
-    }
-
-    #[test]
-    fn memory_estimate() {
-        // 8192^3 f32: A, B, 2 outputs of 256 MiB, a 256 MiB draw, 64 MiB workspace.
-        assert_eq!(
-            device_bytes_needed(8192, 8192, 8192, 4),
-            (5 * 256 + 64) << 20
-        );
-        // lm_head at one token: B (131 MB) and its f32 draw (262 MB) dominate.
-        assert!(device_bytes_needed(1, 32000, 2048, 2) < 512 << 20);
     }
 
     #[test]

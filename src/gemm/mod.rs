@@ -9,6 +9,7 @@ pub mod cpu;
 pub mod cuda;
 pub mod dtype;
 pub mod impls;
+pub mod memory;
 pub mod metrics;
 pub mod plan;
 pub mod progress;

@@ -117,6 +117,7 @@ pub fn build(args: &GemmArgs) -> Result<Vec<Point>> {
         for &dtype in dts.iter() {
             for &shape in shape_list.iter() {
                 let point = plan_point(args, shape, dtype);
+                super::memory::check_countable(&point)?;
                 if !point.impls.is_empty() {
                     points.push(point);
                 }

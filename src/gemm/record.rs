@@ -51,8 +51,9 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    pub fn start(out: &Path, report: &Path, env: Env) -> Result<Self> {
-        let writer = ArtifactWriter::start("gemm", out, env)
+    /// Starts the artifact at `out` (see `ArtifactWriter::start` for `overwrite`).
+    pub fn start(out: &Path, report: &Path, env: Env, overwrite: bool) -> Result<Self> {
+        let writer = ArtifactWriter::start("gemm", out, env, overwrite)
             .with_context(|| format!("starting the artifact {}", out.display()))?;
         Ok(Recorder {
             writer,
@@ -118,7 +119,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("gemm.json");
         let rep = dir.path().join("gemm_report.txt");
-        let mut rec = Recorder::start(&out, &rep, Env::cpu()).unwrap();
+        let mut rec = Recorder::start(&out, &rep, Env::cpu(), false).unwrap();
         rec.matmul_tflops.insert("bf16".into(), 1.0);
         let shape = model_shapes(Model::TinyLlama1_1b, &[LayerOp::KVProj], &[8])[0];
         let mut a = base_row(&shape, Dtype::Bf16, Impl::Cublas);

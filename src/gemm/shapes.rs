@@ -179,7 +179,8 @@ fn parse_size(s: &str) -> Result<usize> {
     if v == 0 {
         bail!("{s:?}: sizes must be at least 1");
     }
-    Ok(v * mult)
+    v.checked_mul(mult)
+        .with_context(|| format!("{s:?} is too large to count"))
 }
 
 fn range(start: usize, end: usize, step: &str) -> Result<Vec<usize>> {
@@ -194,10 +195,10 @@ fn range(start: usize, end: usize, step: &str) -> Result<Vec<usize>> {
         if f < 2 {
             bail!("{step:?}: a geometric factor must be at least 2");
         }
-        let mut v = start;
-        while v <= end {
-            out.push(v);
-            v *= f;
+        let mut v = Some(start);
+        while let Some(x) = v.filter(|x| *x <= end) {
+            out.push(x);
+            v = x.checked_mul(f);
         }
     } else {
         let s: usize = step
@@ -288,6 +289,14 @@ mod tests {
         }
         let e = format!("{:#}", parse_axis("12q").unwrap_err());
         assert!(e.contains("12q"), "{e}");
+        // Sizes and ranges near the top of the integer range stop instead of overflowing.
+        let e = format!("{:#}", parse_axis("18446744073709551615k").unwrap_err());
+        assert!(e.contains("too large"), "{e}");
+        let top = usize::MAX / 2 + 1;
+        assert_eq!(
+            parse_axis(&format!("{top}:{}:x2", usize::MAX)).unwrap(),
+            vec![top]
+        );
     }
 
     #[test]

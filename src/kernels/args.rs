@@ -88,6 +88,10 @@ pub struct Args {
         value_name = "FILE.json"
     )]
     pub out: PathBuf,
+    /// Replace --out even when it holds another benchmark's artifact or a run from another
+    /// device or GPU (without this flag such a file is left alone and the run stops).
+    #[arg(long)]
+    pub overwrite: bool,
     /// The text report [default: <out folder>/<out stem>_report.txt].
     #[arg(long, value_name = "FILE.txt")]
     pub report: Option<PathBuf>,

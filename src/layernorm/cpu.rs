@@ -14,7 +14,7 @@ use std::time::Instant;
 /// Runs the sweep on the CPU and writes the artifact; returns its path.
 pub fn run(cfg: &SweepConfig) -> Result<PathBuf> {
     cfg.check()?;
-    let mut w = ArtifactWriter::start(KIND, &cfg.out, Env::cpu())?;
+    let mut w = ArtifactWriter::start(KIND, &cfg.out, Env::cpu(), cfg.overwrite)?;
     w.artifact.notes.push(format!(
         "device cpu: candle's CPU layer_norm against the f64 reference (our kernel needs a GPU); inputs from seed {}",
         cfg.seed

@@ -28,7 +28,7 @@ pub fn run(cfg: &SweepConfig) -> Result<PathBuf> {
     let mut gpu = Gpu::open(0)?;
     let (copy_gbps, method) = copy_bandwidth_gbps(&mut gpu, COPY_BYTES)?;
     eprintln!("copy ceiling: {copy_gbps:.0} GB/s ({method})");
-    let mut w = ArtifactWriter::start(KIND, &cfg.out, gpu.env())?;
+    let mut w = ArtifactWriter::start(KIND, &cfg.out, gpu.env(), cfg.overwrite)?;
     w.artifact.ceilings.copy_gbps = Some(copy_gbps);
     w.artifact.ceilings.method.push(method);
     let (launch_us, method) = launch_interval_us(&mut gpu)?;

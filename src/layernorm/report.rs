@@ -356,7 +356,8 @@ mod tests {
     /// A GPU-like artifact: one 4096x8192 f32 cold point, candle 100 us, ours `ours_us`.
     fn artifact(ours_us: f64, ours_ok: bool) -> Artifact {
         let dir = tempfile::tempdir().unwrap();
-        let mut w = ArtifactWriter::start(KIND, &dir.path().join("a.json"), Env::cpu()).unwrap();
+        let mut w =
+            ArtifactWriter::start(KIND, &dir.path().join("a.json"), Env::cpu(), false).unwrap();
         w.artifact.ceilings.copy_gbps = Some(3000.0);
         let shape: Shape = "4096x8192".parse().unwrap();
         let bytes = shape.bytes_moved(Dtype::F32);
@@ -386,7 +387,7 @@ mod tests {
         add_same_size_copy(&mut ours, bytes, 70.0);
         w.artifact.results = vec![candle, ours];
         crate::artifact::validate(&w.artifact).unwrap();
-        w.artifact
+        w.artifact.clone()
     }
 
     #[test]

@@ -142,6 +142,8 @@ pub struct SweepConfig {
     /// Seed of the first point's inputs; each point draws fresh ones from seed + index.
     pub seed: u64,
     pub out: PathBuf,
+    /// Replace `out` even when it holds a run from another device (`--overwrite`).
+    pub overwrite: bool,
 }
 
 impl SweepConfig {
@@ -247,6 +249,7 @@ mod tests {
             rotate_l2_multiple: 2,
             seed: 0,
             out: "x.json".into(),
+            overwrite: false,
         };
         c.check().unwrap();
         assert_eq!(c.points().len(), 9);

@@ -42,6 +42,8 @@ pub struct BenchOptions {
     pub template: ChatTemplate,
     pub seed: u64,
     pub out: PathBuf,
+    /// Replace `out` even when it holds a run from another device (`--overwrite`).
+    pub overwrite: bool,
     /// Random weights only: save each model (HF names) + parity logits under DIR/<config>/.
     pub save_weights: Option<PathBuf>,
     /// Keep cudarc's per-buffer event tracking on (candle's default).
@@ -208,7 +210,7 @@ pub fn run(o: &BenchOptions) -> Result<Vec<ResultRow>> {
     let tracking_off = !o.event_tracking && backend.disable_event_tracking();
     let (copy_gbps, copy_method) = backend.copy_bandwidth_gbps()?;
     let env = backend.env();
-    let mut w = ArtifactWriter::start("llm", &o.out, env)?;
+    let mut w = ArtifactWriter::start("llm", &o.out, env, o.overwrite)?;
     w.artifact.ceilings.copy_gbps = Some(copy_gbps);
     w.artifact.ceilings.method.push(copy_method);
     let notes = &mut w.artifact.notes;

@@ -23,6 +23,8 @@ pub struct TraceOptions {
     pub chrome: PathBuf,
     /// Compact kernel list (one row per activity, names interned).
     pub compact: PathBuf,
+    /// Replace `out` even when it holds a trace from another GPU (`--overwrite`).
+    pub overwrite: bool,
 }
 
 /// The bytes each class must move, from the architecture.
@@ -262,7 +264,8 @@ pub fn trace_point(
         "command_line": std::env::args().collect::<Vec<_>>(),
         "source": "CUPTI activity API (concurrent kernel, memcpy, memset), in-process",
     });
-    let mut w = ArtifactWriter::start("llm_trace", &t.out, env)?;
+    let mut w =
+        ArtifactWriter::start("llm_trace", &t.out, env, t.overwrite).context("--trace-out")?;
     w.artifact.ceilings.copy_gbps = Some(copy_gbps);
     w.artifact.ceilings.method.push(
         "copy_gbps: cuMemcpyDtoD of 1 GiB, (read + write bytes) / median time, same process".into(),

@@ -2,7 +2,8 @@
 //!
 //! `load_dir` reads the artifacts, `points::Store` keeps the newest run of each point,
 //! `pages::build_all` turns them into pre-formatted view models (one `PageContext` per page),
-//! and `write::write_site` renders those through the embedded Tera templates.
+//! and `write::write_site` renders those through the embedded Tera templates into a new
+//! folder that `swap` puts in place of the old site.
 
 pub mod chart;
 pub mod display;
@@ -14,6 +15,7 @@ pub mod pages;
 pub mod palette;
 pub mod plotly;
 pub mod points;
+pub mod swap;
 pub mod templates;
 pub mod write;
 

@@ -15,7 +15,8 @@ use super::check::{compare, compare_f32, gather_rows, judge, reference_rows_f64,
 use super::cpu::{random_inputs, to_host_f32};
 use super::dtype::Dtype;
 use super::impls::Impl;
-use super::metrics::{device_bytes_needed, fill_point_metrics, flop, tflops};
+use super::memory::{device_bytes_needed, host_bytes_needed};
+use super::metrics::{fill_point_metrics, flop, tflops};
 use super::plan::{sample_plan, Point};
 use super::progress::Progress;
 use super::record::{base_row, skipped_row, Recorder};
@@ -79,7 +80,7 @@ pub fn run(args: &GemmArgs, points: &[Point]) -> Result<()> {
     let blas = Cublas::new(&gpu)?;
     let mut ctx = Ctx { gpu, kernels, blas };
     let env = ctx.gpu.env();
-    let mut rec = Recorder::start(&args.out, &args.report_path(), env)?;
+    let mut rec = Recorder::start(&args.out, &args.report_path(), env, args.overwrite)?;
     let notes = &mut rec.artifact().notes;
     notes.push(format!("inputs: N(0,1) from candle's CUDA generator, seed {seed}, fresh for every (shape, dtype) point and rounded to the dtype"));
     notes.push(format!(
@@ -142,7 +143,10 @@ pub fn run(args: &GemmArgs, points: &[Point]) -> Result<()> {
 /// cuBLAS at size^3 (halved until it fits): (size, TFLOP/s of the median).
 fn measure_ceiling(ctx: &mut Ctx, d: Dtype, mut size: usize) -> Result<(usize, f64)> {
     let (free, _) = ctx.gpu.mem_info()?;
-    while size > 256 && device_bytes_needed(size, size, size, d.storage_bytes()) > free * 9 / 10 {
+    let fits = |s: usize| {
+        device_bytes_needed(s, s, s, d.storage_bytes()).is_some_and(|b| b <= free * 9 / 10)
+    };
+    while size > 256 && !fits(size) {
         size /= 2;
     }
     let (ta, tb) = random_inputs(&ctx.gpu.device, size, size, size, d)?;
@@ -170,14 +174,31 @@ fn run_point(
 ) -> Result<Vec<ResultRow>> {
     let (m, n, k) = (p.shape.m, p.shape.n, p.shape.k);
     let d = p.dtype;
-    let need = device_bytes_needed(m, n, k, d.storage_bytes());
+    // The plan refused shapes whose byte counts overflow; MAX here would still mean "no fit".
+    let need = device_bytes_needed(m, n, k, d.storage_bytes()).unwrap_or(usize::MAX);
+    let host_need = host_bytes_needed(m, n, k, d.storage_bytes()).unwrap_or(usize::MAX);
     let (free, _) = ctx.gpu.mem_info()?;
-    if need > free {
-        let why = format!(
-            "does not fit: needs about {:.1} GiB of device memory, {:.1} GiB free",
+    let host_free = crate::env::available_memory_bytes().unwrap_or(u64::MAX);
+    let why = if need > free {
+        Some(format!(
+            "does not fit: this {} shape needs about {:.1} GiB of device memory ({need} bytes), {:.1} GiB \
+             free ({free} bytes)",
+            super::memory::flag_of(&p.shape),
             need as f64 / GIB,
             free as f64 / GIB
-        );
+        ))
+    } else if host_need as u64 > host_free {
+        Some(format!(
+            "does not fit: this {} shape needs about {:.1} GiB of host memory for the checks ({host_need} \
+             bytes), {:.1} GiB available ({host_free} bytes)",
+            super::memory::flag_of(&p.shape),
+            host_need as f64 / GIB,
+            host_free as f64 / GIB
+        ))
+    } else {
+        None
+    };
+    if let Some(why) = why {
         progress.note(&format!("{} {d}: {why}", p.shape.label()));
         return Ok(p
             .impls

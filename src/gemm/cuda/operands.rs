@@ -89,8 +89,12 @@ pub struct OutBuf {
 
 impl OutBuf {
     pub fn new(gpu: &Gpu, rows: usize, cols: usize, storage: Elem) -> Result<Self> {
+        let bytes = rows
+            .checked_mul(cols)
+            .and_then(|e| e.checked_mul(storage.bytes()))
+            .with_context(|| format!("a {rows}x{cols} output: its byte count overflows"))?;
         // SAFETY: uninitialized device bytes; every use poisons or fully writes them first.
-        let buf = unsafe { gpu.stream.alloc::<u8>(rows * cols * storage.bytes()) }
+        let buf = unsafe { gpu.stream.alloc::<u8>(bytes) }
             .with_context(|| format!("allocating a {rows}x{cols} output"))?;
         Ok(OutBuf {
             buf,

@@ -55,7 +55,7 @@ pub fn sweep(
 ) -> Result<()> {
     let seed = args.seed.unwrap_or_else(rand::random);
     let env = gpu.env();
-    let mut w = ArtifactWriter::start("kernels", &args.out, env)?;
+    let mut w = ArtifactWriter::start("kernels", &args.out, env, args.overwrite)?;
     let m = &plan.manifest;
     w.artifact.notes.push(format!(
         "kernels from {} ({}), compiled in-process by NVRTC for {arch}",

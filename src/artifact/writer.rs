@@ -1,0 +1,189 @@
+//! Keeping a benchmark's artifact on disk as results come in: `<out>.partial` while the run
+//! goes on, moved onto `<out>` when it ends; no run loses the finished points of another.
+
+use super::interrupt::{self, kept_line};
+use super::replace::check_replace;
+use super::SCHEMA_VERSION;
+use super::{parse_artifact, validate, write_json_atomic, Artifact, Ceilings, ResultRow, RunInfo};
+use crate::env::Env;
+use anyhow::{Context, Result};
+use std::cell::Cell;
+use std::path::{Path, PathBuf};
+
+/// Keeps a benchmark's artifact on disk as results come in.
+///
+/// From the first finished point on, every save rewrites `<path>.partial` atomically, so a
+/// crash keeps what was finished and never touches the last complete artifact at `<path>`.
+/// A run that stops before any point finished writes nothing. A `.partial` left by an earlier
+/// run that did not finish is moved to `<path>.<its run id>.partial` (and stderr says so)
+/// before this run writes its own. `finish` validates and atomically renames the partial
+/// file onto `<path>`. A run that stops early prints what it kept and where.
+pub struct ArtifactWriter {
+    path: PathBuf,
+    partial: PathBuf,
+    pub artifact: Artifact,
+    /// Whether this run's partial file exists (an earlier run's was moved aside first).
+    claimed: Cell<bool>,
+    finished: bool,
+    /// Handle in the list of runs in progress (what Ctrl-C reports).
+    active: u64,
+}
+
+impl ArtifactWriter {
+    /// Starts a run of `kind` that will end up at `path`. Refuses (see `check_replace`) when
+    /// `path` holds another benchmark's artifact or a run from another device, unless
+    /// `overwrite` (the benchmarks' `--overwrite` flag).
+    pub fn start(kind: &str, path: &Path, env: Env, overwrite: bool) -> Result<Self> {
+        check_replace(path, kind, &env, overwrite)?;
+        let now = crate::env::now_utc();
+        let (git_commit, git_dirty) = crate::env::git_state();
+        let artifact = Artifact {
+            schema_version: SCHEMA_VERSION,
+            kind: kind.to_string(),
+            run: RunInfo {
+                id: crate::env::new_run_id(),
+                started_utc: now.clone(),
+                finished_utc: now,
+                complete: false,
+                git_commit,
+                git_dirty,
+                tool_version: env!("CARGO_PKG_VERSION").to_string(),
+                command_line: std::env::args().collect(),
+                synthetic: false,
+            },
+            env,
+            ceilings: Ceilings::default(),
+            results: Vec::new(),
+            notes: Vec::new(),
+        };
+        let partial = partial_of(path, None);
+        Ok(ArtifactWriter {
+            active: interrupt::register(&partial, path),
+            path: path.to_path_buf(),
+            partial,
+            artifact,
+            claimed: Cell::new(false),
+            finished: false,
+        })
+    }
+
+    /// Where the in-progress copy lives (once a point has finished).
+    pub fn partial_path(&self) -> &Path {
+        &self.partial
+    }
+
+    /// Adds one finished point and saves.
+    pub fn push(&mut self, row: ResultRow) -> Result<()> {
+        self.artifact.results.push(row);
+        self.flush()
+    }
+
+    /// Saves the in-progress copy. Before the first finished point there is nothing worth
+    /// keeping, and nothing is written.
+    pub fn flush(&self) -> Result<()> {
+        if self.artifact.results.is_empty() && !self.artifact.run.complete {
+            return Ok(());
+        }
+        if !self.claimed.get() {
+            keep_earlier_partial(&self.partial, &self.path)?;
+            self.claimed.set(true);
+        }
+        interrupt::saving(self.active, self.artifact.results.len(), || {
+            write_json_atomic(&self.partial, &self.artifact)
+        })
+    }
+
+    /// Marks the run complete, validates it and moves it onto the final path.
+    pub fn finish(mut self) -> Result<PathBuf> {
+        self.artifact.run.finished_utc = crate::env::now_utc();
+        self.artifact.run.complete = true;
+        validate(&self.artifact).with_context(|| {
+            format!(
+                "the finished artifact is invalid; the raw results stay in {}",
+                self.partial.display()
+            )
+        })?;
+        self.flush()?;
+        interrupt::finishing(self.active, || std::fs::rename(&self.partial, &self.path))
+            .with_context(|| {
+                format!(
+                    "moving {} onto {}",
+                    self.partial.display(),
+                    self.path.display()
+                )
+            })?;
+        self.finished = true;
+        Ok(self.path.clone())
+    }
+}
+
+impl Drop for ArtifactWriter {
+    /// A run that ends without `finish` (an error, a panic) after saving points says what it
+    /// kept and where.
+    fn drop(&mut self) {
+        interrupt::unregister(self.active);
+        if !self.finished && self.claimed.get() {
+            eprintln!(
+                "run stopped before its end: {}",
+                kept_line(self.artifact.results.len(), &self.partial, &self.path)
+            );
+        }
+    }
+}
+
+/// `<path>.partial`, or with a tag, `<path>.<tag>.partial`.
+fn partial_of(path: &Path, tag: Option<&str>) -> PathBuf {
+    let mut p = path.as_os_str().to_owned();
+    if let Some(t) = tag {
+        p.push(format!(".{t}"));
+    }
+    p.push(".partial");
+    p.into()
+}
+
+/// Moves an earlier run's unfinished `partial` out of the way under a name of its own, unless
+/// it holds no finished point. Says so on stderr.
+fn keep_earlier_partial(partial: &Path, path: &Path) -> Result<()> {
+    if !partial.exists() {
+        return Ok(());
+    }
+    let old = std::fs::read_to_string(partial)
+        .ok()
+        .and_then(|t| parse_artifact(&t).ok());
+    if old.as_ref().is_some_and(|a| a.results.is_empty()) {
+        return Ok(());
+    }
+    let base = match &old {
+        Some(a) => a.run.id.clone(),
+        None => format!("unreadable-{}", crate::env::new_run_id()),
+    };
+    let mut kept = partial_of(path, Some(&base));
+    let mut n = 2;
+    while kept.exists() {
+        kept = partial_of(path, Some(&format!("{base}-{n}")));
+        n += 1;
+    }
+    std::fs::rename(partial, &kept).with_context(|| {
+        format!(
+            "moving the earlier run's unfinished {} to {} (nothing was written: move it yourself \
+             and run again)",
+            partial.display(),
+            kept.display()
+        )
+    })?;
+    let what = match &old {
+        Some(a) => format!(
+            "{} finished point(s) of an earlier run that did not finish (run {}, started {})",
+            a.results.len(),
+            a.run.id,
+            a.run.started_utc
+        ),
+        None => "an earlier run's file that cannot be read as an artifact".to_string(),
+    };
+    eprintln!(
+        "{} held {what}: kept it as {}",
+        partial.display(),
+        kept.display()
+    );
+    Ok(())
+}
