@@ -133,21 +133,31 @@ __device__ __forceinline__ void rmsnorm_row_warp(const __half *x, const __half *
     }
 }
 
-// Stores projected pair `p` (values a, b) of row r: RoPE + q_out for q pairs, RoPE + K cache
-// for k pairs, V cache for v pairs.
-__device__ __forceinline__ void qkv_store_pair(const QkvStore &s, int r, int p, float a,
-                                               float b) {
+// RoPE frequency of projected pair p (0 for v pairs, which are not rotated).
+__device__ __forceinline__ float qkv_pair_freq(const QkvStore &s, int p) {
+    const int half_hd = s.hd >> 1;
+    const int qk_pairs = (s.nq >> 1) + (s.nkv >> 1);
+    if (p >= qk_pairs) return 0.f;
+    const int pp = p < (s.nq >> 1) ? p : p - (s.nq >> 1);
+    return s.inv_freq[pp % half_hd];
+}
+
+// Stores projected pair `p` (values a, b) of row r, whose sequence starts at position pos0
+// and whose RoPE frequency is freq: RoPE + q_out for q pairs, RoPE + K cache for k pairs, V
+// cache for v pairs. Taking pos0 and freq as values lets a caller load them early.
+__device__ __forceinline__ void qkv_store_pair_at(const QkvStore &s, int r, int p, float a,
+                                                  float b, int pos0, float freq) {
     const int half_hd = s.hd >> 1;
     const int q_pairs = s.nq >> 1, k_pairs = s.nkv >> 1;
     const int seq = row_seq(r, s.rows_per_seq);
-    const int pos = row_pos(s.pos, r, s.rows_per_seq);
+    const int pos = pos0 + r % s.rows_per_seq;
     const int kv_heads = s.nkv / s.hd;
     if (p < q_pairs + k_pairs) {
         const bool is_q = p < q_pairs;
         const int pp = is_q ? p : p - q_pairs;
         const int h = pp / half_hd, i = pp % half_hd;
         float sn, cs;
-        sincosf((float)pos * s.inv_freq[i], &sn, &cs);
+        sincosf((float)pos * freq, &sn, &cs);
         const float ra = a * cs - b * sn;
         const float rb = b * cs + a * sn;
         if (is_q) {
@@ -166,4 +176,9 @@ __device__ __forceinline__ void qkv_store_pair(const QkvStore &s, int r, int p, 
         __half *v = s.vc + (((size_t)seq * kv_heads + h) * s.max_ctx + pos) * s.hd + d;
         *reinterpret_cast<__half2 *>(v) = __floats2half2_rn(a, b);
     }
+}
+
+__device__ __forceinline__ void qkv_store_pair(const QkvStore &s, int r, int p, float a,
+                                               float b) {
+    qkv_store_pair_at(s, r, p, a, b, *s.pos, qkv_pair_freq(s, p));
 }

@@ -43,7 +43,28 @@ __device__ __forceinline__ float dot8(const float *w, uint4 xv) {
     return s;
 }
 
-__device__ __forceinline__ void epilogue(const GemvArgs &a, int r, int p, float v0, float v1) {
+// What the epilogue reads besides the sums (the residual, the position, the RoPE frequency),
+// loaded before the main loop so its latency hides under the weight stream.
+struct EpiloguePre {
+    float2 resid;
+    int pos0;
+    float freq;
+};
+
+__device__ __forceinline__ EpiloguePre epilogue_pre(const GemvArgs &a, int r, int p) {
+    EpiloguePre e = {make_float2(0.f, 0.f), 0, 0.f};
+    if (a.mode == GEMV_RESID) {
+        e.resid = __half22float2(*reinterpret_cast<const __half2 *>(
+            reinterpret_cast<const __half *>(a.out) + (size_t)r * a.out_stride + 2 * p));
+    } else if (a.mode == GEMV_QKV) {
+        e.pos0 = *a.qkv.pos;
+        e.freq = qkv_pair_freq(a.qkv, p);
+    }
+    return e;
+}
+
+__device__ __forceinline__ void epilogue(const GemvArgs &a, int r, int p, float v0, float v1,
+                                         const EpiloguePre &e) {
     switch (a.mode) {
     case GEMV_F32: {
         float *o = reinterpret_cast<float *>(a.out) + (size_t)r * a.out_stride + 2 * p;
@@ -54,8 +75,7 @@ __device__ __forceinline__ void epilogue(const GemvArgs &a, int r, int p, float 
     case GEMV_RESID: {
         __half2 *o = reinterpret_cast<__half2 *>(reinterpret_cast<__half *>(a.out) +
                                                  (size_t)r * a.out_stride + 2 * p);
-        float2 old = __half22float2(*o);
-        *o = __floats2half2_rn(old.x + v0, old.y + v1);
+        *o = __floats2half2_rn(e.resid.x + v0, e.resid.y + v1);
         break;
     }
     case GEMV_SILU: {
@@ -64,13 +84,10 @@ __device__ __forceinline__ void epilogue(const GemvArgs &a, int r, int p, float 
         break;
     }
     default:
-        qkv_store_pair(a.qkv, r, p, v0, v1);
+        qkv_store_pair_at(a.qkv, r, p, v0, v1, e.pos0, e.freq);
     }
 }
 
-// x (B rows of k, zero past m) into shared memory, then RMS-normalized in place when
-// norm_w is given. All threads take part in every phase, 4 loads in flight per thread, so the
-// prologue costs a few memory latencies whatever B is.
 template <int B> __device__ __forceinline__ void stage_x(const GemvArgs &a, __half *xs) {
     __shared__ float inv_rms[B];
     const int k = a.k, kv = k >> 3, total = B * kv;
@@ -206,6 +223,9 @@ template <int B, int U> __device__ void gemv_body(const GemvArgs a) {
     pdl_launch();
     pdl_wait();
 
+    const bool writer = live && wig == 0 && lane < a.m && lane < B;
+    EpiloguePre pre = {make_float2(0.f, 0.f), 0, 0.f};
+    if (writer) pre = epilogue_pre(a, lane, p);  // after pdl_wait: the residual is final
     stage_x<B>(a, xs);
 
     float acc0[B], acc1[B];
@@ -242,13 +262,13 @@ template <int B, int U> __device__ void gemv_body(const GemvArgs a) {
         }
     }
     __syncthreads();
-    if (live && wig == 0 && lane < a.m && lane < B) {
+    if (writer) {
         float v0 = 0.f, v1 = 0.f;
         for (int w = warp; w < warp + a.ksplit; w++) {
             v0 += red[w][0][lane];
             v1 += red[w][1][lane];
         }
-        epilogue(a, lane, p, v0, v1);
+        epilogue(a, lane, p, v0, v1, pre);
     }
 }
 
