@@ -163,6 +163,35 @@ struct Args {
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
+    /// Implementations to measure at every point (comma list): candle, and opbench (our own
+    /// decode path: kernels/decode_*.cu, one CUDA graph per step; CUDA only).
+    #[arg(
+        long = "impl",
+        value_enum,
+        value_delimiter = ',',
+        default_value = "candle"
+    )]
+    impls: Vec<llm::fast::Impl>,
+    /// opbench: launch the captured decode step's kernels with programmatic dependent launch
+    /// (each kernel fetches its first weights while its predecessor finishes).
+    #[arg(long, value_enum, default_value_t = OnOff::On)]
+    pdl: OnOff,
+    /// opbench: warps sharing each pair of weight rows for qkv, o, gate/up, down and lm_head
+    /// (five values from 1, 2, 4, 8); default: the rule in src/llm/fast/plan.rs.
+    #[arg(long, value_delimiter = ',')]
+    opbench_ksplit: Option<Vec<usize>>,
+    /// opbench: after each point's repeats, time the captured step without each kernel class
+    /// (embed, qkv, attention, o_proj, gate_up, down, head) and note what each costs.
+    #[arg(long)]
+    opbench_ablation: bool,
+    /// opbench: cached positions per attention block in the decode step (a multiple of 32 up
+    /// to 256); default: the whole context in one block up to 256.
+    #[arg(long)]
+    opbench_attn_split: Option<usize>,
+    /// Check every opbench decode kernel on the GPU against float64 CPU references, print the
+    /// results and exit (non-zero status when one fails).
+    #[arg(long)]
+    self_test: bool,
     /// Merge mode: add rows from this peer rows file or llm artifact to --out (repeatable).
     #[arg(long)]
     merge: Vec<PathBuf>,
@@ -179,6 +208,12 @@ fn body() -> Result<()> {
     opbench::cli::dedup_warn("--batch", &mut a.batch);
     opbench::cli::dedup_warn("--trace-decode-steps", &mut a.trace_decode_steps);
     opbench::cli::dedup_warn_by("--merge", &mut a.merge, |p| p.display().to_string());
+    if a.self_test {
+        for line in llm::fast::self_test()? {
+            println!("{line}");
+        }
+        return Ok(());
+    }
     if !a.merge.is_empty() || a.parity_dir.is_some() {
         for line in llm::merge::merge(&a.out, &a.merge, a.parity_dir.as_deref())? {
             println!("{line}");
@@ -223,6 +258,17 @@ fn body() -> Result<()> {
             compact: a.trace_compact.clone(),
             overwrite: a.overwrite,
         }),
+        impls: a.impls.clone(),
+        pdl: a.pdl == OnOff::On,
+        ablation: a.opbench_ablation,
+        attn_split: a.opbench_attn_split,
+        ksplit: match &a.opbench_ksplit {
+            None => None,
+            Some(v) => Some(
+                <[usize; 5]>::try_from(v.as_slice())
+                    .map_err(|_| anyhow::anyhow!("--opbench-ksplit takes five values"))?,
+            ),
+        },
     };
     let rows = llm::run(&o)?;
     println!("{}", llm::report::table(&rows));

@@ -107,6 +107,11 @@ fn options(source: Source, out: PathBuf) -> BenchOptions {
         mem_sample: true,
         progress: false,
         trace: None,
+        impls: vec![llm::fast::Impl::Candle],
+        pdl: true,
+        ksplit: None,
+        ablation: false,
+        attn_split: None,
     }
 }
 
@@ -453,4 +458,38 @@ fn trace_on_the_cpu_says_so_and_runs_without_it() {
         a.notes
     );
     assert!(!trace_out.exists());
+}
+
+#[test]
+fn opbench_rows_sit_beside_candle_and_are_skipped_on_the_cpu() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("tiny-model");
+    std::fs::create_dir_all(&dir).unwrap();
+    make_model_dir(&dir);
+    let out = tmp.path().join("llm.json");
+    let mut o = options(Source::Dir(dir), out.clone());
+    o.impls = vec![llm::fast::Impl::Candle, llm::fast::Impl::Opbench];
+    let rows = llm::run(&o).unwrap();
+    // Two batches x two implementations, candle first at each batch.
+    assert_eq!(rows.len(), 4);
+    let a = read_artifact(&out).unwrap();
+    for (r, (imp, batch)) in a.results.iter().zip([
+        ("candle", 1usize),
+        ("opbench", 1),
+        ("candle", 3),
+        ("opbench", 3),
+    ]) {
+        assert_eq!(r.implementation, imp);
+        assert_eq!(r.params["batch"], batch.into());
+        // Both rows carry the same point coordinates.
+        assert_eq!(r.params["prompt_len"], 12usize.into());
+        if imp == "candle" {
+            assert_eq!(r.status, Status::Ok);
+        } else {
+            assert_eq!(r.status, Status::Skipped);
+            assert!(r.stats.is_empty());
+            assert!(r.notes.iter().any(|n| n.contains("cuda")), "{:?}", r.notes);
+            assert_eq!(r.params["pdl"], "on".into());
+        }
+    }
 }

@@ -4,6 +4,7 @@
 
 pub mod backend;
 pub mod configs;
+pub mod fast;
 pub mod generate;
 pub mod merge;
 pub mod model;

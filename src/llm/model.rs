@@ -26,6 +26,8 @@ pub struct Model {
     pub weights: &'static str,
     /// The weight tensors by Hugging Face name (kept for random weights, to save them).
     pub tensors: Option<HashMap<String, Tensor>>,
+    /// The safetensors files real weights came from (empty for random weights).
+    pub files: Vec<PathBuf>,
 }
 
 /// `--dtype`.
@@ -117,6 +119,7 @@ impl Model {
             dtype,
             weights: "random",
             tensors: Some(map),
+            files: Vec::new(),
         })
     }
 
@@ -137,6 +140,7 @@ impl Model {
             dtype,
             weights: "real",
             tensors: None,
+            files: files.to_vec(),
         })
     }
 

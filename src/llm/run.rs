@@ -3,6 +3,7 @@
 
 use super::backend::{Backend, DeviceChoice};
 use super::configs::{read_config_json, Arch};
+use super::fast::Impl;
 use super::generate::{generate, prompt_logits, Generation};
 use super::model::{dtype_name, DtypeChoice, Model};
 use super::prompt::{load_tokenizer, random_tokens, templated_tokens, ChatTemplate};
@@ -56,6 +57,16 @@ pub struct BenchOptions {
     pub progress: bool,
     /// `--trace`: record one extra generation of the first point with CUPTI.
     pub trace: Option<super::trace::TraceOptions>,
+    /// `--impl`: the implementations measured at every point, in this order.
+    pub impls: Vec<super::fast::Impl>,
+    /// opbench: launch the captured step's kernels with programmatic dependent launch.
+    pub pdl: bool,
+    /// opbench: warps per weight-row pair for qkv, o, gate/up, down, lm_head (None: plan.rs).
+    pub ksplit: Option<[usize; 5]>,
+    /// opbench: after the repeats, time the step without each kernel class (notes + metrics).
+    pub ablation: bool,
+    /// opbench: positions per attention split in the decode step (None: plan.rs).
+    pub attn_split: Option<usize>,
 }
 
 /// A model ready to measure and what the rows say about it.
@@ -105,10 +116,22 @@ fn is_oom(e: &anyhow::Error) -> bool {
     s.contains("out_of_memory") || s.contains("out of memory")
 }
 
-fn base_row(l: &Loaded, o: &BenchOptions, backend: &Backend, b: usize, p: usize) -> ResultRow {
+fn base_row(
+    l: &Loaded,
+    o: &BenchOptions,
+    backend: &Backend,
+    imp: Impl,
+    b: usize,
+    p: usize,
+) -> ResultRow {
     let a = &l.model.arch;
-    ResultRow::new("generate", "candle")
-        .param("model", l.label.as_str())
+    let row = ResultRow::new("generate", imp.label());
+    let row = if imp == Impl::Opbench {
+        row.param("pdl", if o.pdl { "on" } else { "off" })
+    } else {
+        row
+    };
+    row.param("model", l.label.as_str())
         .param("weights", l.model.weights)
         .param("source", l.source)
         .param("dtype", dtype_name(l.model.dtype))
@@ -276,7 +299,10 @@ pub fn run(o: &BenchOptions) -> Result<Vec<ResultRow>> {
             }
         }
     }
-    let points = o.prompt_lens.len() * o.batches.len();
+    if o.impls.is_empty() {
+        bail!("--impl needs at least one implementation");
+    }
+    let points = o.prompt_lens.len() * o.batches.len() * o.impls.len();
     let pb = if o.progress {
         ProgressBar::with_draw_target(
             Some((models.len() * points * (o.warmup + o.repeats)) as u64),
@@ -305,12 +331,21 @@ pub fn run(o: &BenchOptions) -> Result<Vec<ResultRow>> {
             ));
         }
         for &p in &o.prompt_lens {
-            for &b in &o.batches {
-                pb.set_message(format!("{} P={p} batch={b}", l.label));
-                let mut row = base_row(&l, o, &backend, b, p);
+            for (&b, &imp) in o
+                .batches
+                .iter()
+                .flat_map(|b| o.impls.iter().map(move |i| (b, i)))
+            {
+                pb.set_message(format!("{} P={p} batch={b} {}", l.label, imp.label()));
+                let mut row = base_row(&l, o, &backend, imp, b, p);
                 row.metrics
                     .insert("weight_bytes".into(), l.model.weight_bytes() as f64);
-                let res = measure_point(&l, o, &backend, b, p, &pb, &mut profile_pending, &mut row);
+                let res = match imp {
+                    Impl::Candle => {
+                        measure_point(&l, o, &backend, b, p, &pb, &mut profile_pending, &mut row)
+                    }
+                    Impl::Opbench => measure_opbench(&l, o, &backend, b, p, &pb, &mut row),
+                };
                 match res {
                     Ok(()) => {
                         let dt = l.model.dtype.size_in_bytes();
@@ -318,7 +353,7 @@ pub fn run(o: &BenchOptions) -> Result<Vec<ResultRow>> {
                             &mut row,
                             decode_bound(&l.model.arch, dt, b, p, o.new_tokens, copy_gbps),
                         );
-                        if let Some(t) = trace_pending.take() {
+                        if let Some(t) = trace_pending.take_if(|_| imp == Impl::Candle) {
                             let prompt = prompt_for(&l, o, b, p)?;
                             let p50 = |k: &str| row.stats.get(k).map(|s| s.p50);
                             let r = super::trace::trace_point(
@@ -457,4 +492,134 @@ fn backend_total(backend: &Backend) -> Option<u64> {
         #[cfg(feature = "cuda")]
         Backend::Cuda(g) => g.mem_info().ok().map(|(_, t)| t as u64),
     }
+}
+
+/// Decode steps whose logits and tokens are compared with candle's before an opbench point is
+/// timed.
+pub const PARITY_STEPS: usize = 32;
+
+/// One opbench point: engine (weights laid out, buffers, captured step), parity against
+/// candle on the point's own prompt, then warm-up and timed repeats like candle's.
+#[cfg(feature = "cuda")]
+fn measure_opbench(
+    l: &Loaded,
+    o: &BenchOptions,
+    backend: &Backend,
+    b: usize,
+    p: usize,
+    pb: &ProgressBar,
+    row: &mut ResultRow,
+) -> Result<()> {
+    use super::fast::{engine::Engine, generate as fgen, parity::LOGITS_TOLERANCE};
+    let Backend::Cuda(gpu) = backend else {
+        bail!("skip: opbench runs on a CUDA GPU only (this run is on the CPU)");
+    };
+    let prompt = prompt_for(l, o, b, p)?;
+    let max_ctx = p + o.new_tokens;
+    if max_ctx > l.model.arch.max_position_embeddings + 1 {
+        bail!(
+            "skip: prompt {p} + {} new tokens exceeds max_position_embeddings {}",
+            o.new_tokens,
+            l.model.arch.max_position_embeddings
+        );
+    }
+    let opts = super::fast::engine::EngineOptions {
+        pdl: o.pdl,
+        ksplit: o.ksplit,
+        attn_split: o.attn_split,
+    };
+    let mut e = Engine::new(gpu, &l.model, b, p, max_ctx, opts)?;
+    let ks = e.ksplits();
+    row.notes.push(format!(
+        "opbench: {} decode kernels per step in one CUDA graph (programmatic dependent launch \
+         {}); ksplit qkv/o/gate_up/down/lm_head = {ks:?}; attention: {} splits over the {max_ctx} \
+         cached positions, merged {}",
+        super::fast::plan::step_plan(e.dims(), b, max_ctx).len(),
+        if o.pdl { "on" } else { "off" },
+        e.decode_splits(),
+        if super::fast::plan::merge_in_o_proj(b) {
+            "by o_proj while it stages its input"
+        } else {
+            "by the attention kernel's last block"
+        }
+    ));
+    let steps = PARITY_STEPS.min(o.new_tokens - 1);
+    let rep = fgen::parity(&l.model, backend, &mut e, &prompt, steps)?;
+    row.correctness = Some(crate::artifact::Correctness {
+        reference: "candle".into(),
+        max_abs_err: rep.worst_max_abs(),
+        rel_err: rep.worst_rel_l2(),
+        tolerance: LOGITS_TOLERANCE,
+        passed: rep.passed(),
+    });
+    row.notes.push(format!(
+        "parity vs candle (same weights, candle's tokens fed to both): logits rel L2 error \
+         prefill {:.2e}, decode steps 1..{steps} max {:.2e}",
+        rep.prefill.rel_l2,
+        rep.decode.iter().map(|e| e.rel_l2).fold(0.0, f64::max)
+    ));
+    row.notes.push(match rep.first_token_diff {
+        None => format!("greedy tokens identical to candle's for prefill + {steps} steps"),
+        Some(d) => format!(
+            "greedy tokens first differ at step {} (sequence {}): opbench {} vs candle {}, \
+             candle's top-2 logit margin there {:.4}",
+            d.step, d.row, d.ours, d.reference, d.ref_top2_margin
+        ),
+    });
+    if !rep.passed() {
+        bail!(
+            "parity failed: logits rel L2 error {:.3e} >= {LOGITS_TOLERANCE} (no throughput reported)",
+            rep.worst_rel_l2()
+        );
+    }
+    for _ in 0..o.warmup {
+        fgen::generate(&mut e, &prompt, o.new_tokens)?;
+        pb.inc(1);
+    }
+    let mut repeats = Vec::with_capacity(o.repeats);
+    for _ in 0..o.repeats {
+        let g = fgen::generate(&mut e, &prompt, o.new_tokens)?;
+        if g.tokens.iter().any(|t| t.len() != o.new_tokens) {
+            bail!("opbench generation returned the wrong number of tokens");
+        }
+        repeats.push(g.times);
+        pb.inc(1);
+    }
+    if let Some(used) = backend.mem_used_bytes() {
+        row.metrics
+            .insert("peak_device_mem_bytes".into(), used as f64);
+    }
+    if o.ablation {
+        let ab = e.ablation_us(50)?;
+        let full = ab.first().map(|x| x.1).unwrap_or(f64::NAN);
+        let mut parts = Vec::new();
+        for (name, us) in &ab {
+            row.metrics
+                .insert(format!("ablation_without_{name}_us"), *us);
+            if name != "none" {
+                parts.push(format!("{name} {:.1}", full - us));
+            }
+        }
+        row.notes.push(format!(
+            "ablation (graph replays back to back, us per step): full step {full:.1}; cost of \
+             each class inside the graph (full minus the step without it): {}",
+            parts.join(", ")
+        ));
+    }
+    fill_measured(row, b, p, &repeats)?;
+    row.timing = Some(host_timing(o.warmup));
+    Ok(())
+}
+
+#[cfg(not(feature = "cuda"))]
+fn measure_opbench(
+    _l: &Loaded,
+    _o: &BenchOptions,
+    _backend: &Backend,
+    _b: usize,
+    _p: usize,
+    _pb: &ProgressBar,
+    _row: &mut ResultRow,
+) -> Result<()> {
+    bail!("skip: opbench needs a build with the `cuda` feature and a GPU")
 }

@@ -1,0 +1,699 @@
+//! The decode kernels (kernels/decode_*.cu) from Rust: argument blocks mirrored as #[repr(C)]
+//! structs, one `unsafe` launch function per kernel behind a safe wrapper that checks every
+//! buffer's size and alignment against the shapes first.
+//!
+//! Buffers are passed as [`Dev`] views (device address + byte length) of allocations that the
+//! caller owns and keeps alive past the launch (and past any graph that captured it); event
+//! tracking is off (checked when the engine opens), so stream order alone orders the accesses.
+
+use super::plan::{attn_smem_bytes, gemv_blocks, Dims, ATTN_CHUNK, ATTN_MAX_SPLIT, GEMV_WARPS};
+use crate::gpu::Gpu;
+use anyhow::{bail, Context, Result};
+use cudarc::driver::{
+    sys, CudaFunction, CudaSlice, CudaStream, DevicePtr, DeviceRepr, LaunchConfig,
+};
+use std::ffi::c_void;
+use std::sync::Arc;
+
+#[allow(dead_code)] // ptx.rs holds every kernels/*.cu module; this file uses three.
+mod ptx {
+    include!(concat!(env!("OUT_DIR"), "/ptx.rs"));
+}
+
+/// A device buffer as a kernel sees it: its address and size in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dev {
+    pub ptr: u64,
+    pub bytes: usize,
+}
+
+impl Dev {
+    /// A view of a whole slice. The slice must outlive every launch that uses the view.
+    pub fn of<T>(s: &CudaSlice<T>, stream: &Arc<CudaStream>) -> Dev {
+        let (ptr, _sync) = s.device_ptr(stream);
+        Dev {
+            ptr,
+            bytes: s.num_bytes(),
+        }
+    }
+
+    /// `bytes` bytes starting `offset` bytes in; fails past the end.
+    pub fn sub(&self, offset: usize, bytes: usize) -> Result<Dev> {
+        if offset + bytes > self.bytes {
+            bail!(
+                "sub-view [{offset}, {}) of a {}-byte buffer",
+                offset + bytes,
+                self.bytes
+            );
+        }
+        Ok(Dev {
+            ptr: self.ptr + offset as u64,
+            bytes,
+        })
+    }
+
+    fn need(&self, what: &str, bytes: usize, align: u64) -> Result<()> {
+        if self.bytes < bytes {
+            bail!("{what}: {} bytes, the launch touches {bytes}", self.bytes);
+        }
+        if !self.ptr.is_multiple_of(align) {
+            bail!("{what} at {:#x} is not {align}-byte aligned", self.ptr);
+        }
+        Ok(())
+    }
+}
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+struct QkvStoreC {
+    q_out: u64,
+    kc: u64,
+    vc: u64,
+    inv_freq: u64,
+    pos: u64,
+    rows_per_seq: i32,
+    nq: i32,
+    nkv: i32,
+    hd: i32,
+    max_ctx: i32,
+}
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+struct MergeInC {
+    part_o: u64,
+    part_ml: u64,
+    pos: u64,
+    rows_per_seq: i32,
+    splits: i32,
+    split_len: i32,
+    heads: i32,
+    hd: i32,
+}
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+struct GemvArgsC {
+    w: u64,
+    x: u64,
+    norm_w: u64,
+    out: u64,
+    qkv: QkvStoreC,
+    merge: MergeInC,
+    eps: f32,
+    n: i32,
+    k: i32,
+    m: i32,
+    x_stride: i32,
+    out_stride: i32,
+    ksplit: i32,
+    mode: i32,
+}
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+struct AttnArgsC {
+    q: u64,
+    kc: u64,
+    vc: u64,
+    part_o: u64,
+    part_ml: u64,
+    counters: u64,
+    out: u64,
+    pos: u64,
+    rows_per_seq: i32,
+    m: i32,
+    heads: i32,
+    kv_heads: i32,
+    hd: i32,
+    max_ctx: i32,
+    splits: i32,
+    split_len: i32,
+    merge_in_block: i32,
+    scale: f32,
+}
+
+// SAFETY: plain #[repr(C)] blocks of integers and floats, laid out like the C structs of
+// kernels/decode_common.cuh (same field order and types, so the same offsets and size).
+unsafe impl DeviceRepr for GemvArgsC {}
+unsafe impl DeviceRepr for AttnArgsC {}
+unsafe impl DeviceRepr for QkvStoreC {}
+unsafe impl DeviceRepr for MergeInC {}
+
+/// Where the RoPE'd queries and the new keys/values of a QKV projection go.
+#[derive(Debug, Clone, Copy)]
+pub struct QkvTarget {
+    /// [rows][q_rows] f32.
+    pub q_out: Dev,
+    /// One layer's K and V caches, [seqs][kv_heads][max_ctx][hd] f16.
+    pub kc: Dev,
+    pub vc: Dev,
+    /// [hd / 2] f32.
+    pub inv_freq: Dev,
+    /// One i32: the position of each sequence's first row in this launch.
+    pub pos: Dev,
+    pub rows_per_seq: usize,
+    pub max_ctx: usize,
+}
+
+/// The epilogue of a matrix-vector product.
+#[derive(Debug, Clone, Copy)]
+pub enum GemvOut {
+    /// f32 [m][stride], columns 0..n.
+    F32 { out: Dev, stride: usize },
+    /// f16 [m][stride] += result.
+    Resid { out: Dev, stride: usize },
+    /// f16 [m][stride], columns 0..n/2: silu(even row) * odd row.
+    Silu { out: Dev, stride: usize },
+    /// RoPE + KV cache write (fused QKV row order).
+    Qkv(QkvTarget),
+}
+
+/// Attention partials that a matrix-vector launch merges into its x rows (k = heads x hd).
+#[derive(Debug, Clone, Copy)]
+pub struct MergeIn {
+    pub part_o: Dev,
+    pub part_ml: Dev,
+    pub pos: Dev,
+    pub rows_per_seq: usize,
+    pub splits: usize,
+    pub split_len: usize,
+}
+
+/// One matrix-vector launch: out(x[m rows] . w[n][k]^T), x optionally RMS-normalized, or
+/// merged from attention partials.
+#[derive(Debug, Clone, Copy)]
+pub struct GemvCall {
+    pub w: Dev,
+    pub x: Dev,
+    pub merge: Option<MergeIn>,
+    pub x_stride: usize,
+    pub norm_w: Option<Dev>,
+    pub eps: f32,
+    pub n: usize,
+    pub k: usize,
+    pub m: usize,
+    pub ksplit: usize,
+    pub out: GemvOut,
+}
+
+/// One attention launch over the cache (decode: m = batch, rows_per_seq = 1; prefill:
+/// m = batch x prompt, rows_per_seq = prompt).
+#[derive(Debug, Clone, Copy)]
+pub struct AttnCall {
+    pub q: Dev,
+    pub kc: Dev,
+    pub vc: Dev,
+    pub part_o: Dev,
+    pub part_ml: Dev,
+    pub counters: Dev,
+    pub out: Dev,
+    pub pos: Dev,
+    pub rows_per_seq: usize,
+    pub m: usize,
+    /// Positions the grid covers (the longest context any row may have).
+    pub grid_ctx: usize,
+    /// Positions per split: a multiple of 32, at most plan::ATTN_MAX_SPLIT
+    /// (plan::attn_split_len picks it).
+    pub split_len: usize,
+    pub max_ctx: usize,
+    /// true: the last block of each (row, kv head) merges the splits into `out`; false: only
+    /// the partials are written (a following GemvCall merges them with `merge`).
+    pub merge_in_block: bool,
+}
+
+/// The loaded decode kernels.
+pub struct DecodeKernels {
+    gemv: Vec<(usize, CudaFunction)>,
+    attn: CudaFunction,
+    embed: CudaFunction,
+    rmsnorm: CudaFunction,
+    rope_cache: CudaFunction,
+    silu: CudaFunction,
+    argmax: CudaFunction,
+    dims: Dims,
+    stream: Arc<CudaStream>,
+    /// Launch with programmatic stream serialization (programmatic dependent launch).
+    pdl: bool,
+}
+
+/// A kernel argument as cuLaunchKernelEx takes it: a pointer to the value.
+fn arg<T>(v: &T) -> *mut c_void {
+    v as *const T as *mut c_void
+}
+
+fn i32_of(what: &str, v: usize) -> Result<i32> {
+    i32::try_from(v).with_context(|| format!("{what} = {v} does not fit the kernel's int"))
+}
+
+impl DecodeKernels {
+    /// Loads every decode kernel and gives the shared-memory-hungry ones their budget.
+    pub fn load(gpu: &Gpu, dims: Dims) -> Result<Self> {
+        use cudarc::driver::sys::CUfunction_attribute as F;
+        let mut gemv = Vec::new();
+        for t in super::plan::GEMV_TILES {
+            let f = gpu.function(
+                "decode_gemv",
+                ptx::DECODE_GEMV,
+                &format!("decode_gemv_b{t}"),
+            )?;
+            // x of `t` rows of the widest k in shared memory.
+            let smem = t * dims.hidden.max(dims.inter) * 2;
+            f.set_attribute(
+                F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                smem as i32,
+            )
+            .with_context(|| format!("decode_gemv_b{t}: {smem} bytes of shared memory for x"))?;
+            gemv.push((t, f));
+        }
+        let attn = gpu.function("decode_attn", ptx::DECODE_ATTN, "decode_attn")?;
+        let smem = attn_smem_bytes(&dims, ATTN_MAX_SPLIT);
+        attn.set_attribute(
+            F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            smem as i32,
+        )
+        .context("decode_attn: shared memory budget")?;
+        let misc = |n: &str| gpu.function("decode_misc", ptx::DECODE_MISC, n);
+        Ok(DecodeKernels {
+            gemv,
+            attn,
+            embed: misc("decode_embed")?,
+            rmsnorm: misc("decode_rmsnorm")?,
+            rope_cache: misc("decode_rope_cache")?,
+            silu: misc("decode_silu")?,
+            argmax: misc("decode_argmax")?,
+            dims,
+            stream: gpu.stream.clone(),
+            pdl: false,
+        })
+    }
+
+    /// Launches from now on let each kernel start while its predecessor finishes (the kernels
+    /// wait for it with griddepcontrol.wait before touching anything it writes).
+    pub fn set_pdl(&mut self, on: bool) {
+        self.pdl = on;
+    }
+
+    pub fn dims(&self) -> &Dims {
+        &self.dims
+    }
+
+    fn qkv_c(&self, t: &QkvTarget, rows: usize, seqs: usize) -> Result<QkvStoreC> {
+        let d = &self.dims;
+        t.q_out.need("q_out", rows * d.q_rows() * 4, 4)?;
+        let cache = seqs * d.kv_heads * t.max_ctx * d.head_dim * 2;
+        t.kc.need("K cache", cache, 16)?;
+        t.vc.need("V cache", cache, 16)?;
+        t.inv_freq.need("inv_freq", d.head_dim / 2 * 4, 4)?;
+        t.pos.need("pos", 4, 4)?;
+        if t.rows_per_seq == 0 {
+            bail!("rows_per_seq must be positive");
+        }
+        Ok(QkvStoreC {
+            q_out: t.q_out.ptr,
+            kc: t.kc.ptr,
+            vc: t.vc.ptr,
+            inv_freq: t.inv_freq.ptr,
+            pos: t.pos.ptr,
+            rows_per_seq: i32_of("rows_per_seq", t.rows_per_seq)?,
+            nq: i32_of("q rows", d.q_rows())?,
+            nkv: i32_of("kv rows", d.kv_rows())?,
+            hd: i32_of("head_dim", d.head_dim)?,
+            max_ctx: i32_of("max_ctx", t.max_ctx)?,
+        })
+    }
+
+    /// Enqueues one matrix-vector product. The device position (QKV mode) must be below
+    /// `max_ctx` minus the rows per sequence: the caller's host-side position guards that.
+    pub fn gemv(&self, c: &GemvCall) -> Result<()> {
+        let d = &self.dims;
+        let Some((tile, func)) = self.gemv.iter().find(|(t, _)| *t >= c.m) else {
+            bail!("gemv: {} rows, the kernel takes at most 16", c.m);
+        };
+        if c.m == 0 || c.n == 0 || !c.n.is_multiple_of(2) || c.k == 0 || !c.k.is_multiple_of(8) {
+            bail!(
+                "gemv: m={} n={} k={}: needs m > 0, n even, k a multiple of 8",
+                c.m,
+                c.n,
+                c.k
+            );
+        }
+        if ![1, 2, 4, 8].contains(&c.ksplit) {
+            bail!("gemv: ksplit {} is not 1, 2, 4 or 8", c.ksplit);
+        }
+        if c.k > d.hidden.max(d.inter) {
+            bail!(
+                "gemv: k={} exceeds the shared memory budget set at load",
+                c.k
+            );
+        }
+        if c.x_stride < c.k || !c.x_stride.is_multiple_of(8) {
+            bail!("gemv: x stride {} for k={}", c.x_stride, c.k);
+        }
+        c.w.need("gemv weight", c.n * c.k * 2, 16)?;
+        if c.merge.is_none() {
+            c.x.need("gemv x", ((c.m - 1) * c.x_stride + c.k) * 2, 16)?;
+        }
+        let mut a = GemvArgsC {
+            w: c.w.ptr,
+            x: c.x.ptr,
+            eps: c.eps,
+            n: i32_of("n", c.n)?,
+            k: i32_of("k", c.k)?,
+            m: i32_of("m", c.m)?,
+            x_stride: i32_of("x_stride", c.x_stride)?,
+            ksplit: c.ksplit as i32,
+            ..Default::default()
+        };
+        if let Some(nw) = c.norm_w {
+            nw.need("norm weight", c.k * 2, 16)?;
+            a.norm_w = nw.ptr;
+        }
+        if let Some(g) = c.merge {
+            if c.k != d.q_rows() || c.norm_w.is_some() || g.rows_per_seq == 0 {
+                bail!(
+                    "gemv merge input: k={} must be heads x hd = {}, without a norm",
+                    c.k,
+                    d.q_rows()
+                );
+            }
+            if g.splits == 0 || g.split_len == 0 {
+                bail!("gemv merge input: {} splits of {}", g.splits, g.split_len);
+            }
+            g.part_o
+                .need("merge partials", c.m * g.splits * d.q_rows() * 4, 16)?;
+            g.part_ml
+                .need("merge max/sum", c.m * g.splits * d.heads * 8, 8)?;
+            g.pos.need("pos", 4, 4)?;
+            a.merge = MergeInC {
+                part_o: g.part_o.ptr,
+                part_ml: g.part_ml.ptr,
+                pos: g.pos.ptr,
+                rows_per_seq: i32_of("rows_per_seq", g.rows_per_seq)?,
+                splits: i32_of("splits", g.splits)?,
+                split_len: i32_of("split_len", g.split_len)?,
+                heads: d.heads as i32,
+                hd: d.head_dim as i32,
+            };
+        }
+        match c.out {
+            GemvOut::F32 { out, stride } => {
+                if stride < c.n {
+                    bail!("gemv f32 out stride {stride} < n {}", c.n);
+                }
+                out.need("gemv out (f32)", ((c.m - 1) * stride + c.n) * 4, 8)?;
+                (a.out, a.out_stride, a.mode) = (out.ptr, i32_of("stride", stride)?, 0);
+            }
+            GemvOut::Resid { out, stride } => {
+                if stride < c.n || !stride.is_multiple_of(2) {
+                    bail!("gemv residual stride {stride} for n {}", c.n);
+                }
+                out.need("gemv residual", ((c.m - 1) * stride + c.n) * 2, 4)?;
+                (a.out, a.out_stride, a.mode) = (out.ptr, i32_of("stride", stride)?, 1);
+            }
+            GemvOut::Silu { out, stride } => {
+                if stride < c.n / 2 {
+                    bail!("gemv silu out stride {stride} < n/2 {}", c.n / 2);
+                }
+                out.need("gemv silu out", ((c.m - 1) * stride + c.n / 2) * 2, 2)?;
+                (a.out, a.out_stride, a.mode) = (out.ptr, i32_of("stride", stride)?, 2);
+            }
+            GemvOut::Qkv(t) => {
+                if c.n != d.qkv_rows() {
+                    bail!(
+                        "gemv qkv: n={} but the model has {} QKV rows",
+                        c.n,
+                        d.qkv_rows()
+                    );
+                }
+                let seqs = (c.m - 1) / t.rows_per_seq + 1;
+                a.qkv = self.qkv_c(&t, c.m, seqs)?;
+                a.mode = 3;
+            }
+        }
+        let cfg = LaunchConfig {
+            grid_dim: (gemv_blocks(c.n, c.ksplit) as u32, 1, 1),
+            block_dim: (32 * GEMV_WARPS as u32, 1, 1),
+            shared_mem_bytes: (tile * c.k * 2) as u32,
+        };
+        // SAFETY: every buffer was checked above to hold what the kernel reads or writes for
+        // these m, n, k, strides and mode; `func` is decode_gemv_b{tile} with tile >= m.
+        unsafe { launch_gemv(&self.stream, func, cfg, a, self.pdl) }
+            .with_context(|| format!("launching decode_gemv_b{tile} n={} k={}", c.n, c.k))
+    }
+
+    /// Enqueues attention of m rows over the cache.
+    pub fn attention(&self, c: &AttnCall) -> Result<()> {
+        let d = &self.dims;
+        if c.m == 0 || c.rows_per_seq == 0 || c.grid_ctx == 0 || c.grid_ctx > c.max_ctx {
+            bail!(
+                "attention: m={} rows_per_seq={} grid_ctx={} max_ctx={}",
+                c.m,
+                c.rows_per_seq,
+                c.grid_ctx,
+                c.max_ctx
+            );
+        }
+        if c.split_len == 0
+            || !c.split_len.is_multiple_of(ATTN_CHUNK)
+            || c.split_len > ATTN_MAX_SPLIT
+        {
+            bail!(
+                "attention: split_len {} must be a positive multiple of {ATTN_CHUNK} up to \
+                 {ATTN_MAX_SPLIT}",
+                c.split_len
+            );
+        }
+        let splits = c.grid_ctx.div_ceil(c.split_len);
+        let seqs = (c.m - 1) / c.rows_per_seq + 1;
+        c.q.need("attention q", c.m * d.q_rows() * 4, 4)?;
+        let cache = seqs * d.kv_heads * c.max_ctx * d.head_dim * 2;
+        c.kc.need("attention K cache", cache, 16)?;
+        c.vc.need("attention V cache", cache, 16)?;
+        c.part_o
+            .need("attention partials", c.m * splits * d.q_rows() * 4, 8)?;
+        c.part_ml
+            .need("attention max/sum", c.m * splits * d.heads * 8, 8)?;
+        c.counters
+            .need("attention counters", c.m * d.kv_heads * 4, 4)?;
+        c.out.need("attention out", c.m * d.q_rows() * 2, 2)?;
+        c.pos.need("pos", 4, 4)?;
+        let a = AttnArgsC {
+            q: c.q.ptr,
+            kc: c.kc.ptr,
+            vc: c.vc.ptr,
+            part_o: c.part_o.ptr,
+            part_ml: c.part_ml.ptr,
+            counters: c.counters.ptr,
+            out: c.out.ptr,
+            pos: c.pos.ptr,
+            rows_per_seq: i32_of("rows_per_seq", c.rows_per_seq)?,
+            m: i32_of("m", c.m)?,
+            heads: d.heads as i32,
+            kv_heads: d.kv_heads as i32,
+            hd: d.head_dim as i32,
+            max_ctx: i32_of("max_ctx", c.max_ctx)?,
+            splits: i32_of("splits", splits)?,
+            split_len: i32_of("split_len", c.split_len)?,
+            merge_in_block: i32::from(c.merge_in_block),
+            scale: 1.0 / (d.head_dim as f32).sqrt(),
+        };
+        let cfg = LaunchConfig {
+            grid_dim: (splits as u32, d.kv_heads as u32, c.m as u32),
+            block_dim: (32 * (d.heads / d.kv_heads) as u32, 1, 1),
+            shared_mem_bytes: attn_smem_bytes(d, c.split_len) as u32,
+        };
+        // SAFETY: sizes checked above for m rows, `splits` splits and the model's heads; the
+        // counters are zero between launches (each launch's last block resets its own), and the
+        // caller keeps the device position + rows_per_seq within max_ctx.
+        unsafe { launch_attn(&self.stream, &self.attn, cfg, a, self.pdl) }
+            .with_context(|| format!("launching decode_attn m={} splits={splits}", c.m))
+    }
+
+    /// x[r] = table[tok[r]] for m rows.
+    pub fn embed(&self, tok: Dev, table: Dev, x: Dev, m: usize) -> Result<()> {
+        let d = &self.dims;
+        tok.need("tokens", m * 4, 4)?;
+        table.need("embedding table", d.vocab * d.hidden * 2, 16)?;
+        x.need("embedding out", m * d.hidden * 2, 16)?;
+        let cfg = LaunchConfig {
+            grid_dim: (m as u32, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let (mi, hi, vi) = (m as i32, d.hidden as i32, d.vocab as i32);
+        let mut p = [
+            arg(&tok.ptr),
+            arg(&table.ptr),
+            arg(&x.ptr),
+            arg(&mi),
+            arg(&hi),
+            arg(&vi),
+        ];
+        // SAFETY: sizes checked above; the kernel bounds-checks each token against the vocabulary.
+        unsafe { launch_raw(&self.stream, &self.embed, cfg, &mut p, self.pdl) }
+            .context("launching decode_embed")
+    }
+
+    /// y[r] = RMSNorm(x[r]) * w for m rows of `hidden`.
+    pub fn rmsnorm(&self, x: Dev, w: Dev, y: Dev, m: usize) -> Result<()> {
+        let d = &self.dims;
+        x.need("rmsnorm x", m * d.hidden * 2, 16)?;
+        y.need("rmsnorm y", m * d.hidden * 2, 16)?;
+        w.need("rmsnorm weight", d.hidden * 2, 16)?;
+        let cfg = LaunchConfig {
+            grid_dim: (m.div_ceil(8) as u32, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let (mi, ki, eps) = (m as i32, d.hidden as i32, d.eps);
+        let mut p = [
+            arg(&x.ptr),
+            arg(&w.ptr),
+            arg(&y.ptr),
+            arg(&mi),
+            arg(&ki),
+            arg(&eps),
+        ];
+        // SAFETY: m rows of `hidden` elements checked in x and y, `hidden` in w.
+        unsafe { launch_raw(&self.stream, &self.rmsnorm, cfg, &mut p, self.pdl) }
+            .context("launching decode_rmsnorm")
+    }
+
+    /// RoPE + cache stores of m projected rows (f32, fused QKV order).
+    pub fn rope_cache(&self, qkv: Dev, t: &QkvTarget, m: usize) -> Result<()> {
+        let d = &self.dims;
+        let n = d.qkv_rows();
+        qkv.need("projected qkv", m * n * 4, 8)?;
+        let seqs = (m - 1) / t.rows_per_seq.max(1) + 1;
+        let s = self.qkv_c(t, m, seqs)?;
+        let cfg = LaunchConfig {
+            grid_dim: ((n / 2).div_ceil(256) as u32, m as u32, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let (mi, ni) = (m as i32, n as i32);
+        let mut p = [arg(&qkv.ptr), arg(&s), arg(&mi), arg(&ni)];
+        // SAFETY: qkv holds m rows of n f32; the target was checked by qkv_c for m rows.
+        unsafe { launch_raw(&self.stream, &self.rope_cache, cfg, &mut p, self.pdl) }
+            .context("launching decode_rope_cache")
+    }
+
+    /// h[r][i] = silu(gu[r][2i]) * gu[r][2i+1] for m rows.
+    pub fn silu(&self, gu: Dev, h: Dev, m: usize) -> Result<()> {
+        let i = self.dims.inter;
+        gu.need("gate/up", m * 2 * i * 2, 4)?;
+        h.need("silu out", m * i * 2, 2)?;
+        let total = m * i;
+        let cfg = LaunchConfig {
+            grid_dim: (total.div_ceil(256).min(65_535) as u32, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let (mi, ii) = (m as i32, i as i32);
+        let mut p = [arg(&gu.ptr), arg(&h.ptr), arg(&mi), arg(&ii)];
+        // SAFETY: gu holds m x 2i and h m x i halves (checked).
+        unsafe { launch_raw(&self.stream, &self.silu, cfg, &mut p, self.pdl) }
+            .context("launching decode_silu")
+    }
+
+    /// tok[r] = argmax(logits[r]) for m rows; then *pos += pos_inc.
+    pub fn argmax(&self, logits: Dev, tok: Dev, pos: Dev, m: usize, pos_inc: usize) -> Result<()> {
+        let v = self.dims.vocab;
+        logits.need("logits", m * v * 4, 4)?;
+        tok.need("tokens", m * 4, 4)?;
+        pos.need("pos", 4, 4)?;
+        let cfg = LaunchConfig {
+            grid_dim: (m as u32, 1, 1),
+            block_dim: (1024, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let (vi, inc) = (v as i32, i32_of("pos_inc", pos_inc)?);
+        let mut p = [
+            arg(&logits.ptr),
+            arg(&vi),
+            arg(&tok.ptr),
+            arg(&pos.ptr),
+            arg(&inc),
+        ];
+        // SAFETY: m rows of the vocabulary in logits, m tokens and one position (checked).
+        unsafe { launch_raw(&self.stream, &self.argmax, cfg, &mut p, self.pdl) }
+            .context("launching decode_argmax")
+    }
+}
+
+/// Raw launch of decode_gemv_b*.
+///
+/// # Safety
+/// `a` must describe buffers that hold what the kernel touches for its m, n, k and mode, and
+/// `cfg` must give the kernel tile * k * 2 bytes of dynamic shared memory.
+unsafe fn launch_gemv(
+    stream: &Arc<CudaStream>,
+    func: &CudaFunction,
+    cfg: LaunchConfig,
+    a: GemvArgsC,
+    pdl: bool,
+) -> Result<()> {
+    // SAFETY: one by-value argument block, as the kernel's signature takes; see the contract.
+    unsafe { launch_raw(stream, func, cfg, &mut [arg(&a)], pdl) }
+}
+
+/// Raw launch of decode_attn.
+///
+/// # Safety
+/// `a` must describe buffers sized for its m rows, splits and heads, with zeroed counters.
+unsafe fn launch_attn(
+    stream: &Arc<CudaStream>,
+    func: &CudaFunction,
+    cfg: LaunchConfig,
+    a: AttnArgsC,
+    pdl: bool,
+) -> Result<()> {
+    // SAFETY: one by-value argument block, as the kernel's signature takes; see the contract.
+    unsafe { launch_raw(stream, func, cfg, &mut [arg(&a)], pdl) }
+}
+
+/// cuLaunchKernelEx on `stream`, with programmatic stream serialization when `pdl`.
+///
+/// # Safety
+/// `params` must point at values whose types and order match the kernel's parameters, alive
+/// for the call; the kernel must only touch memory its arguments allow.
+unsafe fn launch_raw(
+    stream: &Arc<CudaStream>,
+    func: &CudaFunction,
+    cfg: LaunchConfig,
+    params: &mut [*mut c_void],
+    pdl: bool,
+) -> Result<()> {
+    stream
+        .context()
+        .bind_to_thread()
+        .context("binding the CUDA context")?;
+    // SAFETY: a zeroed launch attribute is valid plain data; id and value are set below.
+    let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+    attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr.value.programmaticStreamSerializationAllowed = 1;
+    let conf = sys::CUlaunchConfig {
+        gridDimX: cfg.grid_dim.0,
+        gridDimY: cfg.grid_dim.1,
+        gridDimZ: cfg.grid_dim.2,
+        blockDimX: cfg.block_dim.0,
+        blockDimY: cfg.block_dim.1,
+        blockDimZ: cfg.block_dim.2,
+        sharedMemBytes: cfg.shared_mem_bytes,
+        hStream: stream.cu_stream(),
+        attrs: if pdl { &mut attr } else { std::ptr::null_mut() },
+        numAttrs: u32::from(pdl),
+    };
+    // SAFETY: conf and attr outlive the call; params per the contract.
+    unsafe {
+        sys::cuLaunchKernelEx(
+            &conf,
+            func.cu_function(),
+            params.as_mut_ptr(),
+            std::ptr::null_mut(),
+        )
+    }
+    .result()
+    .context("cuLaunchKernelEx")
+}

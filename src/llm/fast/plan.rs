@@ -1,0 +1,454 @@
+//! The opbench decode path's pure arithmetic: model dimensions and what our kernels accept,
+//! the fused weight row orders, launch shapes, buffer sizes, and the step plan (every kernel of
+//! one decode step with the bytes it must move), all testable without a GPU.
+
+use crate::llm::configs::Arch;
+use anyhow::{bail, Result};
+
+/// Rows per block of the matrix-vector kernel are pairs of weight rows; a block has 8 warps.
+pub const GEMV_WARPS: usize = 8;
+/// Batch tiles the matrix-vector kernel is compiled for (`decode_gemv_b{tile}`).
+pub const GEMV_TILES: [usize; 5] = [1, 2, 4, 8, 16];
+/// Cached positions per attention block (kernels/decode_common.cuh ATTN_CHUNK).
+pub const ATTN_CHUNK: usize = 32;
+
+/// Model dimensions as the decode kernels see them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Dims {
+    pub hidden: usize,
+    pub inter: usize,
+    pub layers: usize,
+    pub heads: usize,
+    pub kv_heads: usize,
+    pub head_dim: usize,
+    pub vocab: usize,
+    pub eps: f32,
+    pub rope_theta: f32,
+}
+
+impl Dims {
+    /// Checks that our kernels can run this architecture and says which limit a config breaks.
+    pub fn from_arch(a: &Arch) -> Result<Dims> {
+        let d = Dims {
+            hidden: a.hidden_size,
+            inter: a.intermediate_size,
+            layers: a.num_hidden_layers,
+            heads: a.num_attention_heads,
+            kv_heads: a.num_key_value_heads,
+            head_dim: a.head_dim(),
+            vocab: a.vocab_size,
+            eps: a.rms_norm_eps as f32,
+            rope_theta: a.rope_theta,
+        };
+        let name = &a.name;
+        if d.heads == 0 || d.kv_heads == 0 || !d.heads.is_multiple_of(d.kv_heads) {
+            bail!(
+                "{name}: {} heads on {} kv heads is not grouped attention",
+                d.heads,
+                d.kv_heads
+            );
+        }
+        if d.heads / d.kv_heads > 32 {
+            bail!("{name}: the attention kernel runs one warp per query head of a group (<= 32)");
+        }
+        if !d.head_dim.is_multiple_of(8)
+            || !d.hidden.is_multiple_of(8)
+            || !d.inter.is_multiple_of(8)
+        {
+            bail!(
+                "{name}: head_dim {}, hidden {} and intermediate {} must be multiples of 8 \
+                 (16-byte loads)",
+                d.head_dim,
+                d.hidden,
+                d.inter
+            );
+        }
+        if d.head_dim > ATTN_MAX_HEAD_DIM {
+            bail!(
+                "{name}: head_dim {} above the attention kernel's {ATTN_MAX_HEAD_DIM}",
+                d.head_dim
+            );
+        }
+        if !d.vocab.is_multiple_of(2) {
+            bail!(
+                "{name}: vocabulary {} must be even (weight rows go in pairs)",
+                d.vocab
+            );
+        }
+        Ok(d)
+    }
+
+    pub fn q_rows(&self) -> usize {
+        self.heads * self.head_dim
+    }
+    pub fn kv_rows(&self) -> usize {
+        self.kv_heads * self.head_dim
+    }
+    pub fn qkv_rows(&self) -> usize {
+        self.q_rows() + 2 * self.kv_rows()
+    }
+    /// Weight elements one decode step reads: every matrix and norm, not the embedding table.
+    pub fn step_weight_elems(&self) -> u64 {
+        let (h, i) = (self.hidden as u64, self.inter as u64);
+        let per_layer = self.qkv_rows() as u64 * h + h * h + 2 * i * h + i * h + 2 * h;
+        self.layers as u64 * per_layer + self.vocab as u64 * h + h
+    }
+}
+
+/// The compiled batch tile that serves `batch` rows, or None above 16.
+pub fn gemv_tile(batch: usize) -> Option<usize> {
+    GEMV_TILES.iter().copied().find(|&t| t >= batch)
+}
+
+/// Warps sharing one pair of weight rows: the fewest that give about one block per SM (at
+/// least 90% of the SMs busy), and no more than leave each lane one 16-byte chunk per row.
+/// One wave whose every load is issued up front beat two half-as-deep waves on the H100
+/// (batch 1: ksplit 1 everywhere 819-821 tokens/s; 2 blocks per SM, i.e. 2/4/1/4/1, 755).
+pub fn gemv_ksplit(n: usize, k: usize, sm_count: usize) -> usize {
+    let pairs = n / 2;
+    let chunks = k / 8;
+    let mut best = 1;
+    for ks in [1usize, 2, 4, 8] {
+        if 32 * ks > chunks.max(32) {
+            break;
+        }
+        best = ks;
+        let blocks = pairs.div_ceil(GEMV_WARPS / ks);
+        if 10 * blocks >= 9 * sm_count {
+            break;
+        }
+    }
+    best
+}
+
+/// Blocks of the matrix-vector kernel for `n` output rows at `ksplit`.
+pub fn gemv_blocks(n: usize, ksplit: usize) -> usize {
+    (n / 2).div_ceil(GEMV_WARPS / ksplit)
+}
+
+/// Longest stretch of positions one attention block stages in shared memory.
+pub const ATTN_MAX_SPLIT: usize = 256;
+
+/// Positions per attention split for a grid covering `grid_ctx` positions: the whole context
+/// in one block up to ATTN_MAX_SPLIT (no partials to merge), in multiples of ATTN_CHUNK.
+pub fn attn_split_len(grid_ctx: usize) -> usize {
+    grid_ctx
+        .div_ceil(ATTN_CHUNK)
+        .clamp(1, ATTN_MAX_SPLIT / ATTN_CHUNK)
+        * ATTN_CHUNK
+}
+
+/// Attention splits along the sequence for a grid that covers `grid_ctx` positions.
+pub fn attn_splits(grid_ctx: usize) -> usize {
+    grid_ctx.div_ceil(attn_split_len(grid_ctx))
+}
+
+/// Positions per attention split in the decode step: 32 (one warp's lanes: the shortest
+/// chain per block, and the o_proj kernel merges the splits while staging its input), longer
+/// only to keep at most 64 splits.
+pub fn decode_split_len(max_ctx: usize) -> usize {
+    max_ctx
+        .div_ceil(64)
+        .div_ceil(ATTN_CHUNK)
+        .clamp(1, ATTN_MAX_SPLIT / ATTN_CHUNK)
+        * ATTN_CHUNK
+}
+
+/// Whether the decode step leaves the attention splits for o_proj to merge while it stages
+/// its input (one fewer chain of fence + atomic + merge per layer) rather than merging them in
+/// the attention kernel's last block. Every o_proj block repeats the merge of all rows, so it
+/// pays at batch 1 only (H100, per step: attention + o_proj 279 us against 364 us in-block)
+/// and costs at batch 4 and 16 (591 against 396 us at batch 4).
+pub fn merge_in_o_proj(batch: usize) -> bool {
+    batch <= 2
+}
+
+/// Head dims the attention kernel takes (lanes hold at most two pairs of dims).
+pub const ATTN_MAX_HEAD_DIM: usize = 128;
+
+/// Dynamic shared memory of one attention block: K and V of `split_len` positions (rows
+/// padded by 8 halves), the group's queries and probabilities in f32.
+pub fn attn_smem_bytes(d: &Dims, split_len: usize) -> usize {
+    let g = d.heads / d.kv_heads;
+    2 * split_len * (d.head_dim + 8) * 2 + g * d.head_dim * 4 + g * ATTN_CHUNK * 4
+}
+
+/// Fused QKV row f -> row of cat([q_proj, k_proj, v_proj]). q and k rows go in RoPE pairs
+/// (row i and i + hd/2 of one head side by side); v rows keep their order.
+pub fn qkv_row_order(d: &Dims) -> Vec<u32> {
+    let hd = d.head_dim;
+    let mut order = Vec::with_capacity(d.qkv_rows());
+    for (base, heads) in [(0, d.heads), (d.q_rows(), d.kv_heads)] {
+        for h in 0..heads {
+            for i in 0..hd / 2 {
+                order.push((base + h * hd + i) as u32);
+                order.push((base + h * hd + i + hd / 2) as u32);
+            }
+        }
+    }
+    let v0 = d.q_rows() + d.kv_rows();
+    order.extend((0..d.kv_rows()).map(|r| (v0 + r) as u32));
+    order
+}
+
+/// Fused gate/up row f -> row of cat([gate_proj, up_proj]): gate i and up i side by side.
+pub fn gate_up_row_order(d: &Dims) -> Vec<u32> {
+    (0..d.inter)
+        .flat_map(|i| [i as u32, (d.inter + i) as u32])
+        .collect()
+}
+
+/// RoPE frequencies as candle computes them: 1 / theta^(2i / hd).
+pub fn inv_freq(d: &Dims) -> Vec<f32> {
+    (0..d.head_dim)
+        .step_by(2)
+        .map(|i| 1f32 / d.rope_theta.powf(i as f32 / d.head_dim as f32))
+        .collect()
+}
+
+/// Element counts of every buffer of an engine for `batch` sequences of up to `prompt_len`
+/// prompt tokens and `max_ctx` positions; allocated once, before the first step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BufferSizes {
+    /// Token rows a launch may cover: batch x prompt_len (prefill) or batch (decode).
+    pub rows: usize,
+    pub resid: usize,
+    pub xn: usize,
+    pub qkv_f32: usize,
+    pub q_f32: usize,
+    pub attn: usize,
+    pub gate_up: usize,
+    pub h: usize,
+    pub part_o_f32: usize,
+    pub part_ml_f32: usize,
+    pub counters: usize,
+    pub logits_f32: usize,
+    /// One layer's K (or V) cache.
+    pub cache_layer: usize,
+}
+
+impl BufferSizes {
+    pub fn new(d: &Dims, batch: usize, prompt_len: usize, max_ctx: usize) -> BufferSizes {
+        let rows = batch * prompt_len.max(1);
+        // Prefill rows see at most prompt_len positions; decode rows see max_ctx, in splits
+        // of at least 32 positions (any split length the engine may pick).
+        let part_rows_splits =
+            (rows * attn_splits(prompt_len)).max(batch * max_ctx.div_ceil(ATTN_CHUNK));
+        BufferSizes {
+            rows,
+            resid: rows * d.hidden,
+            xn: rows * d.hidden,
+            qkv_f32: rows * d.qkv_rows(),
+            q_f32: rows * d.q_rows(),
+            attn: rows * d.q_rows(),
+            gate_up: rows * 2 * d.inter,
+            h: rows * d.inter,
+            part_o_f32: part_rows_splits * d.q_rows(),
+            part_ml_f32: part_rows_splits * d.heads * 2,
+            counters: rows * d.kv_heads,
+            logits_f32: batch * d.vocab,
+            cache_layer: batch * d.kv_heads * max_ctx * d.head_dim,
+        }
+    }
+
+    /// Device bytes of the buffers and both caches of every layer (f16 = 2 bytes).
+    pub fn total_bytes(&self, layers: usize) -> u64 {
+        let f16 = (self.resid + self.xn + self.attn + self.gate_up + self.h) as u64 * 2
+            + 2 * layers as u64 * self.cache_layer as u64 * 2;
+        let f32 = (self.qkv_f32 + self.q_f32 + self.part_o_f32 + self.part_ml_f32 + self.logits_f32)
+            as u64
+            * 4;
+        f16 + f32 + self.counters as u64 * 4
+    }
+}
+
+/// What a kernel of the step does (trace classes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KernelClass {
+    Embed,
+    Gemv,
+    Attention,
+    Argmax,
+}
+
+/// One launch of the decode step and the DRAM bytes it cannot avoid.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepKernel {
+    pub name: &'static str,
+    pub class: KernelClass,
+    pub layer: Option<usize>,
+    /// Weights (f16) plus, for attention, the K and V cache at `ctx` positions of every sequence.
+    pub floor_bytes: u64,
+}
+
+/// The decode step in launch order at context `ctx` (positions read by attention).
+pub fn step_plan(d: &Dims, batch: usize, ctx: usize) -> Vec<StepKernel> {
+    let h = d.hidden as u64;
+    let mut v = vec![StepKernel {
+        name: "embed",
+        class: KernelClass::Embed,
+        layer: None,
+        floor_bytes: (batch as u64) * h * 2,
+    }];
+    let kv = 2 * batch as u64 * ctx as u64 * d.kv_rows() as u64 * 2;
+    for l in 0..d.layers {
+        let gemv = |name, rows: u64, k: u64, norm: bool| StepKernel {
+            name,
+            class: KernelClass::Gemv,
+            layer: Some(l),
+            floor_bytes: (rows * k + if norm { k } else { 0 }) * 2,
+        };
+        v.push(gemv("qkv_rope", d.qkv_rows() as u64, h, true));
+        v.push(StepKernel {
+            name: "attention",
+            class: KernelClass::Attention,
+            layer: Some(l),
+            floor_bytes: kv,
+        });
+        v.push(gemv("o_proj_residual", h, d.q_rows() as u64, false));
+        v.push(gemv("gate_up_silu", 2 * d.inter as u64, h, true));
+        v.push(gemv("down_residual", h, d.inter as u64, false));
+    }
+    v.push(StepKernel {
+        name: "lm_head",
+        class: KernelClass::Gemv,
+        layer: None,
+        floor_bytes: (d.vocab as u64 * h + h) * 2,
+    });
+    v.push(StepKernel {
+        name: "argmax",
+        class: KernelClass::Argmax,
+        layer: None,
+        floor_bytes: batch as u64 * d.vocab as u64 * 4,
+    });
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::configs::named;
+
+    fn tiny() -> Dims {
+        Dims::from_arch(&named("tinyllama-1.1b").unwrap()).unwrap()
+    }
+
+    #[test]
+    fn qkv_order_pairs_rope_halves_and_keeps_v() {
+        let d = tiny();
+        let o = qkv_row_order(&d);
+        assert_eq!(o.len(), d.qkv_rows());
+        let mut seen = o.clone();
+        seen.sort_unstable();
+        assert!(seen.iter().enumerate().all(|(i, &r)| r as usize == i));
+        // Head 1 of q: its rows 64..128 go as (64, 96), (65, 97), ...
+        assert_eq!(&o[64..68], &[64, 96, 65, 97]);
+        // k starts after the 2048 q rows, same pairing.
+        assert_eq!(&o[2048..2052], &[2048, 2080, 2049, 2081]);
+        // v keeps its order.
+        assert_eq!(&o[2304..2308], &[2304, 2305, 2306, 2307]);
+    }
+
+    #[test]
+    fn gate_up_rows_interleave() {
+        let d = tiny();
+        let o = gate_up_row_order(&d);
+        assert_eq!(&o[..4], &[0, 5632, 1, 5633]);
+        assert_eq!(o.len(), 2 * d.inter);
+    }
+
+    #[test]
+    fn step_plan_reads_every_weight_once() {
+        let a = named("tinyllama-1.1b").unwrap();
+        let d = tiny();
+        assert_eq!(d.step_weight_elems(), a.params_read_per_step());
+        let plan = step_plan(&d, 1, 0);
+        // embed + 5 per layer + lm_head + argmax.
+        assert_eq!(plan.len(), 1 + 5 * 22 + 2);
+        let gemv: u64 = plan
+            .iter()
+            .filter(|k| k.class == KernelClass::Gemv)
+            .map(|k| k.floor_bytes)
+            .sum();
+        assert_eq!(gemv, 2 * d.step_weight_elems());
+        // Attention reads K and V of 4 kv heads x 64 dims per position and sequence.
+        let at = step_plan(&d, 2, 100);
+        let att = at
+            .iter()
+            .find(|k| k.class == KernelClass::Attention)
+            .unwrap();
+        assert_eq!(att.floor_bytes, 2 * 2 * 100 * 256 * 2);
+    }
+
+    #[test]
+    fn launch_shapes_for_tinyllama_on_132_sms() {
+        let d = tiny();
+        let ks = [
+            gemv_ksplit(d.qkv_rows(), d.hidden, 132),
+            gemv_ksplit(d.hidden, d.q_rows(), 132),
+            gemv_ksplit(2 * d.inter, d.hidden, 132),
+            gemv_ksplit(d.hidden, d.inter, 132),
+            gemv_ksplit(d.vocab, d.hidden, 132),
+        ];
+        assert_eq!(ks, [1, 1, 1, 1, 1]);
+        // A GPU with twice the SMs splits the 2048-row matrices.
+        assert_eq!(gemv_ksplit(d.hidden, d.inter, 264), 2);
+        assert_eq!(gemv_blocks(d.qkv_rows(), 2), 320);
+        assert_eq!(gemv_blocks(2 * d.inter, 1), 704);
+        // A tiny k never gets more warps than 16-byte chunks per lane allow.
+        assert_eq!(gemv_ksplit(64, 128, 132), 1);
+        assert_eq!(gemv_tile(1), Some(1));
+        assert_eq!(gemv_tile(3), Some(4));
+        assert_eq!(gemv_tile(16), Some(16));
+        assert_eq!(gemv_tile(17), None);
+        assert_eq!(attn_splits(256), 1);
+        assert_eq!(attn_split_len(33), 64);
+        assert_eq!(attn_splits(33), 1);
+        assert_eq!(attn_splits(1000), 4);
+        assert_eq!(attn_split_len(1000), 256);
+    }
+
+    #[test]
+    fn buffer_sizes_cover_prefill_and_decode() {
+        let d = tiny();
+        let s = BufferSizes::new(&d, 4, 128, 256);
+        assert_eq!(s.rows, 512);
+        assert_eq!(s.qkv_f32, 512 * 2560);
+        assert_eq!(s.cache_layer, 4 * 4 * 256 * 64);
+        // Prefill: 512 rows x 1 split; decode: 4 rows x 8 splits of 32.
+        assert_eq!(s.part_o_f32, 512 * 2048);
+        let long = BufferSizes::new(&d, 2, 16, 2048);
+        // Decode over 2048 positions: 2 rows x 64 splits of 32.
+        assert_eq!(long.part_o_f32, 2 * 64 * 2048);
+        assert_eq!(decode_split_len(256), 32);
+        assert_eq!(decode_split_len(2048), 32);
+        assert_eq!(decode_split_len(2049), 64);
+        assert_eq!(decode_split_len(100_000), 256);
+        assert_eq!(s.counters, 512 * 4);
+        assert_eq!(s.logits_f32, 4 * 32000);
+        let kv = 2 * 22 * s.cache_layer as u64 * 2;
+        assert!(s.total_bytes(22) > kv);
+    }
+
+    #[test]
+    fn configs_the_kernels_cannot_run_are_named() {
+        let mut a = named("tinyllama-1.1b").unwrap();
+        a.num_key_value_heads = 3;
+        assert!(Dims::from_arch(&a)
+            .unwrap_err()
+            .to_string()
+            .contains("grouped"));
+        let mut b = named("llama-9m").unwrap();
+        b.vocab_size = 32001;
+        assert!(Dims::from_arch(&b)
+            .unwrap_err()
+            .to_string()
+            .contains("even"));
+        for n in crate::llm::configs::named_config_names() {
+            assert!(Dims::from_arch(&named(n).unwrap()).is_ok(), "{n}");
+        }
+        let f = inv_freq(&tiny());
+        assert_eq!(f.len(), 32);
+        assert_eq!(f[0], 1.0);
+    }
+}

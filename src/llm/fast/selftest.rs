@@ -1,0 +1,689 @@
+//! GPU self-test of every decode kernel against a float64 CPU reference, at awkward sizes
+//! (head_dim 40, 3 query heads per kv head, k = 240 / 344, vocabulary 1002, batch 1/3/5/16,
+//! contexts that end mid-chunk), with outputs poisoned (NaN) before each launch. The QKV and
+//! gate/up references use the unfused weights, so the fused row orders are tested too.
+
+use super::kernels::{AttnCall, DecodeKernels, Dev, GemvCall, GemvOut, MergeIn, QkvTarget};
+use super::plan::{attn_split_len, gate_up_row_order, inv_freq, qkv_row_order, Dims};
+use crate::gpu::Gpu;
+use anyhow::{Context, Result};
+use cudarc::driver::{CudaSlice, DeviceRepr};
+use half::f16;
+use rand::{Rng, SeedableRng};
+
+/// One kernel check.
+#[derive(Debug, Clone)]
+pub struct Check {
+    pub name: String,
+    pub rel_l2: f64,
+    pub max_abs: f64,
+    pub tolerance: f64,
+}
+
+impl Check {
+    pub fn passed(&self) -> bool {
+        self.rel_l2.is_finite() && self.rel_l2 < self.tolerance
+    }
+}
+
+fn dims() -> Dims {
+    Dims {
+        hidden: 240,
+        inter: 344,
+        layers: 1,
+        heads: 6,
+        kv_heads: 2,
+        head_dim: 40,
+        vocab: 1002,
+        eps: 1e-5,
+        rope_theta: 10_000.0,
+    }
+}
+
+struct Ctx<'a> {
+    gpu: &'a Gpu,
+    rng: rand::rngs::StdRng,
+}
+
+impl Ctx<'_> {
+    fn randn(&mut self, n: usize, std: f64) -> Vec<f64> {
+        (0..n)
+            .map(|_| {
+                // Sum of uniforms: close enough to normal for test data, and never zero-heavy.
+                let u: f64 = (0..4).map(|_| self.rng.random::<f64>() - 0.5).sum();
+                u * std * 1.7
+            })
+            .collect()
+    }
+    /// Random f16 values: their f64 copy and their upload.
+    fn rand16(&mut self, n: usize, std: f64) -> Result<(Vec<f64>, CudaSlice<f16>)> {
+        let v = self.randn(n, std);
+        self.up16(&v)
+    }
+    /// f16-rounded values (what the device sees) and their upload.
+    fn up16(&mut self, v: &[f64]) -> Result<(Vec<f64>, CudaSlice<f16>)> {
+        let h: Vec<f16> = v.iter().map(|&x| f16::from_f64(x)).collect();
+        let back = h.iter().map(|x| x.to_f64()).collect();
+        Ok((back, self.gpu.stream.clone_htod(&h)?))
+    }
+    fn poisoned<T: DeviceRepr + cudarc::driver::ValidAsZeroBits>(
+        &self,
+        n: usize,
+    ) -> Result<CudaSlice<T>> {
+        let mut s = self.gpu.stream.alloc_zeros::<T>(n)?;
+        self.gpu.poison(&mut s)?;
+        Ok(s)
+    }
+    fn poison_view(&self, v: Dev) -> Result<()> {
+        // SAFETY: v views a live allocation of v.bytes bytes that this test owns; stream order.
+        unsafe {
+            cudarc::driver::result::memset_d8_async(
+                v.ptr,
+                0xFF,
+                v.bytes,
+                self.gpu.stream.cu_stream(),
+            )
+        }?;
+        Ok(())
+    }
+    fn dev<T>(&self, s: &CudaSlice<T>) -> Dev {
+        Dev::of(s, &self.gpu.stream)
+    }
+    fn down16(&self, s: &CudaSlice<f16>) -> Result<Vec<f64>> {
+        Ok(self
+            .gpu
+            .stream
+            .clone_dtoh(s)?
+            .iter()
+            .map(|x| x.to_f64())
+            .collect())
+    }
+    fn down32(&self, s: &CudaSlice<f32>) -> Result<Vec<f64>> {
+        Ok(self
+            .gpu
+            .stream
+            .clone_dtoh(s)?
+            .iter()
+            .map(|&x| x as f64)
+            .collect())
+    }
+}
+
+fn check(name: String, got: &[f64], want: &[f64], tolerance: f64) -> Check {
+    let (mut num, mut den, mut max_abs) = (0f64, 0f64, 0f64);
+    for (g, w) in got.iter().zip(want) {
+        let d = g - w;
+        num += d * d;
+        den += w * w;
+        max_abs = max_abs.max(if d.is_finite() {
+            d.abs()
+        } else {
+            f64::INFINITY
+        });
+    }
+    let rel = if got.len() != want.len() || !num.is_finite() {
+        f64::INFINITY
+    } else {
+        (num / den.max(1e-300)).sqrt()
+    };
+    Check {
+        name,
+        rel_l2: rel,
+        max_abs,
+        tolerance,
+    }
+}
+
+fn rmsnorm_ref(x: &[f64], w: &[f64], eps: f64) -> Vec<f64> {
+    let ms = x.iter().map(|v| v * v).sum::<f64>() / x.len() as f64;
+    let inv = 1.0 / (ms + eps).sqrt();
+    x.iter().zip(w).map(|(v, g)| v * inv * g).collect()
+}
+
+fn matvec(w: &[f64], x: &[f64], n: usize, k: usize) -> Vec<f64> {
+    (0..n)
+        .map(|i| (0..k).map(|j| w[i * k + j] * x[j]).sum())
+        .collect()
+}
+
+fn permute(w: &[f64], order: &[u32], k: usize) -> Vec<f64> {
+    order
+        .iter()
+        .flat_map(|&r| w[r as usize * k..(r as usize + 1) * k].to_vec())
+        .collect()
+}
+
+fn rope(v: &mut [f64], pos: usize, d: &Dims) {
+    let hd = d.head_dim;
+    let f = inv_freq(d);
+    for i in 0..hd / 2 {
+        let a = pos as f64 * f[i] as f64;
+        let (s, c) = a.sin_cos();
+        let (x0, x1) = (v[i], v[i + hd / 2]);
+        v[i] = x0 * c - x1 * s;
+        v[i + hd / 2] = x1 * c + x0 * s;
+    }
+}
+
+/// Runs every check; the caller prints them and fails on any that did not pass.
+pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
+    let d = dims();
+    let k = DecodeKernels::load(gpu, d).context("self-test: loading the decode kernels")?;
+    let mut c = Ctx {
+        gpu,
+        rng: rand::rngs::StdRng::seed_from_u64(0x5e1f),
+    };
+    let mut out = Vec::new();
+    let (h, i) = (d.hidden, d.inter);
+
+    // lm_head shape: f32 out with the norm fused, every batch tile and ksplit.
+    let (w, w_d) = c.rand16(d.vocab * h, 0.05)?;
+    let gv: Vec<f64> = c.randn(h, 0.3).iter().map(|v| 1.0 + v).collect();
+    let (g, g_d) = c.up16(&gv)?;
+    for m in [1usize, 3, 16] {
+        for ks in [1usize, 2, 4, 8] {
+            let (x, x_d) = c.rand16(m * h, 1.0)?;
+            let y_d = c.poisoned::<f32>(m * d.vocab)?;
+            k.gemv(&GemvCall {
+                merge: None,
+                w: c.dev(&w_d),
+                x: c.dev(&x_d),
+                x_stride: h,
+                norm_w: Some(c.dev(&g_d)),
+                eps: d.eps,
+                n: d.vocab,
+                k: h,
+                m,
+                ksplit: ks,
+                out: GemvOut::F32 {
+                    out: c.dev(&y_d),
+                    stride: d.vocab,
+                },
+            })?;
+            let want: Vec<f64> = (0..m)
+                .flat_map(|r| {
+                    let xn = rmsnorm_ref(&x[r * h..(r + 1) * h], &g, d.eps as f64);
+                    matvec(&w, &xn, d.vocab, h)
+                })
+                .collect();
+            out.push(check(
+                format!("gemv f32+norm n={} k={h} m={m} ksplit={ks}", d.vocab),
+                &c.down32(&y_d)?,
+                &want,
+                2e-3,
+            ));
+        }
+    }
+
+    // down_proj shape: residual add in place.
+    for m in [1usize, 5] {
+        let (w, w_d) = c.rand16(h * i, 0.05)?;
+        let (x, x_d) = c.rand16(m * i, 1.0)?;
+        let (res, res_d) = c.rand16(m * h, 1.0)?;
+        k.gemv(&GemvCall {
+            merge: None,
+            w: c.dev(&w_d),
+            x: c.dev(&x_d),
+            x_stride: i,
+            norm_w: None,
+            eps: d.eps,
+            n: h,
+            k: i,
+            m,
+            ksplit: 4,
+            out: GemvOut::Resid {
+                out: c.dev(&res_d),
+                stride: h,
+            },
+        })?;
+        let want: Vec<f64> = (0..m)
+            .flat_map(|r| {
+                let y = matvec(&w, &x[r * i..(r + 1) * i], h, i);
+                y.iter()
+                    .zip(&res[r * h..(r + 1) * h])
+                    .map(|(a, b)| a + b)
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        out.push(check(
+            format!("gemv residual n={h} k={i} m={m}"),
+            &c.down16(&res_d)?,
+            &want,
+            2e-3,
+        ));
+    }
+
+    // gate/up: interleaved rows, SiLU * up, norm fused.
+    let m = 3;
+    let (gate, _) = c.rand16(i * h, 0.05)?;
+    let (up, _) = c.rand16(i * h, 0.05)?;
+    let cat: Vec<f64> = gate.iter().chain(&up).copied().collect();
+    let (_, gu_d) = c.up16(&permute(&cat, &gate_up_row_order(&d), h))?;
+    let (x, x_d) = c.rand16(m * h, 1.0)?;
+    let h_d = c.poisoned::<f16>(m * i)?;
+    k.gemv(&GemvCall {
+        merge: None,
+        w: c.dev(&gu_d),
+        x: c.dev(&x_d),
+        x_stride: h,
+        norm_w: Some(c.dev(&g_d)),
+        eps: d.eps,
+        n: 2 * i,
+        k: h,
+        m,
+        ksplit: 1,
+        out: GemvOut::Silu {
+            out: c.dev(&h_d),
+            stride: i,
+        },
+    })?;
+    let want: Vec<f64> = (0..m)
+        .flat_map(|r| {
+            let xn = rmsnorm_ref(&x[r * h..(r + 1) * h], &g, d.eps as f64);
+            let a = matvec(&gate, &xn, i, h);
+            let b = matvec(&up, &xn, i, h);
+            a.iter()
+                .zip(&b)
+                .map(|(a, b)| a / (1.0 + (-a).exp()) * b)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    out.push(check(
+        format!("gemv silu(gate)*up+norm n={} k={h} m={m}", 2 * i),
+        &c.down16(&h_d)?,
+        &want,
+        3e-3,
+    ));
+
+    // QKV + RoPE + cache write (decode rows: one per sequence) and the prefill path
+    // (rope_cache over f32 rows), then attention over the cache they filled.
+    let max_ctx = 80;
+    let n_qkv = d.qkv_rows();
+    let (wq, _) = c.rand16(n_qkv * h, 0.05)?;
+    let (_, wf_d) = c.up16(&permute(&wq, &qkv_row_order(&d), h))?;
+    let cache_elems = 3 * d.kv_heads * max_ctx * d.head_dim;
+    let inv = c.gpu.stream.clone_htod(&inv_freq(&d))?;
+    // Random history in the caches, then the kernels write the new positions.
+    let (mut kref, kc_d) = c.rand16(cache_elems, 1.0)?;
+    let (mut vref, vc_d) = c.rand16(cache_elems, 1.0)?;
+    let pos_val = 70usize;
+    let pos_d = c.gpu.stream.clone_htod(&[pos_val as i32])?;
+    let m = 3;
+    let (x, x_d) = c.rand16(m * h, 1.0)?;
+    let q_d = c.poisoned::<f32>(m * d.q_rows())?;
+    let target = QkvTarget {
+        q_out: c.dev(&q_d),
+        kc: c.dev(&kc_d),
+        vc: c.dev(&vc_d),
+        inv_freq: c.dev(&inv),
+        pos: c.dev(&pos_d),
+        rows_per_seq: 1,
+        max_ctx,
+    };
+    k.gemv(&GemvCall {
+        merge: None,
+        w: c.dev(&wf_d),
+        x: c.dev(&x_d),
+        x_stride: h,
+        norm_w: Some(c.dev(&g_d)),
+        eps: d.eps,
+        n: n_qkv,
+        k: h,
+        m,
+        ksplit: 2,
+        out: GemvOut::Qkv(target),
+    })?;
+    let hd = d.head_dim;
+    let mut qref = Vec::new();
+    for r in 0..m {
+        let xn = rmsnorm_ref(&x[r * h..(r + 1) * h], &g, d.eps as f64);
+        let y = matvec(&wq, &xn, n_qkv, h);
+        for hh in 0..d.heads {
+            let mut v = y[hh * hd..(hh + 1) * hd].to_vec();
+            rope(&mut v, pos_val, &d);
+            qref.extend(v);
+        }
+        for g2 in 0..d.kv_heads {
+            let mut kv = y[d.q_rows() + g2 * hd..d.q_rows() + (g2 + 1) * hd].to_vec();
+            rope(&mut kv, pos_val, &d);
+            let base = ((r * d.kv_heads + g2) * max_ctx + pos_val) * hd;
+            kref[base..base + hd].copy_from_slice(&kv);
+            let v0 = d.q_rows() + d.kv_rows() + g2 * hd;
+            vref[base..base + hd].copy_from_slice(&y[v0..v0 + hd]);
+        }
+    }
+    out.push(check(
+        format!("gemv qkv+rope q rows={n_qkv} k={h} m={m} pos={pos_val}"),
+        &c.down32(&q_d)?,
+        &qref,
+        2e-3,
+    ));
+    out.push(check(
+        "gemv qkv+rope K cache".into(),
+        &c.down16(&kc_d)?,
+        &kref,
+        2e-3,
+    ));
+    out.push(check(
+        "gemv qkv V cache".into(),
+        &c.down16(&vc_d)?,
+        &vref,
+        2e-3,
+    ));
+
+    // Decode attention over 71 positions (3 splits of 32, the last partial), grid for 80.
+    let kc_now = c.down16(&kc_d)?;
+    let vc_now = c.down16(&vc_d)?;
+    let q_now = c.down32(&q_d)?;
+    let attn_ref = |rows: usize, rows_per_seq: usize, pos0: usize, q: &[f64]| -> Vec<f64> {
+        let gsz = d.heads / d.kv_heads;
+        let mut o = Vec::new();
+        for r in 0..rows {
+            let (seq, pos) = (r / rows_per_seq, pos0 + r % rows_per_seq);
+            for hh in 0..d.heads {
+                let g2 = hh / gsz;
+                let qv = &q[(r * d.heads + hh) * hd..(r * d.heads + hh + 1) * hd];
+                let base = (seq * d.kv_heads + g2) * max_ctx;
+                let s: Vec<f64> = (0..=pos)
+                    .map(|j| {
+                        let kr = &kc_now[(base + j) * hd..(base + j + 1) * hd];
+                        qv.iter().zip(kr).map(|(a, b)| a * b).sum::<f64>() / (hd as f64).sqrt()
+                    })
+                    .collect();
+                let mx = s.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                let p: Vec<f64> = s.iter().map(|v| (v - mx).exp()).collect();
+                let sum: f64 = p.iter().sum();
+                for dd in 0..hd {
+                    o.push(
+                        (0..=pos)
+                            .map(|j| p[j] * vc_now[(base + j) * hd + dd])
+                            .sum::<f64>()
+                            / sum,
+                    );
+                }
+            }
+        }
+        o
+    };
+    let (p_len, b) = (23usize, 2usize);
+    let rows = p_len * b;
+    let zero_d = c.gpu.stream.clone_htod(&[0i32])?;
+    let (qkv_rows, qkv_d32) = {
+        let v = c.randn(rows * n_qkv, 1.0);
+        let f: Vec<f32> = v.iter().map(|&x| x as f32).collect();
+        (
+            f.iter().map(|&x| x as f64).collect::<Vec<_>>(),
+            c.gpu.stream.clone_htod(&f)?,
+        )
+    };
+    let (wo, wo_d) = c.rand16(h * d.q_rows(), 0.05)?;
+    let (res0, res_d) = c.rand16(3 * h, 1.0)?;
+    let splits = max_ctx.div_ceil(32);
+    let part_o = c.poisoned::<f32>(48 * splits * d.q_rows())?;
+    let part_ml = c.poisoned::<f32>(48 * splits * d.heads * 2)?;
+    let counters = c.gpu.stream.alloc_zeros::<u32>(48 * d.kv_heads)?;
+    let att_d = c.poisoned::<f16>(48 * d.q_rows())?;
+    let call =
+        |m: usize, rows_per_seq: usize, grid_ctx: usize, split_len: usize, q: &CudaSlice<f32>| {
+            AttnCall {
+                q: c.dev(q),
+                kc: c.dev(&kc_d),
+                vc: c.dev(&vc_d),
+                part_o: c.dev(&part_o),
+                part_ml: c.dev(&part_ml),
+                counters: c.dev(&counters),
+                out: c.dev(&att_d),
+                pos: c.dev(&pos_d),
+                rows_per_seq,
+                m,
+                grid_ctx,
+                split_len,
+                max_ctx,
+                merge_in_block: true,
+            }
+        };
+    let one = attn_split_len(max_ctx);
+    for (round, split_len) in [(0, 32), (1, 32), (2, one)] {
+        // Three splits of 32 (the second launch checks that the first left its counters at
+        // zero), then the whole context in one block.
+        c.poison_view(c.dev(&att_d))?;
+        k.attention(&call(3, 1, max_ctx, split_len, &q_d))?;
+        let got = c.down16(&att_d)?;
+        out.push(check(
+            format!(
+                "attention decode m=3 ctx=71 splits={} launch {}",
+                max_ctx.div_ceil(split_len),
+                round + 1
+            ),
+            &got[..3 * d.q_rows()],
+            &attn_ref(3, 1, pos_val, &q_now),
+            3e-3,
+        ));
+    }
+
+    // Partials only (the decode step's way), merged by an o_proj-shaped product while it
+    // stages x, with the residual add.
+    k.attention(&AttnCall {
+        merge_in_block: false,
+        ..call(3, 1, max_ctx, 32, &q_d)
+    })?;
+    k.gemv(&GemvCall {
+        w: c.dev(&wo_d),
+        x: c.dev(&att_d),
+        merge: Some(MergeIn {
+            part_o: c.dev(&part_o),
+            part_ml: c.dev(&part_ml),
+            pos: c.dev(&pos_d),
+            rows_per_seq: 1,
+            splits: 3,
+            split_len: 32,
+        }),
+        x_stride: d.q_rows(),
+        norm_w: None,
+        eps: d.eps,
+        n: h,
+        k: d.q_rows(),
+        m: 3,
+        ksplit: 1,
+        out: GemvOut::Resid {
+            out: c.dev(&res_d),
+            stride: h,
+        },
+    })?;
+    let att_want = attn_ref(3, 1, pos_val, &q_now);
+    let want: Vec<f64> = (0..3)
+        .flat_map(|r| {
+            let y = matvec(
+                &wo,
+                &att_want[r * d.q_rows()..(r + 1) * d.q_rows()],
+                h,
+                d.q_rows(),
+            );
+            y.iter()
+                .zip(&res0[r * h..(r + 1) * h])
+                .map(|(a, b)| a + b)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    out.push(check(
+        "attention partials (3 splits) merged in o_proj gemv + residual".into(),
+        &c.down16(&res_d)?,
+        &want,
+        3e-3,
+    ));
+
+    // Prefill path: 2 sequences of 23 rows from position 0 (f32 rows -> rope_cache), then
+    // causal attention of all 46 rows.
+    let qp_d = c.poisoned::<f32>(rows * d.q_rows())?;
+    let tgt = QkvTarget {
+        q_out: c.dev(&qp_d),
+        pos: c.dev(&zero_d),
+        rows_per_seq: p_len,
+        ..target
+    };
+    k.rope_cache(c.dev(&qkv_d32), &tgt, rows)?;
+    // Reference: undo the fused order (fused pair p of row r -> original rows).
+    let order = qkv_row_order(&d);
+    let mut qpref = vec![0f64; rows * d.q_rows()];
+    for r in 0..rows {
+        let (seq, pos) = (r / p_len, r % p_len);
+        let mut orig = vec![0f64; n_qkv];
+        for (f, &o) in order.iter().enumerate() {
+            orig[o as usize] = qkv_rows[r * n_qkv + f];
+        }
+        for hh in 0..d.heads {
+            let mut v = orig[hh * hd..(hh + 1) * hd].to_vec();
+            rope(&mut v, pos, &d);
+            qpref[(r * d.heads + hh) * hd..(r * d.heads + hh + 1) * hd].copy_from_slice(&v);
+        }
+        for g2 in 0..d.kv_heads {
+            let mut kv = orig[d.q_rows() + g2 * hd..d.q_rows() + (g2 + 1) * hd].to_vec();
+            rope(&mut kv, pos, &d);
+            let base = ((seq * d.kv_heads + g2) * max_ctx + pos) * hd;
+            kref[base..base + hd].copy_from_slice(&kv);
+            let v0 = d.q_rows() + d.kv_rows() + g2 * hd;
+            vref[base..base + hd].copy_from_slice(&orig[v0..v0 + hd]);
+        }
+    }
+    out.push(check(
+        format!("rope_cache q rows={rows} (2 x {p_len})"),
+        &c.down32(&qp_d)?,
+        &qpref,
+        1e-4,
+    ));
+    out.push(check(
+        "rope_cache K cache".into(),
+        &c.down16(&kc_d)?,
+        &kref,
+        2e-3,
+    ));
+    out.push(check(
+        "rope_cache V cache".into(),
+        &c.down16(&vc_d)?,
+        &vref,
+        2e-3,
+    ));
+    // Attention reference reads the caches as the device holds them now.
+    let kc_now2 = c.down16(&kc_d)?;
+    let vc_now2 = c.down16(&vc_d)?;
+    let q_now2 = c.down32(&qp_d)?;
+    let mut call_p = call(rows, p_len, p_len, 32, &qp_d);
+    call_p.pos = c.dev(&zero_d);
+    k.attention(&call_p)?;
+    let got = c.down16(&att_d)?;
+    let want = {
+        let gsz = d.heads / d.kv_heads;
+        let mut o = Vec::new();
+        for r in 0..rows {
+            let (seq, pos) = (r / p_len, r % p_len);
+            for hh in 0..d.heads {
+                let g2 = hh / gsz;
+                let qv = &q_now2[(r * d.heads + hh) * hd..(r * d.heads + hh + 1) * hd];
+                let base = (seq * d.kv_heads + g2) * max_ctx;
+                let s: Vec<f64> = (0..=pos)
+                    .map(|j| {
+                        let kr = &kc_now2[(base + j) * hd..(base + j + 1) * hd];
+                        qv.iter().zip(kr).map(|(a, b)| a * b).sum::<f64>() / (hd as f64).sqrt()
+                    })
+                    .collect();
+                let mx = s.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                let p: Vec<f64> = s.iter().map(|v| (v - mx).exp()).collect();
+                let sum: f64 = p.iter().sum();
+                for dd in 0..hd {
+                    o.push(
+                        (0..=pos)
+                            .map(|j| p[j] * vc_now2[(base + j) * hd + dd])
+                            .sum::<f64>()
+                            / sum,
+                    );
+                }
+            }
+        }
+        o
+    };
+    out.push(check(
+        format!("attention prefill causal rows={rows} (2 x {p_len})"),
+        &got[..rows * d.q_rows()],
+        &want,
+        3e-3,
+    ));
+
+    // Small kernels: embed, rmsnorm, silu, argmax.
+    let (table, table_d) = c.rand16(d.vocab * h, 1.0)?;
+    let toks: Vec<i32> = vec![0, 1001, 517, 3, 999];
+    let tok_d = c.gpu.stream.clone_htod(&toks)?;
+    let e_d = c.poisoned::<f16>(toks.len() * h)?;
+    k.embed(c.dev(&tok_d), c.dev(&table_d), c.dev(&e_d), toks.len())?;
+    let want: Vec<f64> = toks
+        .iter()
+        .flat_map(|&t| table[t as usize * h..(t as usize + 1) * h].to_vec())
+        .collect();
+    out.push(check("embed 5 rows".into(), &c.down16(&e_d)?, &want, 1e-6));
+
+    let m = 11;
+    let (x, x_d) = c.rand16(m * h, 2.0)?;
+    let y_d = c.poisoned::<f16>(m * h)?;
+    k.rmsnorm(c.dev(&x_d), c.dev(&g_d), c.dev(&y_d), m)?;
+    let want: Vec<f64> = (0..m)
+        .flat_map(|r| rmsnorm_ref(&x[r * h..(r + 1) * h], &g, d.eps as f64))
+        .collect();
+    out.push(check(
+        format!("rmsnorm rows={m} k={h}"),
+        &c.down16(&y_d)?,
+        &want,
+        2e-3,
+    ));
+
+    let (gu, gu2_d) = c.rand16(m * 2 * i, 2.0)?;
+    let s_d = c.poisoned::<f16>(m * i)?;
+    k.silu(c.dev(&gu2_d), c.dev(&s_d), m)?;
+    let want: Vec<f64> = (0..m * i)
+        .map(|e| {
+            let (a, b) = (gu[2 * e], gu[2 * e + 1]);
+            a / (1.0 + (-a).exp()) * b
+        })
+        .collect();
+    out.push(check(
+        format!("silu rows={m} inter={i}"),
+        &c.down16(&s_d)?,
+        &want,
+        2e-3,
+    ));
+
+    let m = 3;
+    let mut lg: Vec<f32> = c
+        .randn(m * d.vocab, 1.0)
+        .iter()
+        .map(|&v| v as f32)
+        .collect();
+    lg[d.vocab + 700] = 9.0;
+    lg[2 * d.vocab + 5] = 9.0;
+    lg[2 * d.vocab + 900] = 9.0; // tie: the lower index wins
+    let lg_d = c.gpu.stream.clone_htod(&lg)?;
+    let at_d = c.poisoned::<i32>(m)?;
+    let p_d = c.gpu.stream.clone_htod(&[5i32])?;
+    k.argmax(c.dev(&lg_d), c.dev(&at_d), c.dev(&p_d), m, 3)?;
+    let got_t = c.gpu.stream.clone_dtoh(&at_d)?;
+    let got_p = c.gpu.stream.clone_dtoh(&p_d)?;
+    let want_t: Vec<i32> = (0..m)
+        .map(|r| {
+            let row = &lg[r * d.vocab..(r + 1) * d.vocab];
+            let mut best = 0;
+            for (j, &v) in row.iter().enumerate() {
+                if v > row[best] {
+                    best = j;
+                }
+            }
+            best as i32
+        })
+        .collect();
+    let ok = got_t == want_t && got_p == [8];
+    out.push(Check {
+        name: format!("argmax rows={m} vocab={} (+ position 5 -> 8)", d.vocab),
+        rel_l2: if ok { 0.0 } else { f64::INFINITY },
+        max_abs: 0.0,
+        tolerance: 0.5,
+    });
+    gpu.synchronize()?;
+    Ok(out)
+}

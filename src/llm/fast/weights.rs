@@ -1,0 +1,170 @@
+//! The model's weights laid out once for our kernels: per layer one fused QKV matrix (RoPE pair
+//! row order), one fused gate/up matrix (interleaved rows), o_proj, down_proj and the two norm
+//! weights; the embedding table, the final norm and lm_head. Built on the device from the same
+//! candle tensors the candle implementation runs, so both see identical weights.
+
+use super::plan::{gate_up_row_order, qkv_row_order, Dims};
+use crate::llm::model::Model;
+use anyhow::{bail, Context, Result};
+use candle_core::{DType, Device, Tensor};
+use cudarc::driver::{CudaSlice, CudaStream};
+use half::f16;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// One layer's weights in kernel layout.
+pub struct LayerWeights {
+    pub ln1: CudaSlice<f16>,
+    pub qkv: CudaSlice<f16>,
+    pub o: CudaSlice<f16>,
+    pub ln2: CudaSlice<f16>,
+    pub gate_up: CudaSlice<f16>,
+    pub down: CudaSlice<f16>,
+}
+
+/// All weights in kernel layout.
+pub struct FastWeights {
+    pub embed: CudaSlice<f16>,
+    pub layers: Vec<LayerWeights>,
+    pub final_norm: CudaSlice<f16>,
+    pub lm_head: CudaSlice<f16>,
+    pub inv_freq: CudaSlice<f32>,
+}
+
+/// The model's tensors by Hugging Face name: the random ones it keeps, or re-read from its files.
+fn tensor_map(model: &Model, dev: &Device) -> Result<HashMap<String, Tensor>> {
+    if let Some(m) = &model.tensors {
+        return Ok(m.clone());
+    }
+    if model.files.is_empty() {
+        bail!("opbench: the model keeps neither its tensors nor its weight files");
+    }
+    // SAFETY: read-only memory map of files nobody writes meanwhile.
+    let st = unsafe { candle_core::safetensors::MmapedSafetensors::multi(&model.files) }
+        .context("opbench: memory-mapping the weight files")?;
+    let mut out = HashMap::new();
+    for (name, _) in model.arch.tensors() {
+        let t = st
+            .load(&name, dev)
+            .with_context(|| format!("opbench: loading {name}"))?
+            .to_dtype(model.dtype)?;
+        out.insert(name, t);
+    }
+    Ok(out)
+}
+
+/// Copies a contiguous f16 candle tensor into a fresh slice on `stream`.
+fn to_slice(t: &Tensor, stream: &Arc<CudaStream>, what: &str) -> Result<CudaSlice<f16>> {
+    let t = t.contiguous()?;
+    let n = t.elem_count();
+    let mut dst = stream
+        .alloc_zeros::<f16>(n)
+        .with_context(|| format!("opbench: allocating {what} ({n} elements)"))?;
+    let (storage, layout) = t.storage_and_layout();
+    let candle_core::Storage::Cuda(cs) = &*storage else {
+        bail!("opbench: {what} is not on the GPU");
+    };
+    let src = cs
+        .as_cuda_slice::<f16>()
+        .with_context(|| format!("opbench: {what} is not f16"))?;
+    let off = layout.start_offset();
+    let view = src.slice(off..off + n);
+    stream
+        .memcpy_dtod(&view, &mut dst)
+        .with_context(|| format!("opbench: copying {what}"))?;
+    Ok(dst)
+}
+
+fn get<'a>(m: &'a HashMap<String, Tensor>, name: &str) -> Result<&'a Tensor> {
+    m.get(name)
+        .with_context(|| format!("opbench: the model has no tensor {name}"))
+}
+
+fn rows(t: &Tensor, order: &[u32], dev: &Device) -> Result<Tensor> {
+    let idx = Tensor::new(order, dev)?;
+    Ok(t.index_select(&idx, 0)?)
+}
+
+impl FastWeights {
+    /// Lays out `model`'s weights (f16 only) on the GPU for our kernels.
+    pub fn build(
+        model: &Model,
+        dims: &Dims,
+        dev: &Device,
+        stream: &Arc<CudaStream>,
+    ) -> Result<FastWeights> {
+        if model.dtype != DType::F16 {
+            bail!(
+                "opbench runs f16 weights; this model is {:?} (pass --dtype f16)",
+                model.dtype
+            );
+        }
+        let m = tensor_map(model, dev)?;
+        let qkv_order = qkv_row_order(dims);
+        let gu_order = gate_up_row_order(dims);
+        let mut layers = Vec::with_capacity(dims.layers);
+        for l in 0..dims.layers {
+            let p = |s: &str| format!("model.layers.{l}.{s}");
+            let qkv = Tensor::cat(
+                &[
+                    get(&m, &p("self_attn.q_proj.weight"))?,
+                    get(&m, &p("self_attn.k_proj.weight"))?,
+                    get(&m, &p("self_attn.v_proj.weight"))?,
+                ],
+                0,
+            )?;
+            let gu = Tensor::cat(
+                &[
+                    get(&m, &p("mlp.gate_proj.weight"))?,
+                    get(&m, &p("mlp.up_proj.weight"))?,
+                ],
+                0,
+            )?;
+            layers.push(LayerWeights {
+                ln1: to_slice(get(&m, &p("input_layernorm.weight"))?, stream, "ln1")?,
+                qkv: to_slice(&rows(&qkv, &qkv_order, dev)?, stream, "qkv")?,
+                o: to_slice(get(&m, &p("self_attn.o_proj.weight"))?, stream, "o_proj")?,
+                ln2: to_slice(
+                    get(&m, &p("post_attention_layernorm.weight"))?,
+                    stream,
+                    "ln2",
+                )?,
+                gate_up: to_slice(&rows(&gu, &gu_order, dev)?, stream, "gate_up")?,
+                down: to_slice(get(&m, &p("mlp.down_proj.weight"))?, stream, "down_proj")?,
+            });
+        }
+        let embed = get(&m, "model.embed_tokens.weight")?;
+        let lm_head = if model.arch.tie_word_embeddings {
+            embed
+        } else {
+            get(&m, "lm_head.weight")?
+        };
+        let inv = super::plan::inv_freq(dims);
+        Ok(FastWeights {
+            embed: to_slice(embed, stream, "embed_tokens")?,
+            layers,
+            final_norm: to_slice(get(&m, "model.norm.weight")?, stream, "model.norm")?,
+            lm_head: to_slice(lm_head, stream, "lm_head")?,
+            inv_freq: stream
+                .clone_htod(&inv)
+                .context("opbench: uploading RoPE frequencies")?,
+        })
+    }
+
+    /// Bytes of the weights in kernel layout.
+    pub fn bytes(&self) -> usize {
+        let l: usize = self
+            .layers
+            .iter()
+            .map(|l| {
+                l.ln1.num_bytes()
+                    + l.qkv.num_bytes()
+                    + l.o.num_bytes()
+                    + l.ln2.num_bytes()
+                    + l.gate_up.num_bytes()
+                    + l.down.num_bytes()
+            })
+            .sum();
+        l + self.embed.num_bytes() + self.final_norm.num_bytes() + self.lm_head.num_bytes()
+    }
+}
