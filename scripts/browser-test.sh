@@ -2,8 +2,12 @@
 # Real-browser test of the dashboard: renders the fixture artifacts, the hostile fixtures, an
 # empty folder and the committed artifacts (if any) with --plotly inline, then opens every page
 # from file:// in headless Chromium (tests/browser/check.mjs) and saves the overview screenshot
-# to report/overview.png; tests/browser/history.mjs draws the history page first. Installs
-# Debian's chromium, Node.js and playwright-core when absent.
+# to report/overview.png; tests/browser/history.mjs draws the history page first. Then the
+# Vercel deployment: the prebuilt output folder (scripts/ci/vercel-prebuilt.sh) of the inline
+# fixture site and of the site exactly as scripts/ci/publish.sh renders it for Pages and Vercel
+# (--plotly cdn; the committed artifacts, or the fixtures when there are none), each served on
+# 127.0.0.1 with its config.json headers and checked page by page for Content-Security-Policy
+# violations. Installs Debian's chromium, Node.js and playwright-core when absent.
 # Exits non-zero on any failure; the last line reads "browser: N passed, M failed".
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,6 +45,25 @@ fi
 # The history page: every small chart drawn with its legend, at desktop and phone widths.
 history=0
 node tests/browser/history.mjs --site "$shot" --widths 1440,390 || history=1
-node tests/browser/check.mjs "${sites[@]}" --hostile "$work/hostile" --filters "$work/fixtures" \
+# publish.sh builds with cargo into $CARGO_TARGET_DIR: give it the target folder the builds
+# above used, so nothing is compiled twice.
+target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
+published_from=tests/fixtures/artifacts
+[ -d "$work/committed" ] && published_from=artifacts
+CARGO_TARGET_DIR="$target_dir" OPBENCH_ARTIFACTS="$published_from" bash scripts/ci/publish.sh "$work/published" >/dev/null
+bash scripts/ci/vercel-prebuilt.sh "$work/fixtures" "$work/vercel-inline/.vercel/output"
+bash scripts/ci/vercel-prebuilt.sh "$work/published" "$work/vercel-published/.vercel/output"
+# It must refuse a page that the CSP would break: one with an inline script.
+cp -a "$work/fixtures" "$work/inline-code"
+sed -i 's#</body>#<script>document.title = "inline"</script></body>#' "$work/inline-code/index.html"
+if bash scripts/ci/vercel-prebuilt.sh "$work/inline-code" "$work/vercel-refused/.vercel/output" 2>/dev/null; then
+  echo "browser-test: vercel-prebuilt.sh accepted a page with an inline script" >&2
+  exit 1
+fi
+vercel=(--vercel "$work/vercel-inline/.vercel/output" --vercel-from "$work/fixtures"
+  --vercel-filters "$work/vercel-inline/.vercel/output"
+  --vercel "$work/vercel-published/.vercel/output" --vercel-from "$work/published")
+
+node tests/browser/check.mjs "${sites[@]}" --hostile "$work/hostile" --filters "$work/fixtures" "${vercel[@]}" \
   --screenshot report/overview.png --screenshot-site "$shot" ${BROWSER_SHOTS:+--shots "$BROWSER_SHOTS"}
 exit "$history"

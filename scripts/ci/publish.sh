@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 site="${1:-site}"
 artifacts="${OPBENCH_ARTIFACTS:-artifacts}"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/opbench/target}"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 cargo build --release --locked --bin dashboard --bin summarize
 bin="$CARGO_TARGET_DIR/release"
 "$bin/dashboard" --artifacts "$artifacts" --out "$site"

@@ -3,13 +3,21 @@
 // error, failed request or JavaScript dialog, checks that every chart the page's data promises
 // was drawn with points, changes a filter and checks that the plotted points change and that
 // the view survives a reload from its URL, and checks that hostile artifact text stays text.
+// With --vercel, it checks a Vercel prebuilt output folder (scripts/ci/vercel-prebuilt.sh OUT):
+// its structure against the site it was built from, then serves it on 127.0.0.1 with the
+// headers of its config.json (Content-Security-Policy included), runs the same page checks
+// there (and the filter checks, for outputs named by --vercel-filters) and fails on any CSP
+// violation. Requests to the Plotly CDN are answered with the vendored copy (templates/vendor/,
+// byte-identical), so `--plotly cdn` output is checked offline, integrity hash and CSP included.
 //
 // usage: node check.mjs --site DIR [--site DIR ...] [--hostile DIR] [--filters DIR]
+//                       [--vercel OUT --vercel-from SITE ...] [--vercel-filters OUT ...]
 //                       [--screenshot FILE --screenshot-site DIR] [--shots DIR]
 import { chromium } from "playwright-core";
 import fs from "node:fs";
+import http from "node:http";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 const EVIL = "</script><img src=x onerror=alert(1)>";
 const FLAGS = [
@@ -18,18 +26,25 @@ const FLAGS = [
 ];
 
 function parseArgs(argv) {
-  const a = { site: [], hostile: null, filters: null, screenshot: null, screenshotSite: null, shots: null };
+  const a = {
+    site: [], hostile: null, filters: null, vercel: [], vercelFrom: [], vercelFilters: [],
+    screenshot: null, screenshotSite: null, shots: null,
+  };
   for (let i = 0; i < argv.length; i += 2) {
     const [k, v] = [argv[i], argv[i + 1]];
     if (v === undefined) throw new Error(`flag ${k} needs a value`);
     if (k === "--site") a.site.push(v);
     else if (k === "--hostile") a.hostile = v;
     else if (k === "--filters") a.filters = v;
+    else if (k === "--vercel") a.vercel.push(v);
+    else if (k === "--vercel-from") a.vercelFrom.push(v);
+    else if (k === "--vercel-filters") a.vercelFilters.push(v);
     else if (k === "--screenshot") a.screenshot = v;
     else if (k === "--screenshot-site") a.screenshotSite = v;
     else if (k === "--shots") a.shots = v;
     else throw new Error(`unknown flag ${k}`);
   }
+  if (a.vercel.length !== a.vercelFrom.length) throw new Error("each --vercel OUT needs its --vercel-from SITE");
   return a;
 }
 
@@ -78,22 +93,43 @@ async function plotted(page) {
   });
 }
 
-async function open(browser, file, problems) {
+// Response headers of served pages, by page.
+const responseHeaders = new WeakMap();
+
+// Opens a page from file:// or, for a served site (opts.served), over HTTP with CSP violations
+// recorded in window.__csp and requests to other origins answered by opts.served.route.
+async function open(browser, file, problems, opts = {}) {
   const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
   page.on("console", (m) => { if (m.type() === "error") problems.push(`console error: ${m.text()}`); });
   page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
   page.on("requestfailed", (r) => problems.push(`request failed: ${r.url()} (${r.failure()?.errorText})`));
   page.on("dialog", (d) => { problems.push(`dialog opened: ${d.message()}`); d.dismiss(); });
-  await page.goto(pathToFileURL(file).href);
+  const served = opts.served;
+  if (served) {
+    await page.addInitScript(() => {
+      window.__csp = [];
+      document.addEventListener("securitypolicyviolation", (e) =>
+        window.__csp.push(`${e.effectiveDirective} blocked ${e.blockedURI || "inline code"}`));
+    });
+    await page.route((u) => !u.href.startsWith(served.base), (r) => served.route(r));
+    const resp = await page.goto(served.base + path.relative(served.dir, file).split(path.sep).join("/"));
+    responseHeaders.set(page, resp ? resp.headers() : {});
+  } else {
+    await page.goto(pathToFileURL(file).href);
+  }
   await page.waitForSelector("body[data-rendered='1']", { timeout: 60000 });
   return page;
+}
+
+async function cspViolations(page) {
+  return page.evaluate(() => window.__csp.slice());
 }
 
 async function checkSite(browser, dir, opts) {
   console.log(`site ${dir}`);
   for (const name of pages(dir)) {
     const problems = [];
-    const page = await open(browser, path.join(dir, name), problems);
+    const page = await open(browser, path.join(dir, name), problems, opts);
     const want = await expectedCharts(page);
     const got = await plotted(page);
     for (const id of want) {
@@ -126,6 +162,7 @@ async function checkSite(browser, dir, opts) {
       fs.mkdirSync(opts.shots, { recursive: true });
       await page.screenshot({ path: path.join(opts.shots, name.replace(/\.html$/, ".png")), fullPage: true });
     }
+    if (opts.served) await checkServedPage(page, name, opts.served);
     check(problems.length === 0, `${name}: no console error, failed request or dialog${problems.length ? ": " + problems.join(" | ") : ""}`);
     await page.close();
   }
@@ -133,12 +170,12 @@ async function checkSite(browser, dir, opts) {
 
 // Change one filter on every page that has one: points must change, stay > 0, land in the URL,
 // and the URL alone must restore the same view.
-async function checkFilters(browser, dir) {
+async function checkFilters(browser, dir, opts = {}) {
   console.log(`filters ${dir}`);
   let pagesWithFilters = 0;
   for (const name of pages(dir)) {
     const problems = [];
-    const page = await open(browser, path.join(dir, name), problems);
+    const page = await open(browser, path.join(dir, name), problems, opts);
     const selects = await page.$$eval("select[data-dim]", (ss) =>
       ss.map((s) => ({ dim: s.getAttribute("data-dim"), values: Array.from(s.options).map((o) => o.value).filter((v) => v) })));
     const charts = await expectedCharts(page);
@@ -171,7 +208,7 @@ async function checkFilters(browser, dir) {
     const url = page.url();
     check(url.includes(`#`) && decodeURIComponent(url).includes(`${pick.dim}=${value}`), `${name}: the filter is in the URL (${url.split("#")[1]})`);
     // A fresh tab from the shared URL shows the same view.
-    const p2 = await open(browser, path.join(dir, name), problems);
+    const p2 = await open(browser, path.join(dir, name), problems, opts);
     await p2.goto(url);
     await p2.waitForSelector("body[data-rendered='1']", { timeout: 60000 });
     const restored = await plotted(p2);
@@ -190,11 +227,176 @@ async function checkFilters(browser, dir) {
     await page.getByRole("button", { name: "show all" }).click();
     await page.waitForSelector("body[data-rendered='1']", { timeout: 60000 });
     check(total(await plotted(page)) === total(before), `${name}: "show all" restores every point`);
+    if (opts.served) {
+      const v = [...await cspViolations(page), ...await cspViolations(p2)];
+      check(v.length === 0, `${name}: no Content-Security-Policy violation while filtering${v.length ? ": " + v.join(" | ") : ""}`);
+    }
     check(problems.length === 0, `${name}: no console error while filtering${problems.length ? ": " + problems.join(" | ") : ""}`);
     await p2.close();
     await page.close();
   }
   check(pagesWithFilters > 0, `filters exercised on ${pagesWithFilters} pages`);
+}
+
+// ---- Vercel prebuilt output -------------------------------------------------------------
+
+const VENDOR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../templates/vendor");
+const TYPES = {
+  ".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8",
+  ".json": "application/json", ".csv": "text/csv; charset=utf-8", ".txt": "text/plain; charset=utf-8",
+  ".png": "image/png", ".svg": "image/svg+xml",
+};
+
+// Every file under dir, as paths relative to it with "/" separators.
+function files(dir, sub = "") {
+  return fs.readdirSync(path.join(dir, sub), { withFileTypes: true }).flatMap((e) => {
+    const rel = sub ? `${sub}/${e.name}` : e.name;
+    return e.isDirectory() ? files(dir, rel) : [rel];
+  }).sort();
+}
+
+// The headers Vercel sends for a path: config.json's routes in order until the filesystem.
+function headersFor(urlPath, routes) {
+  const out = {};
+  for (const r of routes) {
+    if (r.handle) break;
+    if (r.src && new RegExp(r.src).test(urlPath)) {
+      for (const [k, v] of Object.entries(r.headers || {})) out[k.toLowerCase()] = v;
+      if (!r.continue) break;
+    }
+  }
+  return out;
+}
+
+function directive(csp, name) {
+  const d = (csp || "").split(";").map((x) => x.trim().split(/\s+/)).find((x) => x[0] === name);
+  return d ? d.slice(1) : [];
+}
+
+// A static server on 127.0.0.1 that answers like Vercel for this output: files from static/
+// (index.html for a folder) with the headers of config.json's routes.
+function serve(dir, routes) {
+  const server = http.createServer((req, res) => {
+    let urlPath = decodeURIComponent(new URL(req.url, "http://localhost").pathname);
+    if (urlPath.endsWith("/")) urlPath += "index.html";
+    const file = path.join(dir, urlPath);
+    const headers = headersFor(urlPath, routes);
+    if (!file.startsWith(dir + path.sep) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
+      res.writeHead(404, { ...headers, "content-type": "text/plain" });
+      res.end("not found");
+      return;
+    }
+    res.writeHead(200, { ...headers, "content-type": TYPES[path.extname(file)] || "application/octet-stream" });
+    fs.createReadStream(file).pipe(res);
+  });
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
+}
+
+// Requests that left the served origin (only those the CSP let through get here): the pinned
+// Plotly CDN file is answered with the vendored copy; anything else fails the page.
+async function answerExternal(served, route) {
+  const url = route.request().url();
+  served.external.add(url);
+  const m = url.match(/^https:\/\/cdn\.jsdelivr\.net\/npm\/plotly\.js-dist-min@([^/]+)\/plotly\.min\.js$/);
+  const local = m && path.join(VENDOR, `plotly-${m[1]}.min.js`);
+  if (local && fs.existsSync(local)) {
+    await route.fulfill({
+      status: 200, contentType: "text/javascript; charset=utf-8",
+      headers: { "access-control-allow-origin": "*" }, body: fs.readFileSync(local),
+    });
+  } else {
+    await route.abort("blockedbyclient");
+  }
+}
+
+// Per page of a served output: the response carries config.json's headers and nothing the
+// page did (load, drawing, clicking a point) violated the CSP. On the first page with charts,
+// Plotly's PNG export runs under the CSP too.
+async function checkServedPage(page, name, served) {
+  const want = headersFor(`/${name}`, served.routes);
+  const got = responseHeaders.get(page);
+  const wrong = Object.keys(want).filter((k) => got[k] !== want[k]);
+  check(Object.keys(want).length > 0 && wrong.length === 0,
+    `${name}: served with config.json's ${Object.keys(want).length} headers${wrong.length ? ` (wrong: ${wrong.join(", ")})` : ""}`);
+  const png = page.locator(".modebar-btn[data-title^='Download plot']").first();
+  if (!served.pngDone && (await png.count()) > 0) {
+    served.pngDone = true;
+    await page.locator(".js-plotly-plot").first().hover();
+    const dl = await Promise.all([page.waitForEvent("download", { timeout: 20000 }), png.click()])
+      .then(([d]) => d, () => null);
+    const bytes = dl ? fs.readFileSync(await dl.path()) : Buffer.alloc(0);
+    check(bytes.subarray(1, 4).toString() === "PNG" && bytes.length > 1000,
+      `${name}: Plotly's PNG export works under the CSP (${dl ? dl.suggestedFilename() : "no download"}, ${bytes.length} bytes)`);
+  }
+  const v = await cspViolations(page);
+  check(v.length === 0, `${name}: no Content-Security-Policy violation${v.length ? ": " + v.join(" | ") : ""}`);
+}
+
+async function checkVercel(browser, out, site, filters) {
+  console.log(`vercel ${out} (built from ${site})`);
+  let config = null;
+  try {
+    config = JSON.parse(fs.readFileSync(path.join(out, "config.json"), "utf8"));
+  } catch (e) {
+    console.log(`  (config.json: ${e.message})`);
+  }
+  check(config !== null && config.version === 3, `config.json is Build Output API version 3 (${config && config.version})`);
+  if (!config) return;
+  const routes = Array.isArray(config.routes) ? config.routes : [];
+  check(routes.length > 0 && routes[routes.length - 1].handle === "filesystem",
+    `config.json's header routes are followed by the filesystem (${routes.length} routes)`);
+  const staticDir = path.join(out, "static");
+  const want = files(site);
+  const got = fs.existsSync(staticDir) ? files(staticDir) : [];
+  const missing = want.filter((f) => !got.includes(f));
+  const extra = got.filter((f) => !want.includes(f));
+  check(missing.length === 0 && extra.length === 0,
+    `static/ holds the site's ${want.length} files${missing.length ? `; missing ${missing.join(", ")}` : ""}${extra.length ? `; extra ${extra.join(", ")}` : ""}`);
+  const sitePages = pages(site);
+  check(sitePages.includes("index.html") && sitePages.every((p) => got.includes(p)), `every page is in static/ (${sitePages.length})`);
+  const differ = want.filter((f) => got.includes(f) && !fs.readFileSync(path.join(site, f)).equals(fs.readFileSync(path.join(staticDir, f))));
+  check(differ.length === 0, `static/ files are byte-identical to the site's${differ.length ? ` (not: ${differ.join(", ")})` : ""}`);
+
+  const csp = headersFor("/index.html", routes)["content-security-policy"];
+  const same = sitePages.filter((p) => headersFor(`/${p}`, routes)["content-security-policy"] === csp);
+  check(!!csp && same.length === sitePages.length, `config.json gives every page the same Content-Security-Policy (${csp})`);
+  const scriptSrc = directive(csp, "script-src");
+  check(scriptSrc.includes("'self'") && !scriptSrc.includes("'unsafe-inline'") && !scriptSrc.includes("'unsafe-eval'"),
+    `script-src allows the site's own files, no inline or evaluated code (${scriptSrc.join(" ")})`);
+  const inline = fs.existsSync(path.join(site, "assets")) &&
+    fs.readdirSync(path.join(site, "assets")).some((f) => /^plotly-.*\.min\.js$/.test(f));
+  const elsewhere = scriptSrc.filter((s) => s.includes("://"));
+  check(inline ? elsewhere.length === 0 : elsewhere.length > 0,
+    `--plotly ${inline ? "inline: script-src names no other origin" : "cdn: script-src names the CDN"} (${elsewhere.join(" ") || "none"})`);
+
+  const server = await serve(staticDir, routes);
+  const served = {
+    base: `http://127.0.0.1:${server.address().port}/`, dir: staticDir, routes,
+    external: new Set(), pngDone: false,
+    route(r) { return answerExternal(this, r); },
+  };
+  try {
+    await checkSite(browser, staticDir, { served });
+    if (filters) await checkFilters(browser, staticDir, { served });
+    const ext = [...served.external];
+    check(inline ? ext.length === 0 : ext.length > 0 && ext.every((u) => elsewhere.some((s) => u.startsWith(s))),
+      `scripts from elsewhere, all allowed by script-src: ${ext.join(", ") || "none"}`);
+    // The policy must be live: code injected into a served page is blocked and reported.
+    const page = await open(browser, path.join(staticDir, "index.html"), [], { served });
+    const ran = await page.evaluate(() => {
+      const s = document.createElement("script");
+      s.textContent = "window.__injected = 1";
+      document.head.appendChild(s);
+      return window.__injected === 1;
+    });
+    await page.waitForFunction(() => window.__csp.length > 0, null, { timeout: 5000 }).catch(() => {});
+    const v = await cspViolations(page);
+    check(!ran && v.some((x) => x.startsWith("script-src")), `the CSP is enforced: an injected inline script is blocked (${v.join(" | ")})`);
+    await page.close();
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
 }
 
 async function main() {
@@ -208,6 +410,9 @@ async function main() {
     for (const dir of a.site) await checkSite(browser, dir, { shots: a.shots ? path.join(a.shots, path.basename(dir)) : null });
     if (a.hostile) await checkSite(browser, a.hostile, { hostile: true });
     if (a.filters) await checkFilters(browser, a.filters);
+    for (const [i, out] of a.vercel.entries()) {
+      await checkVercel(browser, out, a.vercelFrom[i], a.vercelFilters.includes(out));
+    }
     if (a.screenshot) {
       const page = await browser.newPage({ viewport: { width: 1440, height: 1100 } });
       await page.goto(pathToFileURL(path.join(a.screenshotSite, "index.html")).href);
