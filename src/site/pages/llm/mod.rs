@@ -8,7 +8,10 @@ use super::super::palette::{self, Palette};
 use super::super::points::Point;
 use super::common::*;
 use super::PageContext;
-use std::collections::{BTreeMap, HashMap};
+
+mod arch;
+mod peer;
+use std::collections::HashMap;
 
 /// The phases this page charts, each found by its stat: a row of benchmark "prefill",
 /// "decode" or "e2e" has one, a "generate" row all three.
@@ -308,56 +311,7 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
     pd.traces = set.into_vec();
     let pd = pd.finish("No prefill or decode point carries tokens/s.");
 
-    // Architecture comparison, one entry per model.
-    let mut models: BTreeMap<String, Point> = BTreeMap::new();
-    for p in points {
-        if let Some(m) = names::param_str(p.row, names::MODEL) {
-            models.entry(m).or_insert(*p);
-        }
-    }
-    let mut arch = ChartView::new(
-        "llm-arch",
-        "Model architectures",
-        "Layers and attention heads (bars, left axis) and hidden size (diamonds, right axis) \
-         of each model measured; parameter counts in the table.",
-        "model",
-        "count",
-    );
-    arch.y2_title = Some("hidden size".into());
-    arch.compact = true;
-    let mut set = TraceSet::default();
-    for (m, p) in &models {
-        let r = p.row;
-        let params = names::param_f64(r, names::PARAMS_COUNT)
-            .map(|v| format!("{} parameters", fmt::count(v)))
-            .unwrap_or_default();
-        let f: super::super::chart::Dims = [("model".to_string(), m.clone())].into_iter().collect();
-        for (i, (name, keys, y2)) in [
-            ("layers", names::LAYERS, false),
-            ("heads", names::HEADS, false),
-            ("hidden size", names::HIDDEN, true),
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            if let Some(v) = names::param_f64(r, keys) {
-                let hover = format!("{m}\n{name} {}\n{params}", fmt::num(v));
-                let t = set.get(name, || {
-                    let mut t = Trace::new(
-                        name,
-                        Palette::nth(i + 3),
-                        if y2 { "markers" } else { "bar" },
-                    );
-                    t.y2 = y2;
-                    t.symbol = y2.then(|| "diamond".to_string());
-                    t
-                });
-                t.points.push(pt_cat(m, v, hover, f.clone()));
-            }
-        }
-    }
-    arch.traces = set.into_vec();
-    let arch = arch.finish("No point names its model's layers, heads or hidden size.");
+    let arch = arch::chart(points);
 
     // Efficiency: decode tokens/s per layer and per billion parameters.
     let efficiency = |id: &str, title: &str, caption: &str, y: &str, keys: &[&str], scale: f64| {
@@ -403,52 +357,7 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
         1e9,
     );
 
-    // The peer side by side.
-    let peers = peer_index(points, peer_key);
-    let peer_names: Vec<String> = {
-        let mut v: Vec<String> = decode
-            .iter()
-            .map(|p| p.imp().to_string())
-            .filter(|i| names::is_llm_peer(i))
-            .collect();
-        v.sort();
-        v.dedup();
-        v
-    };
-    let mut side = ChartView::new(
-        "llm-peer",
-        "candle and transformers side by side",
-        "Decode tokens/s of each implementation on the same configuration; hover gives the \
-         ratio to the transformers peer.",
-        "configuration",
-        "decode tokens/s",
-    );
-    side.x_order = configs.clone();
-    let mut set = TraceSet::default();
-    for p in &decode {
-        let Some(v) = names::decode_tps(p.row) else {
-            continue;
-        };
-        let mut extra = vec![format!("{} tokens/s", fmt::num(v))];
-        for peer in peer_names.iter().filter(|n| n.as_str() != p.imp()) {
-            if let Some(pv) = peers
-                .get(&(peer_key(p), peer.clone()))
-                .and_then(|q| names::decode_tps(q.row))
-            {
-                extra.push(format!("{} of {peer}", fmt::times(v / pv)));
-            }
-        }
-        let name = series(p.imp(), p, multi);
-        push(
-            &mut set,
-            &name,
-            p,
-            "bar",
-            pt_cat(&config(p), v, hover(p, &extra), p.dims()),
-        );
-    }
-    side.traces = set.into_vec();
-    let side = side.finish("No decode point carries tokens/s.");
+    let side = peer::chart(&decode, pal);
 
     // Decode against the bandwidth bound.
     let mut bound = ChartView::new(

@@ -7,6 +7,8 @@ use super::super::names;
 use super::super::palette::{self, Palette};
 use super::super::points::Point;
 use super::common::*;
+
+mod mn_heatmap;
 use super::PageContext;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -294,53 +296,7 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
     }
     let hm = hm.finish("No GEMM point carries TFLOP/s.");
 
-    // Heatmaps: M × N at fixed K.
-    let mut by_k: BTreeMap<i64, (BTreeSet<i64>, BTreeSet<i64>)> = BTreeMap::new();
-    for p in &ok {
-        if let Some((m, n, k)) = mnk(p) {
-            let e = by_k.entry(k as i64).or_default();
-            e.0.insert(m as i64);
-            e.1.insert(n as i64);
-        }
-    }
-    let mut ks: Vec<(usize, i64)> = by_k
-        .iter()
-        .filter(|(_, (ms, ns))| ms.len() >= 2 && ns.len() >= 2)
-        .map(|(k, (ms, ns))| (ms.len() * ns.len(), *k))
-        .collect();
-    ks.sort_by(|a, b| b.cmp(a));
-    let mut mn_charts = Vec::new();
-    for (_, k) in ks.into_iter().take(3) {
-        let (ms, ns) = &by_k[&k];
-        let mut c = ChartView::new(
-            &format!("gemm-mn-k{k}"),
-            &format!("M × N at K = {k}"),
-            "Best TFLOP/s among the selected kernels and dtypes at each (M, N); hover names \
-             the kernel. Filter by implementation to see one kernel.",
-            "N",
-            "M",
-        );
-        c.kind = ChartKind::Heatmap;
-        c.compact = true;
-        c.z_title = "TFLOP/s".into();
-        c.x_order = ns.iter().map(|v| v.to_string()).collect();
-        c.y_order = ms.iter().map(|v| v.to_string()).collect();
-        for (p, f) in ok.iter().zip(&figs) {
-            if let (Some((m, n, kk)), Some(z)) = (mnk(p), f.tflops) {
-                if kk as i64 == k {
-                    c.cells.push(Cell {
-                        x: (n as i64).to_string(),
-                        y: (m as i64).to_string(),
-                        z,
-                        label: fmt::num(z),
-                        hover: f.hover.clone(),
-                        f: p.dims(),
-                    });
-                }
-            }
-        }
-        mn_charts.push(c.finish("No point at this K."));
-    }
+    let mn_charts = mn_heatmap::charts(&ok, &figs);
 
     // Split charts: intensity per kernel, performance per kernel (one marker per shape).
     let split =
