@@ -375,7 +375,14 @@
     return {
       responsive: true,
       displaylogo: false,
-      modeBarButtonsToRemove: ["select2d", "lasso2d"],
+      // Nothing leaves the page: no button uploads a chart to Chart Studio (the PNG export
+      // stays, it saves locally).
+      showSendToCloud: false,
+      showEditInChartStudio: false,
+      showLink: false,
+      plotlyServerURL: "",
+      modeBarButtonsToRemove: ["select2d", "lasso2d", "sendChartToCloud", "sendDataToCloud",
+        "editInChartStudio"],
       toImageButtonOptions: { format: "png", filename: "opbench-" + c.id, scale: 2 }
     };
   }

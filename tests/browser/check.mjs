@@ -93,6 +93,25 @@ async function plotted(page) {
   });
 }
 
+// Mode-bar buttons over all charts: how many charts, how many offer the PNG export, and the
+// titles of any button that uploads, shares or edits the chart elsewhere.
+async function modeBar(page) {
+  return page.evaluate(() => {
+    const charts = document.querySelectorAll(".js-plotly-plot");
+    let png = 0;
+    const outward = [];
+    charts.forEach((div) => {
+      const buttons = [...div.querySelectorAll(".modebar-btn")];
+      if (buttons.some((b) => /^download plot as a png/i.test(b.getAttribute("data-title") || ""))) png += 1;
+      buttons.forEach((b) => {
+        const t = `${b.getAttribute("data-title") || ""} ${b.getAttribute("data-attr") || ""}`;
+        if (/cloud|studio|share|edit|export to/i.test(t)) outward.push(t.trim());
+      });
+    });
+    return { charts: charts.length, png, outward };
+  });
+}
+
 // Response headers of served pages, by page.
 const responseHeaders = new WeakMap();
 
@@ -151,6 +170,12 @@ async function checkSite(browser, dir, opts) {
       const text = await page.$eval(`#details-${id}`, (d) => d.innerText);
       check(/run\s/.test(text) && /commit/.test(text) && /GPU/.test(text),
         `${name}: clicking a point of ${id} shows its run (${text.split("\n").slice(0, 2).join(" | ")})`);
+    }
+    // The mode bar: PNG export on every chart, no button that sends the chart anywhere.
+    const bar = await modeBar(page);
+    if (bar.charts) {
+      check(bar.png === bar.charts, `${name}: every chart keeps its PNG export (${bar.png}/${bar.charts})`);
+      check(bar.outward.length === 0, `${name}: no mode-bar button sends data out${bar.outward.length ? ": " + bar.outward.join(", ") : ""}`);
     }
     if (opts.hostile) {
       const imgs = await page.evaluate(() => document.querySelectorAll("img").length);
