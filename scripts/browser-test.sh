@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Real-browser test of the dashboard: renders the fixture artifacts, the hostile fixtures, an
-# empty folder and the committed artifacts (if any) with --plotly inline, then opens every page
-# from file:// in headless Chromium (tests/browser/check.mjs) and saves the overview screenshot
+# empty folder and the committed artifacts (if any) as the README's main command does (no
+# --plotly flag: the local Plotly copy), then opens every page from file:// with the network off
+# in headless Chromium (tests/browser/check.mjs) and saves the overview screenshot
 # to report/overview.png; tests/browser/history.mjs draws the history page first. Then the
 # Vercel deployment: the prebuilt output folder (scripts/ci/vercel-prebuilt.sh) of the inline
 # fixture site and of the site exactly as scripts/ci/publish.sh renders it for Pages and Vercel
@@ -26,7 +27,7 @@ if [ ! -d tests/browser/node_modules/playwright-core ]; then
 fi
 
 cargo build --release --bin dashboard
-dash() { cargo run -q --release --bin dashboard -- --plotly inline "$@"; }
+dash() { cargo run -q --release --bin dashboard -- "$@"; }
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -134,6 +134,8 @@ async function open(browser, file, problems, opts = {}) {
     const resp = await page.goto(served.base + path.relative(served.dir, file).split(path.sep).join("/"));
     responseHeaders.set(page, resp ? resp.headers() : {});
   } else {
+    // From file:// the network is off: a page that needs it fails on the aborted request.
+    await page.route(/^(https?|wss?):/, (r) => r.abort("internetdisconnected"));
     await page.goto(pathToFileURL(file).href);
   }
   await page.waitForSelector("body[data-rendered='1']", { timeout: 60000 });
@@ -322,8 +324,10 @@ function serve(dir, routes) {
 async function answerExternal(served, route) {
   const url = route.request().url();
   served.external.add(url);
-  const m = url.match(/^https:\/\/cdn\.jsdelivr\.net\/npm\/plotly\.js-dist-min@([^/]+)\/plotly\.min\.js$/);
-  const local = m && path.join(VENDOR, `plotly-${m[1]}.min.js`);
+  // plotly.js-dist-min@V/plotly.min.js or plotly.js-NAME-dist-min@V/plotly-NAME.min.js,
+  // vendored as plotly-V.min.js or plotly-NAME-V.min.js.
+  const m = url.match(/^https:\/\/cdn\.jsdelivr\.net\/npm\/plotly\.js-(?:([a-z]+)-)?dist-min@([^/]+)\/plotly(?:-[a-z]+)?\.min\.js$/);
+  const local = m && path.join(VENDOR, `plotly-${m[1] ? m[1] + "-" : ""}${m[2]}.min.js`);
   if (local && fs.existsSync(local)) {
     await route.fulfill({
       status: 200, contentType: "text/javascript; charset=utf-8",
