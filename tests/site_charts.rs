@@ -154,3 +154,40 @@ fn model_architectures_show_heads_smallest_model_first() {
         .unwrap();
     assert_eq!(tiny.y, 32.0);
 }
+
+#[test]
+fn every_chart_keeps_to_the_legend_rule_and_roofs_are_labelled() {
+    use opbench::site::rules;
+    for (site, pages) in every_site() {
+        for p in &pages {
+            for c in p.charts() {
+                assert!(
+                    c.hide_legend || rules::legend_entries(c) <= rules::MAX_LEGEND_ENTRIES,
+                    "{site} {}: {} legend entries",
+                    c.id,
+                    rules::legend_entries(c)
+                );
+            }
+        }
+        let rl = page(&pages, "gemm.html")
+            .charts()
+            .find(|c| c.id == "gemm-roofline")
+            .unwrap();
+        assert!(!rl.hide_legend, "{site}: the roofline names its kernels");
+        let roofs: Vec<_> = rl.traces.iter().filter(|t| t.guide).collect();
+        assert!(!roofs.is_empty());
+        assert!(roofs.iter().all(|t| t.label.is_some()));
+        let text: String = roofs.iter().filter_map(|t| t.label.clone()).collect();
+        assert!(text.contains("TF/s"), "{text}");
+    }
+    let committed = pages("artifacts");
+    let rl = page(&committed, "gemm.html")
+        .charts()
+        .find(|c| c.id == "gemm-roofline")
+        .unwrap();
+    let labels: String = rl.traces.iter().filter_map(|t| t.label.clone()).collect();
+    assert!(
+        labels.contains("H200 bf16") && labels.contains("H100 bf16"),
+        "{labels}"
+    );
+}

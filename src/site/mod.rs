@@ -13,6 +13,7 @@ pub mod pages;
 pub mod palette;
 pub mod plotly;
 pub mod points;
+pub mod rules;
 pub mod templates;
 pub mod write;
 

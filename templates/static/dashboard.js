@@ -71,10 +71,17 @@
     return categorical ? "category" : "-";
   }
 
+  // Phone width: smaller margins, and the legend only where it is short (the hover names
+  // every series).
+  var PHONE = 700;
+  var PHONE_LEGEND = 6;
+  function phone() { return window.innerWidth <= PHONE; }
+
   function baseLayout(c) {
+    var narrow = phone();
     return {
-      font: { family: FONT, size: 12, color: "#1f2937" },
-      margin: { l: 70, r: c.y2_title ? 70 : 20, t: 30, b: 10 },
+      font: { family: FONT, size: narrow ? 11 : 12, color: "#1f2937" },
+      margin: narrow ? { l: 50, r: c.y2_title ? 50 : 8, t: 30, b: 10 } : { l: 70, r: c.y2_title ? 70 : 20, t: 30, b: 10 },
       height: 430,
       paper_bgcolor: "#ffffff",
       plot_bgcolor: "#ffffff",
@@ -95,6 +102,7 @@
 
   function xyTraces(c, state) {
     var out = [];
+    var labels = [];
     var cats = {};
     var baseline = null;
     if (c.kind === "speedup") {
@@ -144,8 +152,15 @@
         hoverinfo: "text",
         yaxis: t.y2 ? "y2" : "y",
         marker: { color: t.color },
-        showlegend: true
+        legendgroup: esc(t.name),
+        showlegend: !t.no_legend
       };
+      if (t.label !== undefined) {
+        // A labelled guide (a roof): its name is written on the line (drawXy), not in the
+        // legend; an empty label shares a near line's.
+        tr.showlegend = false;
+        if (t.label) labels.push({ text: t.label, y: ys[ys.length - 1], color: t.color });
+      }
       if (!bar) {
         tr.mode = t.mode;
         tr.marker.size = t.symbol === "line-ew-open" ? 14 : 8;
@@ -162,7 +177,7 @@
       out.push(tr);
     });
     var order = (c.x_order || []).filter(function (x) { return cats[x]; }).map(esc);
-    return { traces: out, categories: order, anyCategory: Object.keys(cats).length > 0 };
+    return { traces: out, categories: order, anyCategory: Object.keys(cats).length > 0, labels: labels };
   }
 
   function drawXy(div, c, state) {
@@ -203,8 +218,16 @@
         yanchor: "bottom", text: esc(h.label), showarrow: false,
         font: { size: 11, color: h.color }, bgcolor: "rgba(255,255,255,0.8)" });
     });
+    r.labels.forEach(function (l) {
+      // Above the line at its right end (nothing lies above a roof); one line per roof.
+      layout.annotations.push({ xref: "paper", x: 1, xanchor: "right", yref: "y",
+        y: c.log_y ? Math.log10(l.y) : l.y, yanchor: "bottom", text: hoverHtml(l.text),
+        showarrow: false, align: "right", font: { size: 11, color: l.color },
+        bgcolor: "rgba(255,255,255,0.85)" });
+    });
     if (!r.traces.length) noPoints(layout);
-    if (c.hide_legend) layout.showlegend = false;
+    var entries = r.traces.filter(function (t) { return t.showlegend !== false; }).length;
+    if (c.hide_legend || (phone() && entries > PHONE_LEGEND)) layout.showlegend = false;
     return Plotly.react(div, r.traces, layout, config(c));
   }
 

@@ -12,7 +12,9 @@
 //
 // usage: node check.mjs --site DIR [--site DIR ...] [--hostile DIR] [--filters DIR]
 //                       [--vercel OUT --vercel-from SITE ...] [--vercel-filters OUT ...]
-//                       [--screenshot FILE --screenshot-site DIR] [--shots DIR]
+//                       [--screenshot FILE --screenshot-site DIR] [--shots DIR] [--report DIR]
+// Every --site is also checked at phone width (390 px); --report DIR saves the first screen of
+// each page of --screenshot-site at 1440 and 390 px as DIR/<page>-<width>.png.
 import { chromium } from "playwright-core";
 import fs from "node:fs";
 import http from "node:http";
@@ -28,7 +30,7 @@ const FLAGS = [
 function parseArgs(argv) {
   const a = {
     site: [], hostile: null, filters: null, vercel: [], vercelFrom: [], vercelFilters: [],
-    screenshot: null, screenshotSite: null, shots: null,
+    screenshot: null, screenshotSite: null, shots: null, report: null,
   };
   for (let i = 0; i < argv.length; i += 2) {
     const [k, v] = [argv[i], argv[i + 1]];
@@ -42,6 +44,7 @@ function parseArgs(argv) {
     else if (k === "--screenshot") a.screenshot = v;
     else if (k === "--screenshot-site") a.screenshotSite = v;
     else if (k === "--shots") a.shots = v;
+    else if (k === "--report") a.report = v;
     else throw new Error(`unknown flag ${k}`);
   }
   if (a.vercel.length !== a.vercelFrom.length) throw new Error("each --vercel OUT needs its --vercel-from SITE");
@@ -93,11 +96,70 @@ async function plotted(page) {
   });
 }
 
+// Legend entries per chart: the composition rule of src/site/rules.rs (MAX_LEGEND_ENTRIES)
+// on desktops, and dashboard.js's PHONE_LEGEND at phone width.
+const MAX_LEGEND = 14;
+const PHONE_LEGEND = 6;
+const PHONE = { width: 390, height: 844 };
+
+async function legendEntries(page) {
+  return page.evaluate(() => {
+    const out = {};
+    document.querySelectorAll(".js-plotly-plot").forEach((div) => {
+      out[div.id] = div.querySelectorAll(".legend .traces").length;
+    });
+    return out;
+  });
+}
+
+// A page at phone width: no sideways scroll, every chart full width and at least 300 px tall,
+// short legends or none.
+async function checkPhone(browser, dir, opts = {}) {
+  console.log(`phone ${dir}`);
+  for (const name of pages(dir)) {
+    const problems = [];
+    const page = await open(browser, path.join(dir, name), problems, { viewport: PHONE });
+    const m = await page.evaluate(() => {
+      const doc = document.documentElement;
+      const main = document.querySelector("main").getBoundingClientRect().width;
+      const plots = [...document.querySelectorAll(".js-plotly-plot")].map((d) => {
+        const r = d.getBoundingClientRect();
+        return { id: d.id, w: r.width, h: r.height };
+      });
+      return { scroll: doc.scrollWidth, client: doc.clientWidth, main, plots };
+    });
+    check(m.scroll <= m.client, `${name} at ${PHONE.width} px: no horizontal scroll (${m.scroll} <= ${m.client})`);
+    const small = m.plots.filter((p) => p.h < 250 || p.w < m.main * 0.85);
+    check(small.length === 0, `${name} at ${PHONE.width} px: ${m.plots.length} charts full width and tall enough${small.length ? ": " + small.map((p) => `${p.id} ${Math.round(p.w)}×${Math.round(p.h)}`).join(", ") : ""}`);
+    const legends = await legendEntries(page);
+    const crowded = Object.entries(legends).filter(([, n]) => n > PHONE_LEGEND);
+    check(crowded.length === 0, `${name} at ${PHONE.width} px: at most ${PHONE_LEGEND} legend entries${crowded.length ? ": " + crowded.map(([id, n]) => `${id} ${n}`).join(", ") : ""}`);
+    check(problems.length === 0, `${name} at ${PHONE.width} px: no console error${problems.length ? ": " + problems.join(" | ") : ""}`);
+    await page.close();
+  }
+}
+
+// Screenshots of every page at desktop and phone width (the first screen of each), for
+// report/ and the README.
+async function reportShots(browser, dir, out) {
+  fs.mkdirSync(out, { recursive: true });
+  for (const name of pages(dir)) {
+    for (const vp of [{ width: 1440, height: 1100 }, PHONE]) {
+      const page = await open(browser, path.join(dir, name), [], { viewport: vp });
+      const file = path.join(out, `${name.replace(/\.html$/, "")}-${vp.width}.png`);
+      await page.screenshot({ path: file });
+      await page.close();
+    }
+  }
+  console.log(`  saved screenshots of ${pages(dir).length} pages to ${out}`);
+}
+
 // Mode-bar buttons over all charts: how many charts, how many offer the PNG export, and the
 // titles of any button that uploads, shares or edits the chart elsewhere.
 async function modeBar(page) {
   return page.evaluate(() => {
-    const charts = document.querySelectorAll(".js-plotly-plot");
+    // Charts drawn without a mode bar (the history's small multiples) offer no button at all.
+    const charts = [...document.querySelectorAll(".js-plotly-plot")].filter((d) => d.querySelector(".modebar-btn"));
     let png = 0;
     const outward = [];
     charts.forEach((div) => {
@@ -118,7 +180,7 @@ const responseHeaders = new WeakMap();
 // Opens a page from file:// or, for a served site (opts.served), over HTTP with CSP violations
 // recorded in window.__csp and requests to other origins answered by opts.served.route.
 async function open(browser, file, problems, opts = {}) {
-  const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+  const page = await browser.newPage({ viewport: opts.viewport || { width: 1440, height: 1000 } });
   page.on("console", (m) => { if (m.type() === "error") problems.push(`console error: ${m.text()}`); });
   page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
   page.on("requestfailed", (r) => problems.push(`request failed: ${r.url()} (${r.failure()?.errorText})`));
@@ -157,7 +219,8 @@ async function checkSite(browser, dir, opts) {
       const g = got[id];
       check(g && g.traces > 0 && g.points > 0, `${name}: chart ${id} drawn (${g ? g.points : 0} points)`);
     }
-    // Charts whose points open a run: a real mouse click on a drawn marker fills the panel.
+    // Charts whose points open a run: a real mouse click on a drawn marker fills the panel (on
+    // the history page it names the commit made the baseline).
     const clickable = await page.$$eval(".click-details", (ds) => ds.map((d) => d.id.replace(/^details-/, "")));
     for (const id of clickable.slice(0, 1)) {
       const marker = page.locator(`#${id} .scatterlayer .trace .points path`).first();
@@ -170,7 +233,9 @@ async function checkSite(browser, dir, opts) {
       await page.waitForFunction((i) => document.getElementById(`details-${i}`).getAttribute("data-shown") === "1",
         id, { timeout: 10000 }).catch(() => {});
       const text = await page.$eval(`#details-${id}`, (d) => d.innerText);
-      check(/run\s/.test(text) && /commit/.test(text) && /GPU/.test(text),
+      const shown = name === "history.html" ? /commit/.test(text) && /baseline/.test(text)
+        : /run\s/.test(text) && /commit/.test(text) && /GPU/.test(text);
+      check(shown,
         `${name}: clicking a point of ${id} shows its run (${text.split("\n").slice(0, 2).join(" | ")})`);
     }
     // The mode bar: PNG export on every chart, no button that sends the chart anywhere.
@@ -179,6 +244,10 @@ async function checkSite(browser, dir, opts) {
       check(bar.png === bar.charts, `${name}: every chart keeps its PNG export (${bar.png}/${bar.charts})`);
       check(bar.outward.length === 0, `${name}: no mode-bar button sends data out${bar.outward.length ? ": " + bar.outward.join(", ") : ""}`);
     }
+    // The legend rule (src/site/rules.rs MAX_LEGEND_ENTRIES).
+    const legends = await legendEntries(page);
+    const crowded = Object.entries(legends).filter(([, n]) => n > MAX_LEGEND);
+    check(crowded.length === 0, `${name}: at most ${MAX_LEGEND} legend entries per chart${crowded.length ? ": " + crowded.map(([id, n]) => `${id} ${n}`).join(", ") : ""}`);
     if (opts.hostile) {
       const imgs = await page.evaluate(() => document.querySelectorAll("img").length);
       check(imgs === 0, `${name}: no <img> element injected (${imgs})`);
@@ -437,6 +506,7 @@ async function main() {
   });
   try {
     for (const dir of a.site) await checkSite(browser, dir, { shots: a.shots ? path.join(a.shots, path.basename(dir)) : null });
+    for (const dir of a.site) await checkPhone(browser, dir);
     if (a.hostile) await checkSite(browser, a.hostile, { hostile: true });
     if (a.filters) await checkFilters(browser, a.filters);
     for (const [i, out] of a.vercel.entries()) {
@@ -451,6 +521,7 @@ async function main() {
       console.log(`  saved ${a.screenshot}`);
       await page.close();
     }
+    if (a.report) await reportShots(browser, a.screenshotSite, a.report);
   } finally {
     await browser.close();
   }
