@@ -66,5 +66,5 @@ vercel=(--vercel "$work/vercel-inline/.vercel/output" --vercel-from "$work/fixtu
   --vercel "$work/vercel-published/.vercel/output" --vercel-from "$work/published")
 
 node tests/browser/check.mjs "${sites[@]}" --hostile "$work/hostile" --filters "$work/fixtures" "${vercel[@]}" \
-  --screenshot report/overview.png --screenshot-site "$shot" ${BROWSER_SHOTS:+--shots "$BROWSER_SHOTS"}
+  --screenshot report/overview.png --screenshot-site "$shot" --report report ${BROWSER_SHOTS:+--shots "$BROWSER_SHOTS"}
 exit "$history"

@@ -191,3 +191,26 @@ fn every_chart_keeps_to_the_legend_rule_and_roofs_are_labelled() {
         "{labels}"
     );
 }
+
+#[test]
+fn llm_latency_labels_show_what_varies_and_keep_a_legend() {
+    let committed = pages("artifacts");
+    let llm = page(&committed, "llm.html");
+    let lat = llm.charts().find(|c| c.id == "llm-latency").unwrap();
+    assert!(
+        !lat.hide_legend,
+        "the legend names implementation and phase"
+    );
+    for x in &lat.x_order {
+        assert!(x.len() <= 25, "{x:?}: a label of only what varies");
+        for never in ["NVIDIA", "=", "f16", "128+128"] {
+            assert!(!x.contains(never), "{x:?} carries {never:?}");
+        }
+    }
+    assert!(lat.caption.contains("f16 128+128"), "{}", lat.caption);
+    for c in llm.charts().filter(|c| c.id.starts_with("llm-pct-")) {
+        for x in &c.x_order {
+            assert!(!x.contains("NVIDIA") && !x.contains('='), "{x:?}");
+        }
+    }
+}

@@ -77,6 +77,13 @@
   var PHONE_LEGEND = 6;
   function phone() { return window.innerWidth <= PHONE; }
 
+  // The legend rule: hidden where the generator says (src/site/rules.rs) and, on phones,
+  // where it has more than PHONE_LEGEND entries.
+  function legendRule(layout, traces, c) {
+    var entries = traces.filter(function (t) { return t.showlegend !== false; }).length;
+    if (c.hide_legend || (phone() && entries > PHONE_LEGEND)) layout.showlegend = false;
+  }
+
   function baseLayout(c) {
     var narrow = phone();
     return {
@@ -176,8 +183,8 @@
       }
       out.push(tr);
     });
-    var order = (c.x_order || []).filter(function (x) { return cats[x]; }).map(esc);
-    return { traces: out, categories: order, anyCategory: Object.keys(cats).length > 0, labels: labels };
+    var raw = (c.x_order || []).filter(function (x) { return cats[x]; });
+    return { traces: out, categories: raw.map(esc), raw: raw, anyCategory: Object.keys(cats).length > 0, labels: labels };
   }
 
   function drawXy(div, c, state) {
@@ -197,7 +204,18 @@
     if (r.anyCategory) {
       layout.xaxis.categoryorder = "array";
       layout.xaxis.categoryarray = r.categories.length ? r.categories : undefined;
-      var longest = r.categories.reduce(function (m, s) { return Math.max(m, s.length); }, 0);
+      // Labels take at most about a quarter of the chart: longer ones are cut with "…" (the
+      // hover and the data table keep the whole text).
+      var max = phone() ? 16 : 32;
+      var longest = r.raw.reduce(function (m, s) { return Math.max(m, s.length); }, 0);
+      if (longest > max) {
+        layout.xaxis.tickmode = "array";
+        layout.xaxis.tickvals = r.categories;
+        layout.xaxis.ticktext = r.raw.map(function (s) {
+          return esc(s.length > max ? s.slice(0, max - 1) + "…" : s);
+        });
+        longest = max;
+      }
       if (r.categories.length * Math.max(longest, 4) > 120) {
         layout.xaxis.tickangle = -40;
         // Slanted labels take height from the plot: give it back.
@@ -226,8 +244,7 @@
         bgcolor: "rgba(255,255,255,0.85)" });
     });
     if (!r.traces.length) noPoints(layout);
-    var entries = r.traces.filter(function (t) { return t.showlegend !== false; }).length;
-    if (c.hide_legend || (phone() && entries > PHONE_LEGEND)) layout.showlegend = false;
+    legendRule(layout, r.traces, c);
     return Plotly.react(div, r.traces, layout, config(c));
   }
 
@@ -356,6 +373,7 @@
       layout.xaxis.range = [Math.min(0, starts[0]), end];
       layout.xaxis.autorange = false;
     }
+    legendRule(layout, traces, c);
     return Plotly.react(div, traces, layout, config(c));
   }
 

@@ -10,6 +10,7 @@ use super::common::*;
 use super::PageContext;
 
 mod arch;
+mod latency;
 mod peer;
 use std::collections::HashMap;
 
@@ -133,52 +134,7 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
         .push(pt);
     };
 
-    // Latency with error bars.
-    let mut lat = ChartView::new(
-        "llm-latency",
-        "Latency per configuration",
-        "P50 of time to first token, decode step and end-to-end generation; whiskers P5 to \
-         P95. Log scale: the phases differ by orders of magnitude.",
-        "configuration",
-        "time (ms)",
-    );
-    lat.log_y = true;
-    lat.x_order = configs.clone();
-    let mut set = TraceSet::default();
-    for (p, ph) in charted
-        .iter()
-        .flat_map(|p| PHASES.iter().map(move |ph| (p, ph)))
-    {
-        let Some((k, s)) = names::stat(p.row, ph.stat) else {
-            continue;
-        };
-        let f = names::to_us(k) / 1e3;
-        let mut pt = pt_cat(
-            &config(p),
-            s.p50 * f,
-            hover(p, &[stat_line(k, s)]),
-            p.dims(),
-        );
-        pt.lo = Some(s.p5 * f);
-        pt.hi = Some(s.p95 * f);
-        let name = format!("{} · {}", series(p.imp(), p, multi), ph.label);
-        set.get(&name, || {
-            let mut t = Trace::new(&name, pal.of(p.imp()), "markers");
-            t.symbol = Some(
-                match ph.benchmark {
-                    "prefill" => "triangle-up",
-                    "decode" => "circle",
-                    _ => "square",
-                }
-                .into(),
-            );
-            t
-        })
-        .points
-        .push(pt);
-    }
-    lat.traces = set.into_vec();
-    let lat = lat.finish("No prefill, decode or e2e point carries its time statistic.");
+    let lat = latency::latency(&charted, pal);
 
     // Throughput across batch sizes.
     let mut thr = ChartView::new(
@@ -223,50 +179,7 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
     thr.traces = set.into_vec();
     let thr = thr.finish("No decode point carries batch and decode tokens/s.");
 
-    // Percentile distributions, one chart per phase.
-    let mut pct_charts = Vec::new();
-    for ph in PHASES {
-        let mut c = ChartView::new(
-            &format!("llm-pct-{}", ph.benchmark),
-            &format!("Distribution: {}", ph.label),
-            "min, P50, P95, P99 and max of the samples for each implementation and \
-             configuration. A long tail shows as a gap between P95 and max.",
-            "implementation · configuration",
-            "time (ms)",
-        );
-        c.log_y = true;
-        let mut labels = Vec::new();
-        let mut set = TraceSet::default();
-        for p in &charted {
-            let Some((k, s)) = names::stat(p.row, ph.stat) else {
-                continue;
-            };
-            let f = names::to_us(k) / 1e3;
-            let x = format!("{} · {}", series(p.imp(), p, multi), config(p));
-            labels.push((config_key(p), x.clone()));
-            for (i, (name, v, sym)) in [
-                ("min", s.min, "triangle-down"),
-                ("P50", s.p50, "circle"),
-                ("P95", s.p95, "diamond"),
-                ("P99", s.p99, "star"),
-                ("max", s.max, "triangle-up"),
-            ]
-            .into_iter()
-            .enumerate()
-            {
-                set.get(name, || {
-                    let mut t = Trace::new(name, Palette::nth(i), "markers");
-                    t.symbol = Some(sym.into());
-                    t
-                })
-                .points
-                .push(pt_cat(&x, v * f, hover(p, &[stat_line(k, s)]), p.dims()));
-            }
-        }
-        c.x_order = ordered_categories(labels);
-        c.traces = set.into_vec();
-        pct_charts.push(c.finish(&format!("No {} point carries samples.", ph.benchmark)));
-    }
+    let pct_charts = latency::distributions(&charted, pal);
 
     // Prefill vs decode tokens/s.
     let mut pd = ChartView::new(
