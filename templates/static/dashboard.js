@@ -461,9 +461,39 @@
     return Promise.all(jobs);
   }
 
+  // A filter in the address that names no value of this page (an old link, a GPU not
+  // measured here): say so above the charts and show everything for that filter instead.
+  function dropStale(state) {
+    var stale = [];
+    document.querySelectorAll("select[data-dim]").forEach(function (s) {
+      var d = s.getAttribute("data-dim");
+      if (!state[d]) return;
+      var known = Array.prototype.some.call(s.options, function (o) { return o.value === state[d]; });
+      if (!known) {
+        stale.push(d + " = " + state[d]);
+        delete state[d];
+      }
+    });
+    var note = document.getElementById("stale-filters");
+    if (stale.length) {
+      if (!note) {
+        note = document.createElement("div");
+        note.id = "stale-filters";
+        note.className = "warn";
+        note.setAttribute("role", "status");
+        var form = document.getElementById("filters");
+        form.parentNode.insertBefore(note, form.nextSibling);
+      }
+      note.textContent = "The address asks for " + stale.join(", ") + ", which this page does " +
+        "not have: showing all instead.";
+      writeState(state);
+    }
+    return state;
+  }
+
   var rendering = 0;
   function update() {
-    var state = readState();
+    var state = dropStale(readState());
     applyFilters(state);
     rendering += 1;
     document.body.setAttribute("data-rendered", "0");

@@ -310,6 +310,16 @@ async function checkFilters(browser, dir, opts = {}) {
     const restored = await plotted(p2);
     const sel = await p2.$eval(`select[data-dim='${pick.dim}']`, (s) => s.value);
     check(sel === value && total(restored) === total(after), `${name}: the shared URL restores the view (${total(restored)} points)`);
+    // A stale filter in the URL (a GPU this page never measured) is named above the charts
+    // and falls back to "all": every point drawn.
+    const p3 = await open(browser, path.join(dir, name), problems, opts);
+    await p3.goto(url.split("#")[0] + "#" + encodeURIComponent(pick.dim) + "=" + encodeURIComponent("NVIDIA A100 (not here)"));
+    await p3.waitForSelector("body[data-rendered='1']", { timeout: 60000 });
+    const note = await p3.$eval("#stale-filters", (n) => n.textContent).catch(() => "");
+    const fallback = total(await plotted(p3));
+    check(note.includes("NVIDIA A100 (not here)") && fallback === total(before),
+      `${name}: a stale filter is named and falls back to all (${fallback} points; ${note})`);
+    await p3.close();
     // Speedup charts: choosing another baseline changes the ratios.
     const base = await p2.$$eval("select[data-baseline]", (ss) => ss.map((s) => Array.from(s.options).map((o) => o.value)));
     if (base.length && base[0].length > 1) {

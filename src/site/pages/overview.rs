@@ -225,8 +225,8 @@ fn cards(store: &Store) -> Vec<Card> {
             gemm_card,
         ),
     ];
-    // Cards grouped by GPU (sorted), in the order LayerNorm, LLM, GEMM within each; a kind with
-    // no card at all gets one muted card saying what to run.
+    // Cards in the order LayerNorm, LLM, GEMM, each kind's GPUs (sorted) side by side; a kind
+    // with no card at all gets one muted card saying what to run.
     let mut made: Vec<(String, usize, Card)> = Vec::new();
     let mut muted_cards = Vec::new();
     for (i, (kind, title, link, bin, make)) in specs.into_iter().enumerate() {
@@ -246,7 +246,7 @@ fn cards(store: &Store) -> Vec<Card> {
             muted_cards.push(c);
         }
     }
-    made.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
+    made.sort_by(|a, b| (a.1, &a.0).cmp(&(b.1, &b.0)));
     made.into_iter()
         .map(|(_, _, c)| c)
         .chain(muted_cards)
