@@ -491,6 +491,80 @@
     return state;
   }
 
+  // Each chart's data table, built from the page's data (the same rows, formatted by the
+  // generator); rows carry their filter coordinates so applyFilters hides them like points.
+  function tableOf(id) {
+    var t = (data.tables || {})[id];
+    return t && t.same_as ? data.tables[t.same_as] : t;
+  }
+
+  function buildTables() {
+    document.querySelectorAll("table[data-table]").forEach(function (table) {
+      var t = tableOf(table.getAttribute("data-table"));
+      if (!t) return;
+      var head = document.createElement("thead");
+      var hr = document.createElement("tr");
+      t.columns.forEach(function (c) {
+        var th = document.createElement("th");
+        th.scope = "col";
+        th.textContent = c;
+        hr.appendChild(th);
+      });
+      head.appendChild(hr);
+      var body = document.createElement("tbody");
+      t.rows.forEach(function (r, i) {
+        var tr = document.createElement("tr");
+        tr.className = "js-f";
+        tr.setAttribute("data-row", i);
+        Object.keys(r.f || {}).forEach(function (k) { tr.setAttribute("data-f-" + k, r.f[k]); });
+        r.cells.forEach(function (c) {
+          var td = document.createElement("td");
+          td.textContent = c;
+          tr.appendChild(td);
+        });
+        body.appendChild(tr);
+      });
+      table.appendChild(head);
+      table.appendChild(body);
+    });
+  }
+
+  // The rows of a chart's table that the filters show, as CSV or JSON.
+  function download(id, format) {
+    var t = tableOf(id);
+    var table = document.getElementById("t-" + id);
+    if (!t || !table) return;
+    var rows = [];
+    table.querySelectorAll("tbody tr").forEach(function (tr) {
+      if (!tr.hidden) rows.push(t.rows[Number(tr.getAttribute("data-row"))].cells);
+    });
+    var text, type;
+    if (format === "json") {
+      text = JSON.stringify(rows.map(function (r) {
+        var o = {};
+        t.columns.forEach(function (c, i) { o[c] = r[i]; });
+        return o;
+      }), null, 1);
+      type = "application/json";
+    } else {
+      var q = function (v) { return /[",\n]/.test(v) ? '"' + String(v).replace(/"/g, '""') + '"' : v; };
+      text = [t.columns].concat(rows).map(function (r) { return r.map(q).join(","); }).join("\n") + "\n";
+      type = "text/csv";
+    }
+    var a = document.createElement("a");
+    a.href = URL.createObjectURL(new Blob([text], { type: type }));
+    a.download = "opbench-" + id + "." + format;
+    document.body.appendChild(a);
+    a.click();
+    setTimeout(function () { URL.revokeObjectURL(a.href); a.remove(); }, 1000);
+  }
+
+  document.querySelectorAll("button[data-download]").forEach(function (b) {
+    b.addEventListener("click", function () {
+      download(b.getAttribute("data-chart"), b.getAttribute("data-download"));
+    });
+  });
+
   var rendering = 0;
   function update() {
     var state = dropStale(readState());
@@ -527,5 +601,6 @@
     });
   }
   window.addEventListener("hashchange", update);
+  buildTables();
   update();
 })();

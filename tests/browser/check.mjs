@@ -301,6 +301,17 @@ async function checkFilters(browser, dir, opts = {}) {
     check(changed.length > 0, `${name}: ${changed.length} of ${charts.length} charts redrawn with other points`);
     const hidden = await page.$$eval("tr.js-f[hidden]", (rs) => rs.length);
     check(hidden > 0, `${name}: data table rows outside the filter are hidden (${hidden})`);
+    // The CSV download of a chart holds exactly the rows its table shows under the filter.
+    const tid = await page.$eval("table[data-table]", (t) => t.getAttribute("data-table")).catch(() => null);
+    if (tid) {
+      const shownRows = await page.$$eval(`#t-${tid} tbody tr:not([hidden])`, (rs) => rs.length);
+      await page.$eval(`#fig-${tid} details.chart-data`, (d) => { d.open = true; });
+      const [dl] = await Promise.all([page.waitForEvent("download"),
+        page.click(`button[data-download='csv'][data-chart='${tid}']`)]);
+      const csv = fs.readFileSync(await dl.path(), "utf8");
+      const lines = csv.trim().split("\n").length - 1;
+      check(lines === shownRows && shownRows > 0, `${name}: the CSV of ${tid} holds the ${shownRows} rows the filter shows (${lines})`);
+    }
     const url = page.url();
     check(url.includes(`#`) && decodeURIComponent(url).includes(`${pick.dim}=${value}`), `${name}: the filter is in the URL (${url.split("#")[1]})`);
     // A fresh tab from the shared URL shows the same view.
