@@ -19,7 +19,7 @@ pub const GPU_SYMBOLS: &[&str] = &["circle", "diamond", "square", "triangle-up",
 pub fn legend_entries(c: &ChartView) -> usize {
     c.traces
         .iter()
-        .filter(|t| !t.no_legend && !(t.guide && t.label.is_some()))
+        .filter(|t| !t.no_legend && (!t.guide || t.label.is_none()))
         .count()
 }
 

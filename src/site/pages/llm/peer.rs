@@ -31,8 +31,8 @@ pub fn chart(decode: &[Point], pal: &Palette) -> ChartView {
     let mut drawn: Vec<Point> = Vec::new();
     for p in decode.iter().filter(|p| names::decode_tps(p.row).is_some()) {
         let key = (p.gpu(), p.identity().problem(), p.imp().to_string());
-        if !first.contains_key(&key) {
-            first.insert(key, *p);
+        if let std::collections::hash_map::Entry::Vacant(e) = first.entry(key) {
+            e.insert(*p);
             drawn.push(*p);
         }
     }
