@@ -214,3 +214,17 @@ fn llm_latency_labels_show_what_varies_and_keep_a_legend() {
         }
     }
 }
+
+#[test]
+fn one_system_panel_per_environment_with_throttling_marked() {
+    let committed = pages("artifacts");
+    let envs = &committed[0].envs;
+    let titles: Vec<&str> = envs.iter().map(|e| e.title.as_str()).collect();
+    let distinct: BTreeSet<&str> = titles.iter().copied().collect();
+    assert_eq!(titles.len(), distinct.len(), "{titles:?}");
+    assert!(
+        envs.iter().any(|e| e.throttled.contains("SW_POWER_CAP")),
+        "{:?}",
+        envs.iter().map(|e| &e.throttled).collect::<Vec<_>>()
+    );
+}

@@ -67,6 +67,9 @@ pub struct Card {
 #[derive(Debug, Clone, Serialize)]
 pub struct EnvView {
     pub title: String,
+    /// "Throttled: SW_POWER_CAP (in 2 of 5 runs)", shown above the panel; empty when no run
+    /// saw a throttle reason.
+    pub throttled: String,
     pub rows: Vec<(String, String)>,
     pub f: Dims,
 }
