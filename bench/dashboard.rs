@@ -23,10 +23,10 @@ struct Args {
     /// the old folder that the site does not write are kept.
     #[arg(long, default_value = "site")]
     out: PathBuf,
-    /// Where the pages load Plotly.js from: `cdn` (pinned version with an integrity hash; needs
-    /// the network when viewing) or `inline` (the vendored copy written into OUT/assets; works
-    /// offline).
-    #[arg(long, value_enum, default_value_t = PlotlyMode::Cdn)]
+    /// Where the pages load Plotly.js from: `inline` (the default: the vendored copy written
+    /// into OUT/assets and loaded from there; works offline) or `cdn` (pinned version with an
+    /// integrity hash; needs the network when viewing).
+    #[arg(long, value_enum, default_value_t = PlotlyMode::Inline)]
     plotly: PlotlyMode,
     /// Write each page's template context as JSON under OUT/_context/.
     #[arg(long)]

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Real-browser test of the dashboard: renders the fixture artifacts, the hostile fixtures, an
-# empty folder and the committed artifacts (if any) with --plotly inline, then opens every page
-# from file:// in headless Chromium (tests/browser/check.mjs) and saves the overview screenshot
-# to report/overview.png; tests/browser/history.mjs draws the history page first. Then the
+# empty folder and the committed artifacts (if any) as the README's main command does (no
+# --plotly flag: the local Plotly copy), then opens every page from file:// with the network off
+# in headless Chromium (tests/browser/check.mjs), at 1440 and 390 px, and saves the first screen
+# of every page at both widths to report/ (<page>-1440.png, <page>-390.png);
+# tests/browser/history.mjs draws the history page first. Then the
 # Vercel deployment: the prebuilt output folder (scripts/ci/vercel-prebuilt.sh) of the inline
 # fixture site and of the site exactly as scripts/ci/publish.sh renders it for Pages and Vercel
 # (--plotly cdn; the committed artifacts, or the fixtures when there are none), each served on
@@ -26,7 +28,7 @@ if [ ! -d tests/browser/node_modules/playwright-core ]; then
 fi
 
 cargo build --release --bin dashboard
-dash() { cargo run -q --release --bin dashboard -- --plotly inline "$@"; }
+dash() { cargo run -q --release --bin dashboard -- "$@"; }
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -65,5 +67,5 @@ vercel=(--vercel "$work/vercel-inline/.vercel/output" --vercel-from "$work/fixtu
   --vercel "$work/vercel-published/.vercel/output" --vercel-from "$work/published")
 
 node tests/browser/check.mjs "${sites[@]}" --hostile "$work/hostile" --filters "$work/fixtures" "${vercel[@]}" \
-  --screenshot report/overview.png --screenshot-site "$shot" ${BROWSER_SHOTS:+--shots "$BROWSER_SHOTS"}
+  --screenshot-site "$shot" --report report ${BROWSER_SHOTS:+--shots "$BROWSER_SHOTS"}
 exit "$history"

@@ -172,7 +172,7 @@ fn the_site_has_downloads_assets_contexts_and_the_pinned_plotly() {
         "summary.csv",
         "assets/dashboard.js",
         "assets/style.css",
-        "assets/plotly-4.1.2.min.js",
+        "assets/plotly-cartesian-4.1.1.min.js",
         "assets/plotly-LICENSE.txt",
         "_context/index.json",
         "_context/gemm.json",
@@ -182,15 +182,20 @@ fn the_site_has_downloads_assets_contexts_and_the_pinned_plotly() {
     let index = std::fs::read_to_string(p.join("index.html")).unwrap();
     assert!(index.contains("href=\"summary.json\"") && index.contains("href=\"summary.csv\""));
     let gemm = std::fs::read_to_string(p.join("gemm.html")).unwrap();
-    assert!(gemm.contains("src=\"assets&#x2F;plotly-4.1.2.min.js\""));
+    assert!(gemm.contains("src=\"assets&#x2F;plotly-cartesian-4.1.1.min.js\""));
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(p.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["artifacts"].as_array().unwrap().len(), 8);
 
     let (cdn, _) = render(root().join("tests/fixtures/artifacts"), PlotlyMode::Cdn);
     let gemm = std::fs::read_to_string(cdn.path().join("gemm.html")).unwrap();
+    // Attribute values are HTML-escaped ("/" as "&#x2F;"); the browser reads them unescaped.
+    let gemm = gemm.replace("&#x2F;", "/");
     assert!(gemm.contains(site::plotly::SRI) && gemm.contains("crossorigin=\"anonymous\""));
-    assert!(!cdn.path().join("assets/plotly-4.1.2.min.js").exists());
+    assert!(!cdn
+        .path()
+        .join("assets/plotly-cartesian-4.1.1.min.js")
+        .exists());
 }
 
 #[test]
@@ -198,7 +203,7 @@ fn the_sri_hash_is_the_vendored_file_s() {
     let digest = sha2::Sha384::digest(site::plotly::VENDORED_JS.as_bytes());
     let b64 = base64::engine::general_purpose::STANDARD.encode(digest);
     assert_eq!(site::plotly::SRI, format!("sha384-{b64}"));
-    assert!(site::plotly::VENDORED_JS.starts_with("/**\n* plotly.js v4.1.2"));
+    assert!(site::plotly::VENDORED_JS.starts_with("/**\n* plotly.js (cartesian - minified) v4.1.1"));
     assert!(site::plotly::CDN_URL.contains(&format!("@{}/", site::plotly::VERSION)));
 }
 

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Renders what GitHub Pages serves: the dashboard of artifacts/ (its history included) into
 # SITE, then `summarize` writes summary.json (with its `regressions` section) and summary.csv
-# beside the pages. In GitHub Actions the history page links commits to the repository
-# (GITHUB_SERVER_URL/GITHUB_REPOSITORY). Needs no GPU. Runs the same way locally:
+# beside the pages. Plotly.js comes from its CDN (`--plotly cdn`, pinned with an integrity
+# hash), so the deployment keeps one cached copy across sites. In GitHub Actions the history
+# page links commits to the repository (GITHUB_SERVER_URL/GITHUB_REPOSITORY). Needs no GPU.
+# Runs the same way locally:
 #   scripts/ci/publish.sh site && xdg-open site/index.html
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -11,7 +13,7 @@ artifacts="${OPBENCH_ARTIFACTS:-artifacts}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 cargo build --release --locked --bin dashboard --bin summarize
 bin="$CARGO_TARGET_DIR/release"
-"$bin/dashboard" --artifacts "$artifacts" --out "$site" ${GITHUB_REPOSITORY:+--repo-url "${GITHUB_SERVER_URL:-https://github.com}/$GITHUB_REPOSITORY"}
+"$bin/dashboard" --artifacts "$artifacts" --out "$site" --plotly cdn ${GITHUB_REPOSITORY:+--repo-url "${GITHUB_SERVER_URL:-https://github.com}/$GITHUB_REPOSITORY"}
 "$bin/summarize" --artifacts "$artifacts" --out-dir "$site"
 # Our atomic writes create 0600 files; the Pages artifact must be world-readable.
 chmod -R a+rX "$site"

@@ -64,6 +64,14 @@ pub struct Trace {
     /// A reference line, not data: left out of the data table.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub guide: bool,
+    /// Shares the legend entry of an earlier trace of the same name (the same kernel on
+    /// another GPU, told apart by its symbol).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub no_legend: bool,
+    /// Text written on a guide line's last point ("H200 bf16 771 TF/s"); a labelled guide
+    /// has no legend entry.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
     pub points: Vec<Pt>,
 }
 
@@ -79,6 +87,8 @@ impl Trace {
             y2: false,
             f: Dims::new(),
             guide: false,
+            no_legend: false,
+            label: None,
             points: Vec::new(),
         }
     }
@@ -204,9 +214,11 @@ impl ChartView {
         !self.cells.is_empty() || self.traces.iter().any(|t| !t.guide && !t.points.is_empty())
     }
 
-    /// Drops empty traces, records why the chart is empty, and builds its data table.
+    /// Drops empty traces, applies the legend rule (`super::rules`), records why the chart is
+    /// empty, and builds its data table.
     pub fn finish(mut self, when_empty: &str) -> Self {
         self.traces.retain(|t| !t.points.is_empty());
+        super::rules::enforce(&mut self);
         if !self.has_data() {
             self.traces.clear();
             self.empty = Some(when_empty.to_string());

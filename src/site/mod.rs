@@ -15,6 +15,7 @@ pub mod pages;
 pub mod palette;
 pub mod plotly;
 pub mod points;
+pub mod rules;
 pub mod swap;
 pub mod templates;
 pub mod write;

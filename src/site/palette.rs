@@ -11,10 +11,12 @@ const KNOWN: &[(&str, &str)] = &[
     ("reference", "#9ca3af"),
 ];
 
-/// The rest, assigned in name order (colorblind-friendly, after Okabe–Ito and Tableau).
+/// The rest, assigned in name order: 19 hues apart from each other and from the reds kept for
+/// ceilings and failures, so the site's ~20 implementations never share a colour.
 const CYCLE: &[&str] = &[
-    "#0891b2", "#dc2626", "#16a34a", "#db2777", "#7c3aed", "#ea580c", "#0d9488", "#65a30d",
-    "#4f46e5", "#be123c", "#0369a1", "#a16207", "#15803d", "#c026d3",
+    "#0891b2", "#16a34a", "#7c3aed", "#a16207", "#db2777", "#0d9488", "#4f46e5", "#65a30d",
+    "#c026d3", "#0369a1", "#854d0e", "#15803d", "#1e3a8a", "#a855f7", "#06b6d4", "#84cc16",
+    "#f472b6", "#14b8a6", "#6b21a8",
 ];
 
 /// Colors for guide lines (ceilings, bounds, parity).

@@ -1,20 +1,23 @@
-//! Which Plotly.js the pages load: one pinned version from a CDN with an SRI hash, or the
-//! vendored copy written beside the pages (for offline use and the browser test).
+//! Which Plotly.js the pages load: the vendored copy written beside the pages (the default:
+//! works offline), or one pinned version from a CDN with an SRI hash.
 
 use serde::Serialize;
 
-/// The pinned Plotly.js version (npm package `plotly.js-dist-min`).
-pub const VERSION: &str = "4.1.2";
-/// The vendored file, byte-identical to `plotly.min.js` in `plotly.js-dist-min@4.1.2` from npm.
-pub const VENDORED_JS: &str = include_str!("../../templates/vendor/plotly-4.1.2.min.js");
+/// The pinned Plotly.js version (npm package `plotly.js-cartesian-dist-min`: the cartesian
+/// bundle, with every trace type the pages draw: scatter, bar and heatmap).
+pub const VERSION: &str = "4.1.1";
+/// The vendored file, byte-identical to `plotly-cartesian.min.js` in
+/// `plotly.js-cartesian-dist-min@4.1.1` from npm.
+pub const VENDORED_JS: &str = include_str!("../../templates/vendor/plotly-cartesian-4.1.1.min.js");
 /// Plotly's MIT license, shipped beside the vendored copy.
 pub const LICENSE: &str = include_str!("../../templates/vendor/plotly-LICENSE.txt");
 /// The CDN serves npm package files unchanged, so the vendored file's hash is the CDN file's.
-pub const CDN_URL: &str = "https://cdn.jsdelivr.net/npm/plotly.js-dist-min@4.1.2/plotly.min.js";
+pub const CDN_URL: &str =
+    "https://cdn.jsdelivr.net/npm/plotly.js-cartesian-dist-min@4.1.1/plotly-cartesian.min.js";
 /// `sha384` of `VENDORED_JS`, base64 (checked by a test).
-pub const SRI: &str = "sha384-hHv6D3tTUUBpp4tVv6t2Dc3oGuRhphmWOTKUR8jWyN0Pnon1g3iebKCNDNmKmxo8";
+pub const SRI: &str = "sha384-zc4SwKObGL/W0M3RUI09UPWjlgIZHfbwMgcZO6713mRh78tfUmIQKhzCyE2LIiUg";
 /// Where `--plotly inline` writes the vendored copy, relative to the site root.
-pub const LOCAL_PATH: &str = "assets/plotly-4.1.2.min.js";
+pub const LOCAL_PATH: &str = "assets/plotly-cartesian-4.1.1.min.js";
 pub const LOCAL_LICENSE_PATH: &str = "assets/plotly-LICENSE.txt";
 
 /// How pages get Plotly.js.
@@ -22,9 +25,10 @@ pub const LOCAL_LICENSE_PATH: &str = "assets/plotly-LICENSE.txt";
 #[serde(rename_all = "snake_case")]
 pub enum PlotlyMode {
     /// Load the pinned version from a CDN, checked by its integrity hash (pages need the network).
-    #[default]
     Cdn,
-    /// Copy the vendored Plotly.js into the site (assets/) and load it from there: no network.
+    /// Copy the vendored Plotly.js into the site (assets/) and load it from there with
+    /// `<script src>`: no network, works from file://. The default.
+    #[default]
     Inline,
 }
 

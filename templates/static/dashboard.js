@@ -71,10 +71,24 @@
     return categorical ? "category" : "-";
   }
 
+  // Phone width: smaller margins, and the legend only where it is short (the hover names
+  // every series).
+  var PHONE = 700;
+  var PHONE_LEGEND = 6;
+  function phone() { return window.innerWidth <= PHONE; }
+
+  // The legend rule: hidden where the generator says (src/site/rules.rs) and, on phones,
+  // where it has more than PHONE_LEGEND entries.
+  function legendRule(layout, traces, c) {
+    var entries = traces.filter(function (t) { return t.showlegend !== false; }).length;
+    if (c.hide_legend || (phone() && entries > PHONE_LEGEND)) layout.showlegend = false;
+  }
+
   function baseLayout(c) {
+    var narrow = phone();
     return {
-      font: { family: FONT, size: 12, color: "#1f2937" },
-      margin: { l: 70, r: c.y2_title ? 70 : 20, t: 30, b: 10 },
+      font: { family: FONT, size: narrow ? 11 : 12, color: "#1f2937" },
+      margin: narrow ? { l: 50, r: c.y2_title ? 50 : 8, t: 30, b: 10 } : { l: 70, r: c.y2_title ? 70 : 20, t: 30, b: 10 },
       height: 430,
       paper_bgcolor: "#ffffff",
       plot_bgcolor: "#ffffff",
@@ -95,6 +109,7 @@
 
   function xyTraces(c, state) {
     var out = [];
+    var labels = [];
     var cats = {};
     var baseline = null;
     if (c.kind === "speedup") {
@@ -144,8 +159,15 @@
         hoverinfo: "text",
         yaxis: t.y2 ? "y2" : "y",
         marker: { color: t.color },
-        showlegend: true
+        legendgroup: esc(t.name),
+        showlegend: !t.no_legend
       };
+      if (t.label !== undefined) {
+        // A labelled guide (a roof): its name is written on the line (drawXy), not in the
+        // legend; an empty label shares a near line's.
+        tr.showlegend = false;
+        if (t.label) labels.push({ text: t.label, y: ys[ys.length - 1], color: t.color });
+      }
       if (!bar) {
         tr.mode = t.mode;
         tr.marker.size = t.symbol === "line-ew-open" ? 14 : 8;
@@ -161,8 +183,8 @@
       }
       out.push(tr);
     });
-    var order = (c.x_order || []).filter(function (x) { return cats[x]; }).map(esc);
-    return { traces: out, categories: order, anyCategory: Object.keys(cats).length > 0 };
+    var raw = (c.x_order || []).filter(function (x) { return cats[x]; });
+    return { traces: out, categories: raw.map(esc), raw: raw, anyCategory: Object.keys(cats).length > 0, labels: labels };
   }
 
   function drawXy(div, c, state) {
@@ -182,7 +204,18 @@
     if (r.anyCategory) {
       layout.xaxis.categoryorder = "array";
       layout.xaxis.categoryarray = r.categories.length ? r.categories : undefined;
-      var longest = r.categories.reduce(function (m, s) { return Math.max(m, s.length); }, 0);
+      // Labels take at most about a quarter of the chart: longer ones are cut with "…" (the
+      // hover and the data table keep the whole text).
+      var max = phone() ? 16 : 32;
+      var longest = r.raw.reduce(function (m, s) { return Math.max(m, s.length); }, 0);
+      if (longest > max) {
+        layout.xaxis.tickmode = "array";
+        layout.xaxis.tickvals = r.categories;
+        layout.xaxis.ticktext = r.raw.map(function (s) {
+          return esc(s.length > max ? s.slice(0, max - 1) + "…" : s);
+        });
+        longest = max;
+      }
       if (r.categories.length * Math.max(longest, 4) > 120) {
         layout.xaxis.tickangle = -40;
         // Slanted labels take height from the plot: give it back.
@@ -203,8 +236,15 @@
         yanchor: "bottom", text: esc(h.label), showarrow: false,
         font: { size: 11, color: h.color }, bgcolor: "rgba(255,255,255,0.8)" });
     });
+    r.labels.forEach(function (l) {
+      // Above the line at its right end (nothing lies above a roof); one line per roof.
+      layout.annotations.push({ xref: "paper", x: 1, xanchor: "right", yref: "y",
+        y: c.log_y ? Math.log10(l.y) : l.y, yanchor: "bottom", text: hoverHtml(l.text),
+        showarrow: false, align: "right", font: { size: 11, color: l.color },
+        bgcolor: "rgba(255,255,255,0.85)" });
+    });
     if (!r.traces.length) noPoints(layout);
-    if (c.hide_legend) layout.showlegend = false;
+    legendRule(layout, r.traces, c);
     return Plotly.react(div, r.traces, layout, config(c));
   }
 
@@ -333,6 +373,7 @@
       layout.xaxis.range = [Math.min(0, starts[0]), end];
       layout.xaxis.autorange = false;
     }
+    legendRule(layout, traces, c);
     return Plotly.react(div, traces, layout, config(c));
   }
 
@@ -375,7 +416,14 @@
     return {
       responsive: true,
       displaylogo: false,
-      modeBarButtonsToRemove: ["select2d", "lasso2d"],
+      // Nothing leaves the page: no button uploads a chart to Chart Studio (the PNG export
+      // stays, it saves locally).
+      showSendToCloud: false,
+      showEditInChartStudio: false,
+      showLink: false,
+      plotlyServerURL: "",
+      modeBarButtonsToRemove: ["select2d", "lasso2d", "sendChartToCloud", "sendDataToCloud",
+        "editInChartStudio"],
       toImageButtonOptions: { format: "png", filename: "opbench-" + c.id, scale: 2 }
     };
   }
@@ -413,9 +461,113 @@
     return Promise.all(jobs);
   }
 
+  // A filter in the address that names no value of this page (an old link, a GPU not
+  // measured here): say so above the charts and show everything for that filter instead.
+  function dropStale(state) {
+    var stale = [];
+    document.querySelectorAll("select[data-dim]").forEach(function (s) {
+      var d = s.getAttribute("data-dim");
+      if (!state[d]) return;
+      var known = Array.prototype.some.call(s.options, function (o) { return o.value === state[d]; });
+      if (!known) {
+        stale.push(d + " = " + state[d]);
+        delete state[d];
+      }
+    });
+    var note = document.getElementById("stale-filters");
+    if (stale.length) {
+      if (!note) {
+        note = document.createElement("div");
+        note.id = "stale-filters";
+        note.className = "warn";
+        note.setAttribute("role", "status");
+        var form = document.getElementById("filters");
+        form.parentNode.insertBefore(note, form.nextSibling);
+      }
+      note.textContent = "The address asks for " + stale.join(", ") + ", which this page does " +
+        "not have: showing all instead.";
+      writeState(state);
+    }
+    return state;
+  }
+
+  // Each chart's data table, built from the page's data (the same rows, formatted by the
+  // generator); rows carry their filter coordinates so applyFilters hides them like points.
+  function tableOf(id) {
+    var t = (data.tables || {})[id];
+    return t && t.same_as ? data.tables[t.same_as] : t;
+  }
+
+  function buildTables() {
+    document.querySelectorAll("table[data-table]").forEach(function (table) {
+      var t = tableOf(table.getAttribute("data-table"));
+      if (!t) return;
+      var head = document.createElement("thead");
+      var hr = document.createElement("tr");
+      t.columns.forEach(function (c) {
+        var th = document.createElement("th");
+        th.scope = "col";
+        th.textContent = c;
+        hr.appendChild(th);
+      });
+      head.appendChild(hr);
+      var body = document.createElement("tbody");
+      t.rows.forEach(function (r, i) {
+        var tr = document.createElement("tr");
+        tr.className = "js-f";
+        tr.setAttribute("data-row", i);
+        Object.keys(r.f || {}).forEach(function (k) { tr.setAttribute("data-f-" + k, r.f[k]); });
+        r.cells.forEach(function (c) {
+          var td = document.createElement("td");
+          td.textContent = c;
+          tr.appendChild(td);
+        });
+        body.appendChild(tr);
+      });
+      table.appendChild(head);
+      table.appendChild(body);
+    });
+  }
+
+  // The rows of a chart's table that the filters show, as CSV or JSON.
+  function download(id, format) {
+    var t = tableOf(id);
+    var table = document.getElementById("t-" + id);
+    if (!t || !table) return;
+    var rows = [];
+    table.querySelectorAll("tbody tr").forEach(function (tr) {
+      if (!tr.hidden) rows.push(t.rows[Number(tr.getAttribute("data-row"))].cells);
+    });
+    var text, type;
+    if (format === "json") {
+      text = JSON.stringify(rows.map(function (r) {
+        var o = {};
+        t.columns.forEach(function (c, i) { o[c] = r[i]; });
+        return o;
+      }), null, 1);
+      type = "application/json";
+    } else {
+      var q = function (v) { return /[",\n]/.test(v) ? '"' + String(v).replace(/"/g, '""') + '"' : v; };
+      text = [t.columns].concat(rows).map(function (r) { return r.map(q).join(","); }).join("\n") + "\n";
+      type = "text/csv";
+    }
+    var a = document.createElement("a");
+    a.href = URL.createObjectURL(new Blob([text], { type: type }));
+    a.download = "opbench-" + id + "." + format;
+    document.body.appendChild(a);
+    a.click();
+    setTimeout(function () { URL.revokeObjectURL(a.href); a.remove(); }, 1000);
+  }
+
+  document.querySelectorAll("button[data-download]").forEach(function (b) {
+    b.addEventListener("click", function () {
+      download(b.getAttribute("data-chart"), b.getAttribute("data-download"));
+    });
+  });
+
   var rendering = 0;
   function update() {
-    var state = readState();
+    var state = dropStale(readState());
     applyFilters(state);
     rendering += 1;
     document.body.setAttribute("data-rendered", "0");
@@ -449,5 +601,6 @@
     });
   }
   window.addEventListener("hashchange", update);
+  buildTables();
   update();
 })();

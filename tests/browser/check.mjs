@@ -12,7 +12,9 @@
 //
 // usage: node check.mjs --site DIR [--site DIR ...] [--hostile DIR] [--filters DIR]
 //                       [--vercel OUT --vercel-from SITE ...] [--vercel-filters OUT ...]
-//                       [--screenshot FILE --screenshot-site DIR] [--shots DIR]
+//                       [--screenshot FILE --screenshot-site DIR] [--shots DIR] [--report DIR]
+// Every --site is also checked at phone width (390 px); --report DIR saves the first screen of
+// each page of --screenshot-site at 1440 and 390 px as DIR/<page>-<width>.png.
 import { chromium } from "playwright-core";
 import fs from "node:fs";
 import http from "node:http";
@@ -28,7 +30,7 @@ const FLAGS = [
 function parseArgs(argv) {
   const a = {
     site: [], hostile: null, filters: null, vercel: [], vercelFrom: [], vercelFilters: [],
-    screenshot: null, screenshotSite: null, shots: null,
+    screenshot: null, screenshotSite: null, shots: null, report: null,
   };
   for (let i = 0; i < argv.length; i += 2) {
     const [k, v] = [argv[i], argv[i + 1]];
@@ -42,6 +44,7 @@ function parseArgs(argv) {
     else if (k === "--screenshot") a.screenshot = v;
     else if (k === "--screenshot-site") a.screenshotSite = v;
     else if (k === "--shots") a.shots = v;
+    else if (k === "--report") a.report = v;
     else throw new Error(`unknown flag ${k}`);
   }
   if (a.vercel.length !== a.vercelFrom.length) throw new Error("each --vercel OUT needs its --vercel-from SITE");
@@ -93,13 +96,91 @@ async function plotted(page) {
   });
 }
 
+// Legend entries per chart: the composition rule of src/site/rules.rs (MAX_LEGEND_ENTRIES)
+// on desktops, and dashboard.js's PHONE_LEGEND at phone width.
+const MAX_LEGEND = 14;
+const PHONE_LEGEND = 6;
+const PHONE = { width: 390, height: 844 };
+
+async function legendEntries(page) {
+  return page.evaluate(() => {
+    const out = {};
+    document.querySelectorAll(".js-plotly-plot").forEach((div) => {
+      out[div.id] = div.querySelectorAll(".legend .traces").length;
+    });
+    return out;
+  });
+}
+
+// A page at phone width: no sideways scroll, every chart full width and at least 300 px tall,
+// short legends or none.
+async function checkPhone(browser, dir, opts = {}) {
+  console.log(`phone ${dir}`);
+  for (const name of pages(dir)) {
+    const problems = [];
+    const page = await open(browser, path.join(dir, name), problems, { viewport: PHONE });
+    const m = await page.evaluate(() => {
+      const doc = document.documentElement;
+      const main = document.querySelector("main").getBoundingClientRect().width;
+      const plots = [...document.querySelectorAll(".js-plotly-plot")].map((d) => {
+        const r = d.getBoundingClientRect();
+        return { id: d.id, w: r.width, h: r.height };
+      });
+      return { scroll: doc.scrollWidth, client: doc.clientWidth, main, plots };
+    });
+    check(m.scroll <= m.client, `${name} at ${PHONE.width} px: no horizontal scroll (${m.scroll} <= ${m.client})`);
+    const small = m.plots.filter((p) => p.h < 250 || p.w < m.main * 0.85);
+    check(small.length === 0, `${name} at ${PHONE.width} px: ${m.plots.length} charts full width and tall enough${small.length ? ": " + small.map((p) => `${p.id} ${Math.round(p.w)}×${Math.round(p.h)}`).join(", ") : ""}`);
+    const legends = await legendEntries(page);
+    const crowded = Object.entries(legends).filter(([, n]) => n > PHONE_LEGEND);
+    check(crowded.length === 0, `${name} at ${PHONE.width} px: at most ${PHONE_LEGEND} legend entries${crowded.length ? ": " + crowded.map(([id, n]) => `${id} ${n}`).join(", ") : ""}`);
+    check(problems.length === 0, `${name} at ${PHONE.width} px: no console error${problems.length ? ": " + problems.join(" | ") : ""}`);
+    await page.close();
+  }
+}
+
+// Screenshots of every page at desktop and phone width (the first screen of each), for
+// report/ and the README.
+async function reportShots(browser, dir, out) {
+  fs.mkdirSync(out, { recursive: true });
+  for (const name of pages(dir)) {
+    for (const vp of [{ width: 1440, height: 1100 }, PHONE]) {
+      const page = await open(browser, path.join(dir, name), [], { viewport: vp });
+      const file = path.join(out, `${name.replace(/\.html$/, "")}-${vp.width}.png`);
+      await page.screenshot({ path: file });
+      await page.close();
+    }
+  }
+  console.log(`  saved screenshots of ${pages(dir).length} pages to ${out}`);
+}
+
+// Mode-bar buttons over all charts: how many charts, how many offer the PNG export, and the
+// titles of any button that uploads, shares or edits the chart elsewhere.
+async function modeBar(page) {
+  return page.evaluate(() => {
+    // Charts drawn without a mode bar (the history's small multiples) offer no button at all.
+    const charts = [...document.querySelectorAll(".js-plotly-plot")].filter((d) => d.querySelector(".modebar-btn"));
+    let png = 0;
+    const outward = [];
+    charts.forEach((div) => {
+      const buttons = [...div.querySelectorAll(".modebar-btn")];
+      if (buttons.some((b) => /^download plot as a png/i.test(b.getAttribute("data-title") || ""))) png += 1;
+      buttons.forEach((b) => {
+        const t = `${b.getAttribute("data-title") || ""} ${b.getAttribute("data-attr") || ""}`;
+        if (/cloud|studio|share|edit|export to/i.test(t)) outward.push(t.trim());
+      });
+    });
+    return { charts: charts.length, png, outward };
+  });
+}
+
 // Response headers of served pages, by page.
 const responseHeaders = new WeakMap();
 
 // Opens a page from file:// or, for a served site (opts.served), over HTTP with CSP violations
 // recorded in window.__csp and requests to other origins answered by opts.served.route.
 async function open(browser, file, problems, opts = {}) {
-  const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+  const page = await browser.newPage({ viewport: opts.viewport || { width: 1440, height: 1000 } });
   page.on("console", (m) => { if (m.type() === "error") problems.push(`console error: ${m.text()}`); });
   page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
   page.on("requestfailed", (r) => problems.push(`request failed: ${r.url()} (${r.failure()?.errorText})`));
@@ -115,6 +196,8 @@ async function open(browser, file, problems, opts = {}) {
     const resp = await page.goto(served.base + path.relative(served.dir, file).split(path.sep).join("/"));
     responseHeaders.set(page, resp ? resp.headers() : {});
   } else {
+    // From file:// the network is off: a page that needs it fails on the aborted request.
+    await page.route(/^(https?|wss?):/, (r) => r.abort("internetdisconnected"));
     await page.goto(pathToFileURL(file).href);
   }
   await page.waitForSelector("body[data-rendered='1']", { timeout: 60000 });
@@ -136,7 +219,8 @@ async function checkSite(browser, dir, opts) {
       const g = got[id];
       check(g && g.traces > 0 && g.points > 0, `${name}: chart ${id} drawn (${g ? g.points : 0} points)`);
     }
-    // Charts whose points open a run: a real mouse click on a drawn marker fills the panel.
+    // Charts whose points open a run: a real mouse click on a drawn marker fills the panel (on
+    // the history page it names the commit made the baseline).
     const clickable = await page.$$eval(".click-details", (ds) => ds.map((d) => d.id.replace(/^details-/, "")));
     for (const id of clickable.slice(0, 1)) {
       const marker = page.locator(`#${id} .scatterlayer .trace .points path`).first();
@@ -149,9 +233,21 @@ async function checkSite(browser, dir, opts) {
       await page.waitForFunction((i) => document.getElementById(`details-${i}`).getAttribute("data-shown") === "1",
         id, { timeout: 10000 }).catch(() => {});
       const text = await page.$eval(`#details-${id}`, (d) => d.innerText);
-      check(/run\s/.test(text) && /commit/.test(text) && /GPU/.test(text),
+      const shown = name === "history.html" ? /commit/.test(text) && /baseline/.test(text)
+        : /run\s/.test(text) && /commit/.test(text) && /GPU/.test(text);
+      check(shown,
         `${name}: clicking a point of ${id} shows its run (${text.split("\n").slice(0, 2).join(" | ")})`);
     }
+    // The mode bar: PNG export on every chart, no button that sends the chart anywhere.
+    const bar = await modeBar(page);
+    if (bar.charts) {
+      check(bar.png === bar.charts, `${name}: every chart keeps its PNG export (${bar.png}/${bar.charts})`);
+      check(bar.outward.length === 0, `${name}: no mode-bar button sends data out${bar.outward.length ? ": " + bar.outward.join(", ") : ""}`);
+    }
+    // The legend rule (src/site/rules.rs MAX_LEGEND_ENTRIES).
+    const legends = await legendEntries(page);
+    const crowded = Object.entries(legends).filter(([, n]) => n > MAX_LEGEND);
+    check(crowded.length === 0, `${name}: at most ${MAX_LEGEND} legend entries per chart${crowded.length ? ": " + crowded.map(([id, n]) => `${id} ${n}`).join(", ") : ""}`);
     if (opts.hostile) {
       const imgs = await page.evaluate(() => document.querySelectorAll("img").length);
       check(imgs === 0, `${name}: no <img> element injected (${imgs})`);
@@ -205,6 +301,17 @@ async function checkFilters(browser, dir, opts = {}) {
     check(changed.length > 0, `${name}: ${changed.length} of ${charts.length} charts redrawn with other points`);
     const hidden = await page.$$eval("tr.js-f[hidden]", (rs) => rs.length);
     check(hidden > 0, `${name}: data table rows outside the filter are hidden (${hidden})`);
+    // The CSV download of a chart holds exactly the rows its table shows under the filter.
+    const tid = await page.$eval("table[data-table]", (t) => t.getAttribute("data-table")).catch(() => null);
+    if (tid) {
+      const shownRows = await page.$$eval(`#t-${tid} tbody tr:not([hidden])`, (rs) => rs.length);
+      await page.$eval(`#fig-${tid} details.chart-data`, (d) => { d.open = true; });
+      const [dl] = await Promise.all([page.waitForEvent("download"),
+        page.click(`button[data-download='csv'][data-chart='${tid}']`)]);
+      const csv = fs.readFileSync(await dl.path(), "utf8");
+      const lines = csv.trim().split("\n").length - 1;
+      check(lines === shownRows && shownRows > 0, `${name}: the CSV of ${tid} holds the ${shownRows} rows the filter shows (${lines})`);
+    }
     const url = page.url();
     check(url.includes(`#`) && decodeURIComponent(url).includes(`${pick.dim}=${value}`), `${name}: the filter is in the URL (${url.split("#")[1]})`);
     // A fresh tab from the shared URL shows the same view.
@@ -214,6 +321,16 @@ async function checkFilters(browser, dir, opts = {}) {
     const restored = await plotted(p2);
     const sel = await p2.$eval(`select[data-dim='${pick.dim}']`, (s) => s.value);
     check(sel === value && total(restored) === total(after), `${name}: the shared URL restores the view (${total(restored)} points)`);
+    // A stale filter in the URL (a GPU this page never measured) is named above the charts
+    // and falls back to "all": every point drawn.
+    const p3 = await open(browser, path.join(dir, name), problems, opts);
+    await p3.goto(url.split("#")[0] + "#" + encodeURIComponent(pick.dim) + "=" + encodeURIComponent("NVIDIA A100 (not here)"));
+    await p3.waitForSelector("body[data-rendered='1']", { timeout: 60000 });
+    const note = await p3.$eval("#stale-filters", (n) => n.textContent).catch(() => "");
+    const fallback = total(await plotted(p3));
+    check(note.includes("NVIDIA A100 (not here)") && fallback === total(before),
+      `${name}: a stale filter is named and falls back to all (${fallback} points; ${note})`);
+    await p3.close();
     // Speedup charts: choosing another baseline changes the ratios.
     const base = await p2.$$eval("select[data-baseline]", (ss) => ss.map((s) => Array.from(s.options).map((o) => o.value)));
     if (base.length && base[0].length > 1) {
@@ -297,8 +414,10 @@ function serve(dir, routes) {
 async function answerExternal(served, route) {
   const url = route.request().url();
   served.external.add(url);
-  const m = url.match(/^https:\/\/cdn\.jsdelivr\.net\/npm\/plotly\.js-dist-min@([^/]+)\/plotly\.min\.js$/);
-  const local = m && path.join(VENDOR, `plotly-${m[1]}.min.js`);
+  // plotly.js-dist-min@V/plotly.min.js or plotly.js-NAME-dist-min@V/plotly-NAME.min.js,
+  // vendored as plotly-V.min.js or plotly-NAME-V.min.js.
+  const m = url.match(/^https:\/\/cdn\.jsdelivr\.net\/npm\/plotly\.js-(?:([a-z]+)-)?dist-min@([^/]+)\/plotly(?:-[a-z]+)?\.min\.js$/);
+  const local = m && path.join(VENDOR, `plotly-${m[1] ? m[1] + "-" : ""}${m[2]}.min.js`);
   if (local && fs.existsSync(local)) {
     await route.fulfill({
       status: 200, contentType: "text/javascript; charset=utf-8",
@@ -408,6 +527,7 @@ async function main() {
   });
   try {
     for (const dir of a.site) await checkSite(browser, dir, { shots: a.shots ? path.join(a.shots, path.basename(dir)) : null });
+    for (const dir of a.site) await checkPhone(browser, dir);
     if (a.hostile) await checkSite(browser, a.hostile, { hostile: true });
     if (a.filters) await checkFilters(browser, a.filters);
     for (const [i, out] of a.vercel.entries()) {
@@ -422,6 +542,7 @@ async function main() {
       console.log(`  saved ${a.screenshot}`);
       await page.close();
     }
+    if (a.report) await reportShots(browser, a.screenshotSite, a.report);
   } finally {
     await browser.close();
   }

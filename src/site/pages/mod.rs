@@ -67,6 +67,9 @@ pub struct Card {
 #[derive(Debug, Clone, Serialize)]
 pub struct EnvView {
     pub title: String,
+    /// "Throttled: SW_POWER_CAP (in 2 of 5 runs)", shown above the panel; empty when no run
+    /// saw a throttle reason.
+    pub throttled: String,
     pub rows: Vec<(String, String)>,
     pub f: Dims,
 }
@@ -108,12 +111,35 @@ impl PageContext {
         self.sections.iter().flat_map(|s| s.charts.iter())
     }
 
-    /// The data `dashboard.js` reads: filters and charts (no tables, no captions).
+    /// The data `dashboard.js` reads: filters, charts (no captions) and each chart's data
+    /// table, which the browser builds (a table equal to an earlier chart's is sent once, as
+    /// `{"same_as": id}`).
     pub fn browser_data(&self) -> serde_json::Value {
+        let mut tables = serde_json::Map::new();
+        let mut sent: Vec<(&str, &TableView)> = Vec::new();
+        for c in self.charts().filter(|c| c.empty.is_none()) {
+            let same = sent.iter().find(|(_, t)| {
+                t.columns == c.table.columns
+                    && t.rows.len() == c.table.rows.len()
+                    && t.rows
+                        .iter()
+                        .zip(&c.table.rows)
+                        .all(|(a, b)| a.cells == b.cells && a.f == b.f)
+            });
+            let v = match same {
+                Some((id, _)) => serde_json::json!({ "same_as": id }),
+                None => {
+                    sent.push((&c.id, &c.table));
+                    serde_json::to_value(&c.table).unwrap_or_default()
+                }
+            };
+            tables.insert(c.id.clone(), v);
+        }
         let mut v = serde_json::json!({
             "page": self.file,
             "filters": self.filters.iter().map(|f| &f.dim).collect::<Vec<_>>(),
             "charts": self.charts().map(|c| c.browser_data()).collect::<Vec<_>>(),
+            "tables": tables,
         });
         if let Some(h) = &self.history {
             v["history"] = serde_json::json!({

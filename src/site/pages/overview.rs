@@ -225,8 +225,8 @@ fn cards(store: &Store) -> Vec<Card> {
             gemm_card,
         ),
     ];
-    // Cards grouped by GPU (sorted), in the order LayerNorm, LLM, GEMM within each; a kind with
-    // no card at all gets one muted card saying what to run.
+    // Cards in the order LayerNorm, LLM, GEMM, each kind's GPUs (sorted) side by side; a kind
+    // with no card at all gets one muted card saying what to run.
     let mut made: Vec<(String, usize, Card)> = Vec::new();
     let mut muted_cards = Vec::new();
     for (i, (kind, title, link, bin, make)) in specs.into_iter().enumerate() {
@@ -246,7 +246,7 @@ fn cards(store: &Store) -> Vec<Card> {
             muted_cards.push(c);
         }
     }
-    made.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
+    made.sort_by(|a, b| (a.1, &a.0).cmp(&(b.1, &b.0)));
     made.into_iter()
         .map(|(_, _, c)| c)
         .chain(muted_cards)
@@ -374,10 +374,12 @@ fn envs(store: &Store) -> Vec<EnvView> {
     let mut groups: BTreeMap<String, Vec<&crate::summary::Loaded>> = BTreeMap::new();
     for l in store.loaded {
         let e = &l.artifact.env;
+        // One environment per GPU model, driver, CUDA and host: runs on other boards of the
+        // same model (another UUID) are the same environment to a reader.
         let key = match &e.gpu {
             Some(g) => format!(
                 "{}|{}|{}|{}|{}",
-                g.name, g.uuid, g.driver_version, e.host.cpu_model, e.host.os
+                g.name, g.driver_version, g.cuda_driver_version, e.host.cpu_model, e.host.os
             ),
             None => format!("cpu|{}|{}", e.host.cpu_model, e.host.os),
         };
@@ -387,6 +389,7 @@ fn envs(store: &Store) -> Vec<EnvView> {
     for (_, ls) in groups {
         let e = &ls[0].artifact.env;
         let mut rows: Vec<(String, String)> = Vec::new();
+        let mut throttled = String::new();
         if let Some(g) = &e.gpu {
             rows.push((
                 "GPU".into(),
@@ -418,6 +421,18 @@ fn envs(store: &Store) -> Vec<EnvView> {
                 .collect();
             reasons.sort();
             reasons.dedup();
+            let throttled_runs = ls
+                .iter()
+                .filter_map(|l| l.artifact.env.gpu.as_ref())
+                .filter(|g| !g.throttle_reasons_seen.is_empty())
+                .count();
+            if !reasons.is_empty() {
+                throttled = format!(
+                    "Throttled: {} (in {throttled_runs} of {} runs)",
+                    reasons.join(", "),
+                    ls.len()
+                );
+            }
             rows.push((
                 "throttling seen".into(),
                 if reasons.is_empty() {
@@ -426,6 +441,19 @@ fn envs(store: &Store) -> Vec<EnvView> {
                     reasons.join(", ")
                 },
             ));
+            let mut boards: Vec<&str> = ls
+                .iter()
+                .filter_map(|l| l.artifact.env.gpu.as_ref())
+                .map(|g| g.uuid.as_str())
+                .collect();
+            boards.sort_unstable();
+            boards.dedup();
+            if boards.len() > 1 {
+                rows.push((
+                    "boards".into(),
+                    format!("{} GPUs of this model (different UUIDs)", boards.len()),
+                ));
+            }
         } else {
             rows.push(("device".into(), e.device.clone()));
         }
@@ -502,6 +530,7 @@ fn envs(store: &Store) -> Vec<EnvView> {
         let label = e.label();
         out.push(EnvView {
             title: label.clone(),
+            throttled,
             rows,
             f: gpu_dims(&label),
         });

@@ -1,12 +1,15 @@
 //! The GEMM page: roofline with measured ceilings, heatmaps, split charts, speedup against a
 //! chosen baseline, and the kernel ladder as % of cuBLAS.
 
-use super::super::chart::{pt_cat, pt_num, Cell, ChartKind, ChartView, HLine, Trace, TraceSet};
+use super::super::chart::{pt_cat, Cell, ChartKind, ChartView, HLine, Trace, TraceSet};
 use super::super::fmt;
 use super::super::names;
-use super::super::palette::{self, Palette};
+use super::super::palette::Palette;
 use super::super::points::Point;
 use super::common::*;
+
+mod mn_heatmap;
+mod roofline;
 use super::PageContext;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -187,84 +190,7 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
         t
     };
 
-    // Roofline.
-    let mut rl = ChartView::new(
-        "gemm-roofline",
-        "Roofline",
-        "One marker per kernel and shape: arithmetic intensity (FLOPs / bytes of A, B and C) \
-         against achieved TFLOP/s, log-log. Dashed lines: the roof per GPU and dtype, \
-         min(copy GB/s × intensity, best matmul TFLOP/s), both measured in the same run.",
-        "arithmetic intensity (FLOP/byte)",
-        "TFLOP/s",
-    );
-    rl.log_x = true;
-    rl.log_y = true;
-    let mut set = TraceSet::default();
-    let mut xs: Vec<f64> = Vec::new();
-    for (p, f) in ok.iter().zip(&figs) {
-        let (Some(x), Some(y)) = (f.intensity, f.tflops) else {
-            continue;
-        };
-        xs.push(x);
-        let name = series(p.imp(), p, multi);
-        set.get(&name, || new_trace(&name, p, "markers"))
-            .points
-            .push(pt_num(x, y, f.hover.clone(), p.dims()));
-    }
-    if let (Some(lo), Some(hi)) = (
-        xs.iter().copied().reduce(f64::min),
-        xs.iter().copied().reduce(f64::max),
-    ) {
-        let (x0, x1) = ((lo / 2.0).max(1e-3), hi * 2.0);
-        let mut done: BTreeSet<(String, String)> = BTreeSet::new();
-        for p in &ok {
-            let (gpu, Some(dt)) = (p.gpu(), p.dtype()) else {
-                continue;
-            };
-            if !done.insert((gpu.clone(), dt.clone())) {
-                continue;
-            }
-            let c = &p.artifact().ceilings;
-            let peak = c.matmul_tflops.get(&dt).copied();
-            let mut px = vec![x0];
-            if let (Some(g), Some(pk)) = (c.copy_gbps, peak) {
-                let ridge = pk * 1e3 / g;
-                if ridge > x0 && ridge < x1 {
-                    px.push(ridge);
-                }
-            }
-            px.push(x1);
-            let name = if multi {
-                format!("roof {dt} · {gpu}")
-            } else {
-                format!("roof {dt}")
-            };
-            let mut t = Trace::new(&name, palette::CEILING, "lines");
-            t.dash = Some(if dt == "f32" { "dot" } else { "dash" }.into());
-            t.guide = true;
-            t.f = [("gpu", gpu.clone()), ("dtype", dt.clone())]
-                .into_iter()
-                .map(|(a, b)| (a.to_string(), b))
-                .collect();
-            for x in px {
-                if let Some(y) = roof(p, x) {
-                    let hover = format!(
-                        "{name}\ncopy {} GB/s, matmul {} TFLOP/s\n{} TFLOP/s at {} FLOP/B",
-                        c.copy_gbps.map(fmt::num).unwrap_or("?".into()),
-                        peak.map(fmt::num).unwrap_or("?".into()),
-                        fmt::num(y),
-                        fmt::num(x)
-                    );
-                    t.points.push(pt_num(x, y, hover, Default::default()));
-                }
-            }
-            if t.points.len() >= 2 {
-                set.get(&name, || t.clone());
-            }
-        }
-    }
-    rl.traces = set.into_vec();
-    let rl = rl.finish("No GEMM point carries TFLOP/s and the m, n, k or intensity to place it.");
+    let rl = roofline::chart(&ok, &figs, pal);
 
     // Heatmap: kernels × shapes.
     let mut hm = ChartView::new(
@@ -294,53 +220,7 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
     }
     let hm = hm.finish("No GEMM point carries TFLOP/s.");
 
-    // Heatmaps: M × N at fixed K.
-    let mut by_k: BTreeMap<i64, (BTreeSet<i64>, BTreeSet<i64>)> = BTreeMap::new();
-    for p in &ok {
-        if let Some((m, n, k)) = mnk(p) {
-            let e = by_k.entry(k as i64).or_default();
-            e.0.insert(m as i64);
-            e.1.insert(n as i64);
-        }
-    }
-    let mut ks: Vec<(usize, i64)> = by_k
-        .iter()
-        .filter(|(_, (ms, ns))| ms.len() >= 2 && ns.len() >= 2)
-        .map(|(k, (ms, ns))| (ms.len() * ns.len(), *k))
-        .collect();
-    ks.sort_by(|a, b| b.cmp(a));
-    let mut mn_charts = Vec::new();
-    for (_, k) in ks.into_iter().take(3) {
-        let (ms, ns) = &by_k[&k];
-        let mut c = ChartView::new(
-            &format!("gemm-mn-k{k}"),
-            &format!("M × N at K = {k}"),
-            "Best TFLOP/s among the selected kernels and dtypes at each (M, N); hover names \
-             the kernel. Filter by implementation to see one kernel.",
-            "N",
-            "M",
-        );
-        c.kind = ChartKind::Heatmap;
-        c.compact = true;
-        c.z_title = "TFLOP/s".into();
-        c.x_order = ns.iter().map(|v| v.to_string()).collect();
-        c.y_order = ms.iter().map(|v| v.to_string()).collect();
-        for (p, f) in ok.iter().zip(&figs) {
-            if let (Some((m, n, kk)), Some(z)) = (mnk(p), f.tflops) {
-                if kk as i64 == k {
-                    c.cells.push(Cell {
-                        x: (n as i64).to_string(),
-                        y: (m as i64).to_string(),
-                        z,
-                        label: fmt::num(z),
-                        hover: f.hover.clone(),
-                        f: p.dims(),
-                    });
-                }
-            }
-        }
-        mn_charts.push(c.finish("No point at this K."));
-    }
+    let mn_charts = mn_heatmap::charts(&ok, &figs);
 
     // Split charts: intensity per kernel, performance per kernel (one marker per shape).
     let split =

@@ -8,7 +8,11 @@ use super::super::palette::{self, Palette};
 use super::super::points::Point;
 use super::common::*;
 use super::PageContext;
-use std::collections::{BTreeMap, HashMap};
+
+mod arch;
+mod latency;
+mod peer;
+use std::collections::HashMap;
 
 /// The phases this page charts, each found by its stat: a row of benchmark "prefill",
 /// "decode" or "e2e" has one, a "generate" row all three.
@@ -130,52 +134,7 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
         .push(pt);
     };
 
-    // Latency with error bars.
-    let mut lat = ChartView::new(
-        "llm-latency",
-        "Latency per configuration",
-        "P50 of time to first token, decode step and end-to-end generation; whiskers P5 to \
-         P95. Log scale: the phases differ by orders of magnitude.",
-        "configuration",
-        "time (ms)",
-    );
-    lat.log_y = true;
-    lat.x_order = configs.clone();
-    let mut set = TraceSet::default();
-    for (p, ph) in charted
-        .iter()
-        .flat_map(|p| PHASES.iter().map(move |ph| (p, ph)))
-    {
-        let Some((k, s)) = names::stat(p.row, ph.stat) else {
-            continue;
-        };
-        let f = names::to_us(k) / 1e3;
-        let mut pt = pt_cat(
-            &config(p),
-            s.p50 * f,
-            hover(p, &[stat_line(k, s)]),
-            p.dims(),
-        );
-        pt.lo = Some(s.p5 * f);
-        pt.hi = Some(s.p95 * f);
-        let name = format!("{} · {}", series(p.imp(), p, multi), ph.label);
-        set.get(&name, || {
-            let mut t = Trace::new(&name, pal.of(p.imp()), "markers");
-            t.symbol = Some(
-                match ph.benchmark {
-                    "prefill" => "triangle-up",
-                    "decode" => "circle",
-                    _ => "square",
-                }
-                .into(),
-            );
-            t
-        })
-        .points
-        .push(pt);
-    }
-    lat.traces = set.into_vec();
-    let lat = lat.finish("No prefill, decode or e2e point carries its time statistic.");
+    let lat = latency::latency(&charted, pal);
 
     // Throughput across batch sizes.
     let mut thr = ChartView::new(
@@ -220,50 +179,7 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
     thr.traces = set.into_vec();
     let thr = thr.finish("No decode point carries batch and decode tokens/s.");
 
-    // Percentile distributions, one chart per phase.
-    let mut pct_charts = Vec::new();
-    for ph in PHASES {
-        let mut c = ChartView::new(
-            &format!("llm-pct-{}", ph.benchmark),
-            &format!("Distribution: {}", ph.label),
-            "min, P50, P95, P99 and max of the samples for each implementation and \
-             configuration. A long tail shows as a gap between P95 and max.",
-            "implementation · configuration",
-            "time (ms)",
-        );
-        c.log_y = true;
-        let mut labels = Vec::new();
-        let mut set = TraceSet::default();
-        for p in &charted {
-            let Some((k, s)) = names::stat(p.row, ph.stat) else {
-                continue;
-            };
-            let f = names::to_us(k) / 1e3;
-            let x = format!("{} · {}", series(p.imp(), p, multi), config(p));
-            labels.push((config_key(p), x.clone()));
-            for (i, (name, v, sym)) in [
-                ("min", s.min, "triangle-down"),
-                ("P50", s.p50, "circle"),
-                ("P95", s.p95, "diamond"),
-                ("P99", s.p99, "star"),
-                ("max", s.max, "triangle-up"),
-            ]
-            .into_iter()
-            .enumerate()
-            {
-                set.get(name, || {
-                    let mut t = Trace::new(name, Palette::nth(i), "markers");
-                    t.symbol = Some(sym.into());
-                    t
-                })
-                .points
-                .push(pt_cat(&x, v * f, hover(p, &[stat_line(k, s)]), p.dims()));
-            }
-        }
-        c.x_order = ordered_categories(labels);
-        c.traces = set.into_vec();
-        pct_charts.push(c.finish(&format!("No {} point carries samples.", ph.benchmark)));
-    }
+    let pct_charts = latency::distributions(&charted, pal);
 
     // Prefill vs decode tokens/s.
     let mut pd = ChartView::new(
@@ -308,56 +224,7 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
     pd.traces = set.into_vec();
     let pd = pd.finish("No prefill or decode point carries tokens/s.");
 
-    // Architecture comparison, one entry per model.
-    let mut models: BTreeMap<String, Point> = BTreeMap::new();
-    for p in points {
-        if let Some(m) = names::param_str(p.row, names::MODEL) {
-            models.entry(m).or_insert(*p);
-        }
-    }
-    let mut arch = ChartView::new(
-        "llm-arch",
-        "Model architectures",
-        "Layers and attention heads (bars, left axis) and hidden size (diamonds, right axis) \
-         of each model measured; parameter counts in the table.",
-        "model",
-        "count",
-    );
-    arch.y2_title = Some("hidden size".into());
-    arch.compact = true;
-    let mut set = TraceSet::default();
-    for (m, p) in &models {
-        let r = p.row;
-        let params = names::param_f64(r, names::PARAMS_COUNT)
-            .map(|v| format!("{} parameters", fmt::count(v)))
-            .unwrap_or_default();
-        let f: super::super::chart::Dims = [("model".to_string(), m.clone())].into_iter().collect();
-        for (i, (name, keys, y2)) in [
-            ("layers", names::LAYERS, false),
-            ("heads", names::HEADS, false),
-            ("hidden size", names::HIDDEN, true),
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            if let Some(v) = names::param_f64(r, keys) {
-                let hover = format!("{m}\n{name} {}\n{params}", fmt::num(v));
-                let t = set.get(name, || {
-                    let mut t = Trace::new(
-                        name,
-                        Palette::nth(i + 3),
-                        if y2 { "markers" } else { "bar" },
-                    );
-                    t.y2 = y2;
-                    t.symbol = y2.then(|| "diamond".to_string());
-                    t
-                });
-                t.points.push(pt_cat(m, v, hover, f.clone()));
-            }
-        }
-    }
-    arch.traces = set.into_vec();
-    let arch = arch.finish("No point names its model's layers, heads or hidden size.");
+    let arch = arch::chart(points);
 
     // Efficiency: decode tokens/s per layer and per billion parameters.
     let efficiency = |id: &str, title: &str, caption: &str, y: &str, keys: &[&str], scale: f64| {
@@ -403,52 +270,7 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
         1e9,
     );
 
-    // The peer side by side.
-    let peers = peer_index(points, peer_key);
-    let peer_names: Vec<String> = {
-        let mut v: Vec<String> = decode
-            .iter()
-            .map(|p| p.imp().to_string())
-            .filter(|i| names::is_llm_peer(i))
-            .collect();
-        v.sort();
-        v.dedup();
-        v
-    };
-    let mut side = ChartView::new(
-        "llm-peer",
-        "candle and transformers side by side",
-        "Decode tokens/s of each implementation on the same configuration; hover gives the \
-         ratio to the transformers peer.",
-        "configuration",
-        "decode tokens/s",
-    );
-    side.x_order = configs.clone();
-    let mut set = TraceSet::default();
-    for p in &decode {
-        let Some(v) = names::decode_tps(p.row) else {
-            continue;
-        };
-        let mut extra = vec![format!("{} tokens/s", fmt::num(v))];
-        for peer in peer_names.iter().filter(|n| n.as_str() != p.imp()) {
-            if let Some(pv) = peers
-                .get(&(peer_key(p), peer.clone()))
-                .and_then(|q| names::decode_tps(q.row))
-            {
-                extra.push(format!("{} of {peer}", fmt::times(v / pv)));
-            }
-        }
-        let name = series(p.imp(), p, multi);
-        push(
-            &mut set,
-            &name,
-            p,
-            "bar",
-            pt_cat(&config(p), v, hover(p, &extra), p.dims()),
-        );
-    }
-    side.traces = set.into_vec();
-    let side = side.finish("No decode point carries tokens/s.");
+    let side = peer::chart(&decode, pal);
 
     // Decode against the bandwidth bound.
     let mut bound = ChartView::new(

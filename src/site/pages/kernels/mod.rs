@@ -11,6 +11,8 @@ use super::super::palette::Palette;
 use super::super::points::Point;
 use super::common::*;
 use super::{plain_table, PageContext};
+
+mod profile;
 use crate::artifact::Param;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -327,52 +329,8 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
         .copied()
         .filter(|p| names::metric(p.row, &["ncu_memory_throughput_pct"]).is_some())
         .collect();
+    s_prof.charts.extend(profile::charts(&prof));
     {
-        const PCT: &[(&str, &str)] = &[
-            ("ncu_memory_throughput_pct", "memory throughput %"),
-            ("ncu_compute_throughput_pct", "compute throughput %"),
-            ("ncu_achieved_occupancy_pct", "achieved occupancy %"),
-            ("ncu_sm_efficiency_pct", "SM efficiency %"),
-        ];
-        let mut c = ChartView::new(
-            "kern-ncu",
-            "Profiler metrics per kernel",
-            "Grouped bars of the ncu percentages per kernel and block at the largest parameter \
-             set (the table below holds every point).",
-            "kernel, block",
-            "percent",
-        );
-        // The largest parameter set (by the product of its parameters) of the profiled points.
-        let size = |p: &Point| sweep(p).iter().map(|(_, v)| v.max(1.0).ln()).sum::<f64>();
-        let largest = prof
-            .iter()
-            .max_by(|a, b| size(a).total_cmp(&size(b)))
-            .map(|p| pset_text(p, &[]));
-        if let Some(l) = &largest {
-            c.title = format!("Profiler metrics per kernel at {l}");
-        }
-        let mut cats: Vec<(Vec<f64>, String)> = Vec::new();
-        let mut set = TraceSet::default();
-        for (i, (key, label)) in PCT.iter().enumerate() {
-            for p in prof.iter().filter(|p| Some(pset_text(p, &[])) == largest) {
-                let Some(v) = names::metric(p.row, &[key]) else {
-                    continue;
-                };
-                let x = format!("{} {}", p.imp(), block(p));
-                let mut k: Vec<f64> = sweep(p).iter().map(|(_, v)| *v).collect();
-                k.insert(0, p50(p).unwrap_or(0.0));
-                cats.push((k, x.clone()));
-                let h = format!("{label}: {}\n{}", fmt::num(v), hover(p));
-                set.get(label, || Trace::new(*label, Palette::nth(i), "bar"))
-                    .points
-                    .push(pt_cat(&x, v, h, dims(p)));
-            }
-        }
-        c.x_order = ordered_categories(cats);
-        c.traces = set.into_vec();
-        s_prof.charts.push(c.finish(
-            "No point carries ncu metrics (run kernel_bench with --profile where ncu is installed).",
-        ));
         let rows = prof
             .iter()
             .map(|p| {

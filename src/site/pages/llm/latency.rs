@@ -1,0 +1,207 @@
+//! The latency charts: P50 per configuration with its P5-P95 whiskers, and the distribution
+//! (min to max) of each phase. Labels carry only the problem parameters that vary; the
+//! constant ones go into the caption, and a GPU is a filled or open marker, not a label.
+
+use super::{base_config, config_key, stat_line, PHASES};
+use crate::identity;
+use crate::site::chart::{pt_cat, ChartView, Trace, TraceSet};
+use crate::site::names;
+use crate::site::pages::common::{gpus, ordered_categories};
+use crate::site::palette::Palette;
+use crate::site::points::Point;
+use crate::site::rules;
+use std::collections::{BTreeSet, HashMap};
+
+/// Labels of the points' problems with only the varying parts, and the constant parts.
+fn labels(points: &[Point]) -> (HashMap<String, String>, Vec<String>) {
+    let problems: Vec<String> = points
+        .iter()
+        .map(base_config)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let parts: Vec<Vec<String>> = problems
+        .iter()
+        .map(|p| p.split(' ').map(str::to_string).collect())
+        .collect();
+    let (shown, common) = rules::varying(&parts);
+    (problems.into_iter().zip(shown).collect(), common)
+}
+
+/// The first row of each (GPU, problem, implementation): run settings do not make another
+/// point (`crate::identity`); the hover names them.
+fn first_per_identity<'a>(points: &[Point<'a>]) -> Vec<Point<'a>> {
+    let mut seen = BTreeSet::new();
+    points
+        .iter()
+        .filter(|p| seen.insert((p.gpu(), p.identity().problem(), p.imp().to_string())))
+        .copied()
+        .collect()
+}
+
+fn hover(p: &Point, extra: &str) -> String {
+    let settings = identity::settings_text(&p.artifact().kind, &p.row.params);
+    let mut lines = vec![
+        format!("{} · {}", p.imp(), p.row.benchmark),
+        base_config(p),
+        extra.to_string(),
+    ];
+    if !settings.is_empty() {
+        lines.push(format!("settings: {settings}"));
+    }
+    lines.push(p.gpu());
+    lines.join("\n")
+}
+
+/// "filled: H200, open: H100" for the caption, where there are several GPUs.
+fn gpu_key(gpu_list: &[String]) -> String {
+    if gpu_list.len() < 2 {
+        return String::new();
+    }
+    let marks = ["filled", "open", "dotted"];
+    let key: Vec<String> = gpu_list
+        .iter()
+        .zip(marks)
+        .map(|(g, m)| format!("{m}: {}", rules::short_gpu(g)))
+        .collect();
+    format!(" Markers {}.", key.join(", "))
+}
+
+fn gpu_symbol(base: &str, gpu_list: &[String], p: &Point) -> String {
+    match gpu_list.iter().position(|g| *g == p.gpu()) {
+        Some(1) => format!("{base}-open"),
+        Some(2) => format!("{base}-open-dot"),
+        _ => base.to_string(),
+    }
+}
+
+fn common_text(common: &[String]) -> String {
+    if common.is_empty() {
+        String::new()
+    } else {
+        format!(" Every configuration here: {}.", common.join(" "))
+    }
+}
+
+/// P50 of time to first token, decode step and end to end, whiskers P5 to P95.
+pub fn latency(charted: &[Point], pal: &Palette) -> ChartView {
+    let pts = first_per_identity(charted);
+    let gpu_list = gpus(&pts);
+    let (label, common) = labels(&pts);
+    let mut c = ChartView::new(
+        "llm-latency",
+        "Latency per configuration",
+        &format!(
+            "P50 of time to first token (triangles), decode step (circles) and end-to-end \
+             generation (squares); whiskers P5 to P95. Log scale: the phases differ by orders \
+             of magnitude.{}{}",
+            gpu_key(&gpu_list),
+            common_text(&common)
+        ),
+        "configuration",
+        "time (ms)",
+    );
+    c.log_y = true;
+    c.x_order = ordered_categories(
+        pts.iter()
+            .map(|p| (config_key(p), label[&base_config(p)].clone()))
+            .collect(),
+    );
+    let mut set = TraceSet::default();
+    let mut named = BTreeSet::new();
+    for (p, ph) in pts
+        .iter()
+        .flat_map(|p| PHASES.iter().map(move |ph| (p, ph)))
+    {
+        let Some((k, s)) = names::stat(p.row, ph.stat) else {
+            continue;
+        };
+        let f = names::to_us(k) / 1e3;
+        let mut pt = pt_cat(
+            &label[&base_config(p)],
+            s.p50 * f,
+            hover(p, &stat_line(k, s)),
+            p.dims(),
+        );
+        pt.lo = Some(s.p5 * f);
+        pt.hi = Some(s.p95 * f);
+        let name = format!("{} · {}", p.imp(), ph.label);
+        let id = format!("{name}\u{1f}{}", p.gpu());
+        let first = named.insert(name.clone());
+        let base = match ph.benchmark {
+            "prefill" => "triangle-up",
+            "decode" => "circle",
+            _ => "square",
+        };
+        set.get(&id, || {
+            let mut t = Trace::new(&name, pal.of(p.imp()), "markers");
+            t.symbol = Some(gpu_symbol(base, &gpu_list, p));
+            t.no_legend = !first;
+            t
+        })
+        .points
+        .push(pt);
+    }
+    c.traces = set.into_vec();
+    c.finish("No prefill, decode or e2e point carries its time statistic.")
+}
+
+/// One chart per phase: min, P50, P95, P99 and max of each implementation and configuration.
+pub fn distributions(charted: &[Point], _pal: &Palette) -> Vec<ChartView> {
+    let pts = first_per_identity(charted);
+    let gpu_list = gpus(&pts);
+    let multi = gpu_list.len() > 1;
+    let (label, common) = labels(&pts);
+    let mut out = Vec::new();
+    for ph in PHASES {
+        let mut c = ChartView::new(
+            &format!("llm-pct-{}", ph.benchmark),
+            &format!("Distribution: {}", ph.label),
+            &format!(
+                "min, P50, P95, P99 and max of the samples for each implementation and \
+                 configuration. A long tail shows as a gap between P95 and max.{}",
+                common_text(&common)
+            ),
+            "implementation · configuration",
+            "time (ms)",
+        );
+        c.log_y = true;
+        let mut cats = Vec::new();
+        let mut set = TraceSet::default();
+        for p in &pts {
+            let Some((k, s)) = names::stat(p.row, ph.stat) else {
+                continue;
+            };
+            let f = names::to_us(k) / 1e3;
+            let who = if multi {
+                format!("{} {}", p.imp(), rules::short_gpu(&p.gpu()))
+            } else {
+                p.imp().to_string()
+            };
+            let x = format!("{who} · {}", label[&base_config(p)]);
+            cats.push((config_key(p), x.clone()));
+            for (i, (name, v, sym)) in [
+                ("min", s.min, "triangle-down"),
+                ("P50", s.p50, "circle"),
+                ("P95", s.p95, "diamond"),
+                ("P99", s.p99, "star"),
+                ("max", s.max, "triangle-up"),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                set.get(name, || {
+                    let mut t = Trace::new(name, Palette::nth(i), "markers");
+                    t.symbol = Some(sym.into());
+                    t
+                })
+                .points
+                .push(pt_cat(&x, v * f, hover(p, &stat_line(k, s)), p.dims()));
+            }
+        }
+        c.x_order = ordered_categories(cats);
+        c.traces = set.into_vec();
+        out.push(c.finish(&format!("No {} point carries samples.", ph.benchmark)));
+    }
+    out
+}

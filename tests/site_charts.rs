@@ -1,0 +1,230 @@
+//! Chart invariants on the committed artifacts (two GPUs, real runs) and the fixtures: the
+//! numbers each chart draws mean what its axes say.
+
+use opbench::site::pages::PageContext;
+use opbench::site::{build_pages, load, PlotlyMode};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+fn pages(artifacts: &str) -> Vec<PageContext> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let (loaded, warnings) = load(&root.join(artifacts), false).unwrap();
+    build_pages(
+        &loaded,
+        &warnings,
+        artifacts,
+        PlotlyMode::Cdn,
+        "2026-11-22T06:00:00Z",
+    )
+}
+
+fn every_site() -> Vec<(&'static str, Vec<PageContext>)> {
+    ["artifacts", "tests/fixtures/artifacts"]
+        .into_iter()
+        .map(|a| (a, pages(a)))
+        .collect()
+}
+
+fn page<'a>(pages: &'a [PageContext], file: &str) -> &'a PageContext {
+    pages.iter().find(|p| p.file == file).unwrap()
+}
+
+#[test]
+fn profiler_percentages_stay_per_gpu_and_at_most_100() {
+    for (site, pages) in every_site() {
+        let charts: Vec<_> = page(&pages, "kernels.html")
+            .charts()
+            .filter(|c| c.id.starts_with("kern-ncu"))
+            .collect();
+        assert!(!charts.is_empty(), "{site}: no profiler chart");
+        for c in charts {
+            assert!(!c.stacked, "{site} {}: percentages must not stack", c.id);
+            let gpus: BTreeSet<&str> = c
+                .traces
+                .iter()
+                .flat_map(|t| t.points.iter().map(|p| p.f["gpu"].as_str()))
+                .collect();
+            assert!(gpus.len() <= 1, "{site} {}: GPUs mixed: {gpus:?}", c.id);
+            for t in &c.traces {
+                let mut seen = BTreeSet::new();
+                for p in &t.points {
+                    assert!(p.y <= 100.0, "{site} {}: {} at {}", c.id, t.name, p.y);
+                    assert!(
+                        seen.insert(p.x.to_string()),
+                        "{site} {}: two {} bars at {}",
+                        c.id,
+                        t.name,
+                        p.x
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn llm_peers_of_one_problem_share_an_x_category() {
+    for (site, pages) in every_site() {
+        let llm = page(&pages, "llm.html");
+        let c = llm.charts().find(|c| c.id == "llm-peer").unwrap();
+        // (gpu, model, dtype, batch) -> implementation -> x categories.
+        let mut at: BTreeMap<Vec<String>, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
+        for t in &c.traces {
+            for p in &t.points {
+                let key = ["gpu", "model", "dtype", "batch"]
+                    .iter()
+                    .map(|d| p.f.get(*d).cloned().unwrap_or_default())
+                    .collect();
+                at.entry(key)
+                    .or_default()
+                    .entry(p.f["impl"].clone())
+                    .or_default()
+                    .insert(p.x.as_str().unwrap().to_string());
+            }
+        }
+        let mut paired = 0;
+        for (key, imps) in &at {
+            let xs: Vec<&BTreeSet<String>> = imps.values().collect();
+            for x in &xs {
+                assert_eq!(x.len(), 1, "{site} {key:?}: several categories {x:?}");
+            }
+            if xs.len() >= 2 {
+                assert!(
+                    xs.iter().all(|x| *x == xs[0]),
+                    "{site} {key:?}: peers apart: {imps:?}"
+                );
+                paired += 1;
+            }
+        }
+        assert!(paired >= 1, "{site}: no problem has two implementations");
+        for x in &c.x_order {
+            for setting in ["harness=", "mem_sampled=", "event_tracking=", "device="] {
+                assert!(!x.contains(setting), "{site}: a run setting in {x:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_gemm_heatmap_never_merges_gpus_or_dtypes() {
+    for (site, pages) in every_site() {
+        for c in page(&pages, "gemm.html")
+            .charts()
+            .filter(|c| c.id.starts_with("gemm-mn-"))
+        {
+            for dim in ["gpu", "dtype"] {
+                let vals: BTreeSet<&str> = c.cells.iter().map(|x| x.f[dim].as_str()).collect();
+                assert_eq!(vals.len(), 1, "{site} {}: {dim} mixed: {vals:?}", c.id);
+                assert!(c.title.contains(vals.iter().next().unwrap()), "{}", c.title);
+            }
+        }
+    }
+    let committed = pages("artifacts");
+    let n = page(&committed, "gemm.html")
+        .charts()
+        .filter(|c| c.id.starts_with("gemm-mn-"))
+        .count();
+    assert!(n >= 2, "one M × N heatmap per GPU of the committed runs");
+}
+
+#[test]
+fn model_architectures_show_heads_smallest_model_first() {
+    let committed = pages("artifacts");
+    let c = page(&committed, "llm.html")
+        .charts()
+        .find(|c| c.id == "llm-arch")
+        .unwrap();
+    let names: Vec<&str> = c.traces.iter().map(|t| t.name.as_str()).collect();
+    assert!(names.contains(&"attention heads"), "{names:?}");
+    let order: Vec<&str> = c.x_order.iter().map(String::as_str).collect();
+    let pos = |m: &str| order.iter().position(|x| *x == m).unwrap();
+    assert!(pos("llama-24m") < pos("llama-134m"), "{order:?}");
+    assert!(pos("llama-336m") < pos("tinyllama-1.1b"), "{order:?}");
+    // One log axis: no second axis whose ticks fall at odd values.
+    assert!(c.log_y && c.y2_title.is_none());
+    let heads = c
+        .traces
+        .iter()
+        .find(|t| t.name == "attention heads")
+        .unwrap();
+    let tiny = heads
+        .points
+        .iter()
+        .find(|p| p.x == "tinyllama-1.1b")
+        .unwrap();
+    assert_eq!(tiny.y, 32.0);
+}
+
+#[test]
+fn every_chart_keeps_to_the_legend_rule_and_roofs_are_labelled() {
+    use opbench::site::rules;
+    for (site, pages) in every_site() {
+        for p in &pages {
+            for c in p.charts() {
+                assert!(
+                    c.hide_legend || rules::legend_entries(c) <= rules::MAX_LEGEND_ENTRIES,
+                    "{site} {}: {} legend entries",
+                    c.id,
+                    rules::legend_entries(c)
+                );
+            }
+        }
+        let rl = page(&pages, "gemm.html")
+            .charts()
+            .find(|c| c.id == "gemm-roofline")
+            .unwrap();
+        assert!(!rl.hide_legend, "{site}: the roofline names its kernels");
+        let roofs: Vec<_> = rl.traces.iter().filter(|t| t.guide).collect();
+        assert!(!roofs.is_empty());
+        assert!(roofs.iter().all(|t| t.label.is_some()));
+        let text: String = roofs.iter().filter_map(|t| t.label.clone()).collect();
+        assert!(text.contains("TF/s"), "{text}");
+    }
+    let committed = pages("artifacts");
+    let rl = page(&committed, "gemm.html")
+        .charts()
+        .find(|c| c.id == "gemm-roofline")
+        .unwrap();
+    let labels: String = rl.traces.iter().filter_map(|t| t.label.clone()).collect();
+    assert!(
+        labels.contains("H200 bf16") && labels.contains("H100 bf16"),
+        "{labels}"
+    );
+}
+
+#[test]
+fn llm_latency_labels_show_what_varies_and_keep_a_legend() {
+    let committed = pages("artifacts");
+    let llm = page(&committed, "llm.html");
+    let lat = llm.charts().find(|c| c.id == "llm-latency").unwrap();
+    assert!(
+        !lat.hide_legend,
+        "the legend names implementation and phase"
+    );
+    for x in &lat.x_order {
+        assert!(x.len() <= 25, "{x:?}: a label of only what varies");
+        for never in ["NVIDIA", "=", "f16", "128+128"] {
+            assert!(!x.contains(never), "{x:?} carries {never:?}");
+        }
+    }
+    assert!(lat.caption.contains("f16 128+128"), "{}", lat.caption);
+    for c in llm.charts().filter(|c| c.id.starts_with("llm-pct-")) {
+        for x in &c.x_order {
+            assert!(!x.contains("NVIDIA") && !x.contains('='), "{x:?}");
+        }
+    }
+}
+
+#[test]
+fn one_system_panel_per_environment_with_throttling_marked() {
+    let committed = pages("artifacts");
+    let envs = &committed[0].envs;
+    let titles: Vec<&str> = envs.iter().map(|e| e.title.as_str()).collect();
+    let distinct: BTreeSet<&str> = titles.iter().copied().collect();
+    assert_eq!(titles.len(), distinct.len(), "{titles:?}");
+    assert!(
+        envs.iter().any(|e| e.throttled.contains("SW_POWER_CAP")),
+        "{:?}",
+        envs.iter().map(|e| &e.throttled).collect::<Vec<_>>()
+    );
+}
