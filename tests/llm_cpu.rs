@@ -302,12 +302,11 @@ fn the_binary_runs_random_weights_saves_them_and_merges_a_peer() {
     let arch = llm::configs::read_config_json(&model_dir.join("config.json"), None).unwrap();
     assert_eq!(arch.param_count(), tiny_arch().param_count());
 
-    // A fake peer: the same logits (parity passes) and one generate row.
-    std::fs::copy(
-        model_dir.join("parity.safetensors"),
-        model_dir.join("peer_logits.safetensors"),
-    )
-    .unwrap();
+    // A fake peer: the same logits (parity passes) and one generate row; another
+    // implementation's logits beside them get a parity row of their own.
+    for f in ["peer_logits.safetensors", "logits-opbench.safetensors"] {
+        std::fs::copy(model_dir.join("parity.safetensors"), model_dir.join(f)).unwrap();
+    }
     let model_name = a.results[0].param_str("model").unwrap();
     let peer = serde_json::json!({
         "rows": [{
@@ -346,7 +345,7 @@ fn the_binary_runs_random_weights_saves_them_and_merges_a_peer() {
     let a = read_artifact(&out).unwrap();
     assert_eq!(
         a.results.len(),
-        5,
+        6,
         "{}",
         String::from_utf8_lossy(&merge.stdout)
     );
@@ -368,9 +367,17 @@ fn the_binary_runs_random_weights_saves_them_and_merges_a_peer() {
         .unwrap();
     assert_eq!(peer_row.stats["decode_step_ms"].n, 6);
     assert!(peer_row.metrics["pct_of_bandwidth_bound"] > 0.0);
-    let parity = a.results.iter().find(|r| r.benchmark == "parity").unwrap();
-    let c = parity.correctness.as_ref().unwrap();
-    assert!(c.passed && c.rel_err == 0.0);
+    let parity: Vec<_> = a
+        .results
+        .iter()
+        .filter(|r| r.benchmark == "parity")
+        .collect();
+    let imps: Vec<&str> = parity.iter().map(|r| r.implementation.as_str()).collect();
+    assert_eq!(imps, ["candle", "opbench"]);
+    for r in parity {
+        let c = r.correctness.as_ref().unwrap();
+        assert!(c.passed && c.rel_err == 0.0, "{}", r.implementation);
+    }
 
     // Logits that disagree fail parity and withdraw candle's timings of that model.
     let m = candle_core::safetensors::load(

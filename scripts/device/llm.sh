@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# scripts/device/llm.sh: the llm_bench GPU run in one call: candle (TinyLlama-1.1B random f16 at
-# batch 1/4/16, the config ladder at batch 1, event tracking on vs off), the transformers-eager
-# peer on the same saved weights, one candle decode step under ncu, then the merge + parity.
+# scripts/device/llm.sh: the llm_bench GPU run in one call: candle and opbench (TinyLlama-1.1B
+# random f16 at batch 1/4/16, the config ladder at batch 1; candle with event tracking on vs off),
+# the transformers-eager and torch-cudagraph peers on the same saved weights, one candle decode
+# step under ncu, then the merge + parity (every implementation's prompt logits against
+# transformers').
 #
 # Usage (on the GPU machine, from the repo root): OUT=/some/dir bash scripts/device/llm.sh DIR
 # where DIR holds llm_bench.xz (a `cargo build --release --features cuda --bin llm_bench`,
-# xz-compressed) and optionally transformers_llm.py (else bench/peers/ is used).
-# Outputs (<= 8 files) land in $OUT: llm.json is the merged artifact.
+# xz-compressed) and optionally the peers transformers_llm.py and torch_graph_llm.py (else
+# bench/peers/ is used).
+# Outputs (<= 10 files) land in $OUT: llm.json is the merged artifact.
 set -uo pipefail
 DIR=${1:?usage: llm.sh DIR_WITH_llm_bench.xz}
 OUT=${OUT:?set OUT to an output folder}
@@ -16,6 +19,8 @@ BIN=/tmp/llm_bench
 W=/tmp/llm-weights
 PEER=$DIR/transformers_llm.py
 [ -f "$PEER" ] || PEER=bench/peers/transformers_llm.py
+GRAPH_PEER=$DIR/torch_graph_llm.py
+[ -f "$GRAPH_PEER" ] || GRAPH_PEER=bench/peers/torch_graph_llm.py
 xz -dc "$DIR/llm_bench.xz" > $BIN && chmod +x $BIN || exit 1
 mkdir -p "$OUT"
 { nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.max.mem,driver_version --format=csv
@@ -24,11 +29,13 @@ mkdir -p "$OUT"
 cat "$OUT/env.txt"
 step() { echo "=== $(date +%T) $*"; }
 
-step "candle: ladder (6 configs) at batch 1, saving weights for the peer"
-timeout 150 $BIN --weights random --config ladder --batch 1 --repeats "$REPEATS" \
+step "opbench: decode kernels against float64 references"
+timeout 120 $BIN --self-test > "$OUT/selftest.txt" 2>&1; echo "self-test rc $?"
+step "candle + opbench: ladder (6 configs) at batch 1, saving weights for the peers"
+timeout 200 $BIN --weights random --config ladder --batch 1 --impl candle,opbench --repeats "$REPEATS" \
   --save-weights $W --out "$OUT/llm.json" --quiet || echo "ladder run failed: $?"
-step "candle: tinyllama-1.1b at batch 4 and 16"
-timeout 90 $BIN --weights random --config tinyllama-1.1b --batch 4,16 --repeats "$REPEATS" \
+step "candle + opbench: tinyllama-1.1b at batch 4 and 16"
+timeout 120 $BIN --weights random --config tinyllama-1.1b --batch 4,16 --impl candle,opbench --repeats "$REPEATS" \
   --out "$OUT/llm_batch.json" --quiet || echo "batch run failed: $?"
 step "candle: tinyllama-1.1b batch 1 with cudarc event tracking on (candle's default)"
 timeout 60 $BIN --weights random --config tinyllama-1.1b --batch 1 --repeats "$REPEATS" \
@@ -37,6 +44,10 @@ step "peer: transformers eager on the same weights"
 PYTHONUNBUFFERED=1 timeout 200 python3 "$PEER" --weights-dir $W --batch 1 \
   --batch-for tinyllama-1.1b=1,4,16 --repeats "$REPEATS" --profile-step 64 \
   --out "$OUT/peer_rows.json" || echo "peer failed: $?"
+step "peer: torch-cudagraph on the same weights"
+PYTHONUNBUFFERED=1 timeout 150 python3 "$GRAPH_PEER" --weights-dir $W --batch 1 \
+  --batch-for tinyllama-1.1b=1,4,16 --repeats "$REPEATS" \
+  --out "$OUT/graph_peer_rows.json" || echo "torch-cudagraph peer failed: $?"
 step "ncu: one candle decode step (step 64 of P=128, T=128, batch 1)"
 timeout 150 ncu --profile-from-start off --clock-control none --cache-control none \
   --metrics gpu__time_duration.sum --csv --print-units base --log-file "$OUT/ncu_step.csv" \
@@ -46,7 +57,8 @@ timeout 150 ncu --profile-from-start off --clock-control none --cache-control no
 python3 "$PEER" --ncu-csv "$OUT/ncu_step.csv" --out "$OUT/ncu_rows.json" || echo "ncu parse failed"
 step "merge"
 MERGE=()
-for f in "$OUT/llm_batch.json" "$OUT/llm_tracking_on.json" "$OUT/peer_rows.json" "$OUT/ncu_rows.json"; do
+for f in "$OUT/llm_batch.json" "$OUT/llm_tracking_on.json" "$OUT/peer_rows.json" \
+  "$OUT/graph_peer_rows.json" "$OUT/ncu_rows.json"; do
   [ -s "$f" ] && MERGE+=(--merge "$f")
 done
 $BIN --out "$OUT/llm.json" "${MERGE[@]}" --parity-dir $W

@@ -182,12 +182,13 @@ fn read_logits(path: &Path) -> Result<Vec<f32>> {
     Ok(t.to_dtype(DType::F32)?.flatten_all()?.to_vec1()?)
 }
 
-/// The parity row for one saved model folder (parity.safetensors from candle,
-/// peer_logits.safetensors from the peer). `dtype`: the weights' dtype name.
-pub fn parity_row(dir: &Path, dtype: &str) -> Result<ResultRow> {
-    let candle = read_logits(&dir.join("parity.safetensors"))?;
+/// The parity row of `imp` for one saved model folder: its last-position logits (`ours`, a file
+/// in `dir`) against the transformers peer's (peer_logits.safetensors) on the prompt saved in
+/// parity.safetensors. `dtype`: the weights' dtype name.
+pub fn parity_row(dir: &Path, ours: &str, imp: &str, dtype: &str) -> Result<ResultRow> {
+    let got = read_logits(&dir.join(ours))?;
     let peer = read_logits(&dir.join("peer_logits.safetensors"))?;
-    let (rel, max_abs, top1) = compare_logits(&candle, &peer)?;
+    let (rel, max_abs, top1) = compare_logits(&got, &peer)?;
     let tol = parity_tolerance(dtype);
     let passed = rel <= tol;
     let name = dir
@@ -199,7 +200,7 @@ pub fn parity_row(dir: &Path, dtype: &str) -> Result<ResultRow> {
         .get("input_ids")
         .map(|t| t.dims().last().copied().unwrap_or(0))
         .unwrap_or(0);
-    let mut row = ResultRow::new("parity", "candle")
+    let mut row = ResultRow::new("parity", imp)
         .param("model", name.as_str())
         .param("weights", "random")
         .param("dtype", dtype)
@@ -218,6 +219,24 @@ pub fn parity_row(dir: &Path, dtype: &str) -> Result<ResultRow> {
     row.metrics
         .insert("top1_agrees".into(), if top1 { 1.0 } else { 0.0 });
     Ok(row)
+}
+
+/// The logits files of one saved model folder, as (file name, implementation): candle's
+/// parity.safetensors first, then each `logits-<impl>.safetensors` in name order.
+fn logits_files(sub: &Path) -> Result<Vec<(String, String)>> {
+    let mut found = vec![("parity.safetensors".to_string(), "candle".to_string())];
+    let mut others: Vec<(String, String)> = std::fs::read_dir(sub)
+        .with_context(|| format!("{}: cannot list", sub.display()))?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let f = e.file_name().to_string_lossy().to_string();
+            let imp = f.strip_prefix("logits-")?.strip_suffix(".safetensors")?;
+            (!imp.is_empty()).then(|| (f.clone(), imp.to_string()))
+        })
+        .collect();
+    others.sort();
+    found.extend(others);
+    Ok(found)
 }
 
 /// Adds rows from peer files / other llm artifacts and parity rows to the artifact at `out`.
@@ -297,26 +316,31 @@ pub fn merge(
                 })
                 .and_then(|r| r.param_str("dtype"))
                 .unwrap_or_else(|| "f16".into());
-            let row = parity_row(&sub, &dtype)?;
-            let c = row.correctness.clone().unwrap();
-            said.push(format!(
-                "parity {name} {dtype}: rel_err {:.2e} (tolerance {:.0e}): {}",
-                c.rel_err,
-                c.tolerance,
-                if c.passed { "passed" } else { "FAILED" }
-            ));
-            if !c.passed {
-                for r in a.results.iter_mut().filter(|r| {
-                    r.benchmark == "generate"
-                        && r.implementation == "candle"
-                        && r.param_str("model").as_deref() == Some(&name)
-                }) {
-                    r.status = Status::Failed;
-                    r.stats.clear();
-                    r.notes.push(format!("logits parity with transformers failed (rel_err {:.2e}): timings withdrawn", c.rel_err));
+            for (file, imp) in logits_files(&sub)? {
+                let row = parity_row(&sub, &file, &imp, &dtype)?;
+                let c = row.correctness.clone().unwrap();
+                said.push(format!(
+                    "parity {name} {dtype} {imp}: rel_err {:.2e} (tolerance {:.0e}): {}",
+                    c.rel_err,
+                    c.tolerance,
+                    if c.passed { "passed" } else { "FAILED" }
+                ));
+                if !c.passed {
+                    for r in a.results.iter_mut().filter(|r| {
+                        r.benchmark == "generate"
+                            && r.implementation == imp
+                            && r.param_str("model").as_deref() == Some(&name)
+                    }) {
+                        r.status = Status::Failed;
+                        r.stats.clear();
+                        r.notes.push(format!(
+                            "logits parity with transformers failed (rel_err {:.2e}): timings withdrawn",
+                            c.rel_err
+                        ));
+                    }
                 }
+                a.results.push(row);
             }
-            a.results.push(row);
         }
     }
     a.run.finished_utc = crate::env::now_utc();

@@ -167,9 +167,17 @@ fn prompt_for(l: &Loaded, o: &BenchOptions, b: usize, p: usize) -> Result<Vec<Ve
     }
 }
 
-/// Saves random weights, config.json and the parity prompt's logits under `dir/<config>/`.
+/// The file beside parity.safetensors holding `imp`'s last-position logits of the same prompt,
+/// checked against the transformers peer's by `llm_bench --merge --parity-dir`.
+pub fn impl_logits_file(imp: &str) -> String {
+    format!("logits-{imp}.safetensors")
+}
+
+/// Saves random weights, config.json and the parity prompt's logits under `dir/<config>/`
+/// (candle's in parity.safetensors; opbench's beside it when `--impl` lists it).
 fn save_for_peer(
     l: &Loaded,
+    o: &BenchOptions,
     backend: &Backend,
     dir: &Path,
     p: usize,
@@ -189,7 +197,57 @@ fn save_for_peer(
     m.insert("logits".to_string(), logits.to_dtype(DType::F32)?);
     let f = sub.join("parity.safetensors");
     candle_core::safetensors::save(&m, &f).with_context(|| format!("writing {}", f.display()))?;
+    if o.impls.contains(&Impl::Opbench) {
+        // Without these logits the merge says "not checked"; opbench's own rows still run.
+        match opbench_prompt_logits(l, o, backend, &ids) {
+            Ok(Some(v)) => {
+                let t =
+                    Tensor::from_vec(v, (1, l.model.arch.vocab_size), &candle_core::Device::Cpu)?;
+                let f = sub.join(impl_logits_file(Impl::Opbench.label()));
+                let m = HashMap::from([("logits".to_string(), t)]);
+                candle_core::safetensors::save(&m, &f)
+                    .with_context(|| format!("writing {}", f.display()))?;
+            }
+            Ok(None) => {}
+            Err(e) => eprintln!(
+                "warning: {}: opbench's parity logits not saved, its transformers parity will \
+                 not be checked: {e:#}",
+                l.label
+            ),
+        }
+    }
     Ok(sub)
+}
+
+/// opbench's last-position logits of one prompt (prefill only); None off the GPU.
+#[cfg(feature = "cuda")]
+fn opbench_prompt_logits(
+    l: &Loaded,
+    o: &BenchOptions,
+    backend: &Backend,
+    ids: &[u32],
+) -> Result<Option<Vec<f32>>> {
+    let Backend::Cuda(gpu) = backend else {
+        return Ok(None);
+    };
+    let opts = super::fast::engine::EngineOptions {
+        pdl: o.pdl,
+        ksplit: o.ksplit,
+        attn_split: o.attn_split,
+    };
+    let mut e = super::fast::engine::Engine::new(gpu, &l.model, 1, ids.len(), ids.len() + 1, opts)?;
+    e.prefill(&[ids.to_vec()])?;
+    Ok(Some(e.logits()?))
+}
+
+#[cfg(not(feature = "cuda"))]
+fn opbench_prompt_logits(
+    _l: &Loaded,
+    _o: &BenchOptions,
+    _backend: &Backend,
+    _ids: &[u32],
+) -> Result<Option<Vec<f32>>> {
+    Ok(None)
 }
 
 fn show_text(l: &Loaded, prompt: &[u32], g: &Generation) {
@@ -322,7 +380,7 @@ pub fn run(o: &BenchOptions) -> Result<Vec<ResultRow>> {
         let l = load(&backend)?;
         if let Some(dir) = &o.save_weights {
             let p = o.prompt_lens[0];
-            let sub = save_for_peer(&l, &backend, dir, p, o.seed)?;
+            let sub = save_for_peer(&l, o, &backend, dir, p, o.seed)?;
             pb.println(format!(
                 "saved {} ({} parameters) to {}",
                 l.label,
