@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from transformers_llm import DTYPES, ints, point_params  # noqa: E402
 
 IMPL = "torch-cudagraph"
+COMPILED_IMPL = "torch-compile-cudagraph"
 GRAPH_TOLERANCE = 1e-2
 
 
@@ -117,15 +118,18 @@ class Llama:
 
 
 class GraphDecoder:
-    """The decode step captured once: reads tok/pos, writes the next tokens into tok, pos += 1."""
+    """The decode step captured once: reads tok/pos, writes the next tokens into tok, pos += 1.
+    compiled: the step's forward goes through torch.compile (inductor, fused Triton kernels) before
+    the capture, as gpt-fast does; otherwise the graph replays PyTorch's eager kernels."""
 
-    def __init__(self, model, batch, start_pos):
+    def __init__(self, model, batch, start_pos, compiled=False):
         import torch
 
         self.m = model
         self.tok = torch.zeros((batch, 1), device="cuda", dtype=torch.long)
         self.pos = torch.full((1,), start_pos, device="cuda", dtype=torch.long)
         self.logits = None
+        self.forward = torch.compile(model.forward, fullgraph=True, dynamic=False) if compiled else model.forward
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):
@@ -137,7 +141,7 @@ class GraphDecoder:
             self._step()
 
     def _step(self):
-        self.logits = self.m.forward(self.tok, self.pos)
+        self.logits = self.forward(self.tok, self.pos)
         self.tok.copy_(self.logits.argmax(-1, keepdim=True))
         self.pos.add_(1)
 
@@ -186,6 +190,46 @@ def generate(dec, ids_host, new_tokens):
     return dict(ttft_ms=ttft, step_ms=steps, enqueue_ms=enqueue, e2e_ms=ms(t0), peak_mem_bytes=None)
 
 
+def measure_point(a, folder, name, dtype, b, p, ids, compiled):
+    """One generate row: the captured step checked against eager, then warm-up and repeats."""
+    import torch
+
+    imp = COMPILED_IMPL if compiled else IMPL
+    m = Llama(folder, dtype, b, p + a.new_tokens)
+    cfg = dict(m.cfg, param_count=m.param_count)
+    params = point_params(name, cfg, a.dtype, b, p, a.new_tokens)
+    params["harness"] = "opbench-loop"
+    params["mem_sampled"] = False
+    row = {"benchmark": "generate", "implementation": imp, "params": params}
+    try:
+        t = time.perf_counter()
+        dec = GraphDecoder(m, b, p, compiled)
+        setup_s = time.perf_counter() - t
+        err = graph_matches_eager(dec, ids.to("cuda"))
+        check = (f"captured step vs the same step eager: logits rel L2 error {err:.2e} "
+                 f"(tolerance {GRAPH_TOLERANCE:.0e}); compile + capture took {setup_s:.1f} s")
+        if not err <= GRAPH_TOLERANCE:
+            print(f"[{imp}] {name} b={b}: FAILED {check}", file=sys.stderr, flush=True)
+            return dict(row, status="failed", notes=[check])
+        for _ in range(a.warmup):
+            generate(dec, ids, a.new_tokens)
+        torch.cuda.reset_peak_memory_stats()
+        reps = [generate(dec, ids, a.new_tokens) for _ in range(a.repeats)]
+    except torch.OutOfMemoryError as e:
+        return dict(row, status="skipped", notes=[f"out of memory: {e}"])
+    finally:
+        dec = None
+        torch.cuda.empty_cache()
+    r = reps[len(reps) // 2]
+    st = sorted(r["step_ms"])
+    print(f"[{imp}] {name} P={p} b={b}: ttft {r['ttft_ms']:.2f} ms, step p50 {st[len(st) // 2]:.3f} ms",
+          file=sys.stderr, flush=True)
+    return dict(row, warmup=a.warmup, repeats=reps,
+                metrics={"peak_allocator_bytes": float(torch.cuda.max_memory_allocated()),
+                         "weight_bytes": float(m.weight_bytes)},
+                notes=[check, "peak_allocator_bytes: torch.cuda.max_memory_allocated over the repeats"])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--weights-dir", type=Path, required=True, help="llm_bench --save-weights folder")
@@ -198,6 +242,9 @@ def main():
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--dtype", choices=sorted(DTYPES), default="f16")
+    ap.add_argument("--compile-configs", default="", metavar="C1,C2",
+                    help=f"configs also measured with the step through torch.compile before the "
+                    f"capture (rows {COMPILED_IMPL}; each batch compiles once, ~1 min)")
     ap.add_argument("--out", type=Path, required=True, help="rows file for llm_bench --merge")
     a = ap.parse_args()
     if a.repeats < 1 or a.new_tokens < 2:
@@ -217,10 +264,13 @@ def main():
     rows = []
     notes = [f"peer {IMPL}: torch {torch.__version__}, plain PyTorch Llama (fused qkv and gate/up), "
              "static KV cache, decode step captured once in torch.cuda.CUDAGraph (token and "
-             "position on the device), eager prefill, greedy argmax, tokens on the host every step"]
+             "position on the device), eager prefill, greedy argmax, tokens on the host every step; "
+             f"{COMPILED_IMPL}: the same with the step's forward through torch.compile (inductor, "
+             "fullgraph, static shapes) before the capture"]
+    compile_for = {c for c in a.compile_configs.split(",") if c}
     for name in names:
         folder = a.weights_dir / name
-        with torch.inference_mode():
+        with torch.no_grad():
             par = load_file(str(folder / "parity.safetensors"))
             pids = par["input_ids"].to(torch.long).to("cuda")
             m = Llama(folder, dtype, 1, pids.shape[1] + 1)
@@ -231,48 +281,16 @@ def main():
             batches = ints(per_config[name]) if name in per_config else a.batch
             for p in a.prompt_len:
                 for b in batches:
-                    m = Llama(folder, dtype, b, p + a.new_tokens)
-                    cfg = dict(m.cfg, param_count=m.param_count)
-                    params = point_params(name, cfg, a.dtype, b, p, a.new_tokens)
-                    params["harness"] = "opbench-loop"
-                    params["mem_sampled"] = False
-                    ids = torch.randint(3, cfg["vocab_size"], (b, p), generator=g)
-                    row = {"benchmark": "generate", "implementation": IMPL, "params": params}
-                    try:
-                        dec = GraphDecoder(m, b, p)
-                        err = graph_matches_eager(dec, ids.to("cuda"))
-                        check = (f"captured step vs the same step eager: logits rel L2 error {err:.2e} "
-                                 f"(tolerance {GRAPH_TOLERANCE:.0e})")
-                        if not err <= GRAPH_TOLERANCE:
-                            rows.append(dict(row, status="failed", notes=[check]))
-                            print(f"[{IMPL}] {name} b={b}: FAILED {check}", file=sys.stderr, flush=True)
-                            continue
-                        for _ in range(a.warmup):
-                            generate(dec, ids, a.new_tokens)
-                        torch.cuda.reset_peak_memory_stats()
-                        reps = [generate(dec, ids, a.new_tokens) for _ in range(a.repeats)]
-                    except torch.OutOfMemoryError as e:
-                        rows.append(dict(row, status="skipped", notes=[f"out of memory: {e}"]))
-                        continue
-                    finally:
-                        dec = None
-                        torch.cuda.empty_cache()
-                    rows.append(dict(row, warmup=a.warmup, repeats=reps,
-                                     metrics={"peak_allocator_bytes": float(torch.cuda.max_memory_allocated()),
-                                              "weight_bytes": float(m.weight_bytes)},
-                                     notes=[check, "peak_allocator_bytes: torch.cuda.max_memory_allocated "
-                                            "over the repeats"]))
-                    r = reps[len(reps) // 2]
-                    st = sorted(r["step_ms"])
-                    print(f"[{IMPL}] {name} P={p} b={b}: ttft {r['ttft_ms']:.2f} ms, step p50 "
-                          f"{st[len(st) // 2]:.3f} ms", file=sys.stderr, flush=True)
-                    del m
+                    ids = torch.randint(3, json.loads((folder / "config.json").read_text())["vocab_size"],
+                                        (b, p), generator=g)
+                    for compiled in [False, True] if name in compile_for else [False]:
+                        rows.append(measure_point(a, folder, name, dtype, b, p, ids, compiled))
         torch.cuda.empty_cache()
     a.out.parent.mkdir(parents=True, exist_ok=True)
     tmp = a.out.with_name(a.out.name + ".partial")
     tmp.write_text(json.dumps({"rows": rows, "notes": notes}, indent=1))
     tmp.replace(a.out)
-    print(f"[{IMPL}] wrote {len(rows)} row(s) to {a.out}", file=sys.stderr)
+    print(f"[torch-graph peer] wrote {len(rows)} row(s) to {a.out}", file=sys.stderr)
 
 
 if __name__ == "__main__":

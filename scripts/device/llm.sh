@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/device/llm.sh: the llm_bench GPU run in one call: candle and opbench (TinyLlama-1.1B
 # random f16 at batch 1/4/16, the config ladder at batch 1; candle with event tracking on vs off),
-# the transformers-eager and torch-cudagraph peers on the same saved weights, one candle decode
+# the transformers-eager, torch-cudagraph and (TinyLlama only) torch-compile-cudagraph peers on
+# the same saved weights, one candle decode
 # step under ncu, then the merge + parity (every implementation's prompt logits against
 # transformers').
 #
@@ -30,7 +31,7 @@ cat "$OUT/env.txt"
 step() { echo "=== $(date +%T) $*"; }
 
 step "opbench: decode kernels against float64 references"
-timeout 120 $BIN --self-test > "$OUT/selftest.txt" 2>&1; echo "self-test rc $?"
+timeout 120 $BIN --self-test > "$OUT/selftest.txt" 2>&1; echo "self-test rc $?, $(grep -c PASS "$OUT/selftest.txt") checks passed"
 step "candle + opbench: ladder (6 configs) at batch 1, saving weights for the peers"
 timeout 200 $BIN --weights random --config ladder --batch 1 --impl candle,opbench --repeats "$REPEATS" \
   --save-weights $W --out "$OUT/llm.json" --quiet || echo "ladder run failed: $?"
@@ -44,9 +45,9 @@ step "peer: transformers eager on the same weights"
 PYTHONUNBUFFERED=1 timeout 200 python3 "$PEER" --weights-dir $W --batch 1 \
   --batch-for tinyllama-1.1b=1,4,16 --repeats "$REPEATS" --profile-step 64 \
   --out "$OUT/peer_rows.json" || echo "peer failed: $?"
-step "peer: torch-cudagraph on the same weights"
-PYTHONUNBUFFERED=1 timeout 150 python3 "$GRAPH_PEER" --weights-dir $W --batch 1 \
-  --batch-for tinyllama-1.1b=1,4,16 --repeats "$REPEATS" \
+step "peers: torch-cudagraph, and torch-compile-cudagraph on tinyllama-1.1b, on the same weights"
+PYTHONUNBUFFERED=1 timeout 300 python3 "$GRAPH_PEER" --weights-dir $W --batch 1 \
+  --batch-for tinyllama-1.1b=1,4,16 --repeats "$REPEATS" --compile-configs tinyllama-1.1b \
   --out "$OUT/graph_peer_rows.json" || echo "torch-cudagraph peer failed: $?"
 step "ncu: one candle decode step (step 64 of P=128, T=128, batch 1)"
 timeout 150 ncu --profile-from-start off --clock-control none --cache-control none \
