@@ -2,9 +2,8 @@
 # scripts/device/llm.sh: the llm_bench GPU run in one call: candle and opbench (TinyLlama-1.1B
 # random f16 at batch 1/4/16, the config ladder at batch 1; candle with event tracking on vs off),
 # the transformers-eager, torch-cudagraph and (TinyLlama only) torch-compile-cudagraph peers on
-# the same saved weights, one candle decode
-# step under ncu, then the merge + parity (every implementation's prompt logits against
-# transformers').
+# the same saved weights, one candle decode step under ncu, then the merge + parity (every
+# implementation's prompt logits against transformers').
 #
 # Usage (on the GPU machine, from the repo root): OUT=/some/dir bash scripts/device/llm.sh DIR
 # where DIR holds llm_bench.xz (a `cargo build --release --features cuda --bin llm_bench`,
