@@ -1,5 +1,5 @@
 //! The `--device cpu` path end to end: a small sweep writes an artifact that validates,
-//! carries the rows issue 3 asks for, and goes through `summarize`.
+//! carries the rows of the default sweep, and goes through `summarize`.
 
 use opbench::artifact::{read_artifact, Status};
 use opbench::layernorm::{cpu, report, Dtype, SweepConfig};

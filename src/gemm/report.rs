@@ -4,7 +4,7 @@
 use crate::artifact::{Artifact, ResultRow, Status};
 use std::fmt::Write;
 
-/// The performance bars of the GEMM issue, checked at M = N = K = `BAR_SIZE`.
+/// The performance bars the report checks, at M = N = K = `BAR_SIZE`.
 pub const BAR_SIZE: i64 = 4096;
 /// (dtype, impl_kind of our kernels, required % of cuBLAS).
 pub const BARS: [(&str, &str, f64); 2] = [

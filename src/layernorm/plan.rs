@@ -13,10 +13,10 @@ pub const MIN_BLOCK_THREADS: usize = 128;
 pub const LONG_BLOCK_THREADS: usize = 512;
 /// Vectors each thread of the long-row kernel loads per step (`LONG_CHUNK` in the .cu file).
 pub const LONG_CHUNK: usize = 4;
-/// Row bytes each thread holds by default (>= `FEW_ROWS` rows): 4 loads of 16 bytes. The third
-/// GPU run measured 64 faster than 128 for f16/bf16 at every large shape (+3.5 to +9 points of
-/// copy: with 64 values per thread the per-thread arithmetic, not the loads in flight, was the
-/// limit) and within +-1.2 points for f32 except short rows; see docs/notes/layernorm.md.
+/// Row bytes each thread holds by default (>= `FEW_ROWS` rows): 4 loads of 16 bytes. 64 is
+/// faster than 128 for f16/bf16 at every large shape (with 64 values per thread the per-thread
+/// arithmetic, not the loads in flight, is the limit) and within noise for f32 except short
+/// rows; the measurements are in docs/notes/layernorm.md.
 pub const DEFAULT_BYTES_PER_THREAD: usize = 64;
 /// Row bytes per thread the default falls back to where 64 would cost more than it gains: a row
 /// that fits one warp at this size with <= `ONE_WARP_MAX_VALUES` values per thread (f32 rows of

@@ -214,7 +214,7 @@ pub fn markdown_table(a: &Artifact) -> String {
     s
 }
 
-/// The performance bars, judged on this artifact: one line per check, "PASS"/"FAIL".
+/// The LayerNorm performance bars, judged on this artifact: one line per check, "PASS"/"FAIL".
 pub fn bar_report(a: &Artifact) -> Vec<String> {
     let mut lines = Vec::new();
     let copy = a.ceilings.copy_gbps;

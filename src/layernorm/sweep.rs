@@ -91,7 +91,7 @@ impl std::str::FromStr for Shape {
     }
 }
 
-/// The GPU sweep of issue 3: the seed case, the 4096-row family, two large shapes, one decode row.
+/// The default GPU sweep: the seed case, the 4096-row family, two large shapes, one decode row.
 pub fn default_gpu_shapes() -> Vec<Shape> {
     [
         vec![4, 512, 1024],
@@ -215,7 +215,7 @@ mod tests {
     }
 
     #[test]
-    fn the_default_gpu_sweep_is_the_one_issue_3_asks_for() {
+    fn the_default_gpu_sweep_has_the_seed_case_the_families_and_a_decode_row() {
         let names: Vec<String> = default_gpu_shapes().iter().map(|s| s.to_string()).collect();
         assert_eq!(
             names,
