@@ -27,7 +27,7 @@ fn main() {
         let args = Args::parse();
         let gpu = u32::try_from(args.gpu)
             .map_err(|_| anyhow::anyhow!("--gpu {} is not a GPU index", args.gpu))?;
-        let out = opbench::env::describe(gpu, args.ceilings)?;
+        let out = opbench::describe::describe(gpu, args.ceilings)?;
         println!("{}", serde_json::to_string_pretty(&out)?);
         Ok(())
     });

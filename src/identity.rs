@@ -75,6 +75,7 @@ pub const DECLARED: &[Declared] = &[
             "weights",
         ],
         settings: &[
+            "pdl",
             "device",
             "harness",
             "event_tracking",
@@ -238,6 +239,3 @@ pub fn pair_rows(kind: &str, base: &[&Params], head: &[&Params]) -> Vec<(usize, 
     out.sort();
     out
 }
-
-#[cfg(test)]
-mod tests;

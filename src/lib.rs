@@ -3,6 +3,7 @@
 pub mod artifact;
 pub mod cli;
 pub mod compare;
+pub mod describe;
 pub mod env;
 pub mod gemm;
 pub mod gpu;
@@ -16,3 +17,4 @@ pub mod stats;
 pub mod summary;
 pub mod text;
 pub mod trace;
+pub mod trend;

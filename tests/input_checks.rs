@@ -364,7 +364,7 @@ fn the_json_schema_rejects_negative_quantities_and_accepts_every_committed_artif
     ] {
         for e in walkdir::WalkDir::new(repo().join(dir)) {
             let e = e.unwrap();
-            if opbench::summary::is_artifact_file(e.path()) {
+            if opbench::artifact::is_artifact_file(e.path()) {
                 files.push(e.into_path());
             }
         }

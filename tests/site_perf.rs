@@ -23,7 +23,7 @@ fn history(dir: &Path, gpus: usize) {
         .unwrap()
         .map(|e| e.unwrap().path())
         // Artifacts only: not the history folder or the kernel trace beside the LLM trace.
-        .filter(|p| p.is_file() && opbench::summary::is_artifact_file(p))
+        .filter(|p| p.is_file() && opbench::artifact::is_artifact_file(p))
         .map(|p| opbench::artifact::read_artifact(&p).unwrap())
         .collect();
     base.sort_by(|a, b| a.run.id.cmp(&b.run.id));

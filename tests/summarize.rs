@@ -59,7 +59,7 @@ fn csv_matches_golden_snapshot() {
         "layernorm.json",
         &common::fixture_artifact("layernorm", "run-a"),
     );
-    let (loaded, _) = opbench::summary::load_dir(dir.path(), false).unwrap();
+    let (loaded, _) = opbench::artifact::load_dir(dir.path(), false).unwrap();
     let csv = String::from_utf8(opbench::summary::to_csv(&loaded).unwrap()).unwrap();
     let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/summary.csv");
     if std::env::var_os("UPDATE_GOLDEN").is_some() {

@@ -7,6 +7,7 @@ pub mod interrupt;
 mod io;
 pub mod json_error;
 pub mod limits;
+mod load;
 mod replace;
 mod validate;
 mod writer;
@@ -14,6 +15,10 @@ mod writer;
 pub use io::{
     parse_artifact, read_artifact, read_artifact_of_kind, report_path_beside, write_bytes_atomic,
     write_json_atomic,
+};
+pub use load::{
+    is_artifact_file, load_dir, load_dir_with_hint, symlink_warning, Loaded, SKIP_INVALID_HINT,
+    SUMMARY_JSON,
 };
 pub use replace::{check_replace, device_of};
 pub use validate::{is_nonnegative_metric, validate};

@@ -7,7 +7,7 @@
 //! of a change in their code and become UNCERTAIN, with the control's move noted; the
 //! control's own SLOWER lines are not counted as regressions.
 
-use super::diff::{Change, Line};
+use super::line::{Change, Line};
 use super::verdict::Verdict;
 
 /// Downgrades verdicts where the control moved; returns how many lines were downgraded.

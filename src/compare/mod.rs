@@ -11,12 +11,14 @@ mod control;
 mod diff;
 pub mod html;
 mod inputs;
+mod line;
 pub mod render;
 mod resolve;
 mod verdict;
 
-pub use diff::{compare, counts, params_text, Change, Line, Options, Report, RunUsed, Side};
+pub use diff::{compare, counts, params_text, Options, Report, RunUsed};
 pub use inputs::{check_kinds, check_out};
+pub use line::{Change, Line, Side};
 pub use resolve::{resolve, Resolved};
 pub use verdict::{judge, Direction, Judgement, Verdict, DEFAULT_MIN_EFFECT};
 

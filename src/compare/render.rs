@@ -1,6 +1,7 @@
 //! The comparison report as a plain-text table (aligned columns) or a Markdown table.
 
-use super::diff::{Line, Report, Side};
+use super::diff::Report;
+use super::line::{Line, Side};
 use crate::text::{markdown_text, one_line};
 use std::fmt::Write;
 
@@ -38,7 +39,7 @@ fn ratio_cell(l: &Line) -> String {
 
 fn verdict_cell(l: &Line) -> String {
     match &l.change {
-        super::diff::Change::NotComparable { reason } => format!("N/A ({reason})"),
+        super::line::Change::NotComparable { reason } => format!("N/A ({reason})"),
         _ => match &l.control {
             Some(c) => format!("{} ({c})", l.label()),
             None => l.label().to_string(),

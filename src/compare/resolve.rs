@@ -1,10 +1,10 @@
 //! Turning a `--base`/`--head` spec into runs: a folder, a file, a run id, a commit or a GPU.
 
 use crate::artifact::read_artifact;
+use crate::artifact::{is_artifact_file, load_dir, symlink_warning, SKIP_INVALID_HINT};
 use crate::history::{
     is_history_file, read_history_file, slug, History, HistoryRecord, HistoryRun, HISTORY_DIR,
 };
-use crate::summary::{is_artifact_file, load_dir, symlink_warning, SKIP_INVALID_HINT};
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeSet;
 use std::path::{Component, Path, PathBuf};

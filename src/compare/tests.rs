@@ -1,11 +1,11 @@
 //! Tests of `compare` on synthetic runs: noise, one injected slowdown, added/removed, failures.
 
 use super::*;
+use crate::artifact::Loaded;
 use crate::artifact::{Artifact, Status};
 use crate::history::synthetic::{self, RunSpec};
 use crate::history::{HistoryPoint, HistoryRecord, HistoryRun};
 use crate::identity::Identity;
-use crate::summary::Loaded;
 
 const H100: &str = "NVIDIA H100 80GB HBM3";
 const KINDS: [&str; 3] = ["layernorm", "gemm", "llm"];

@@ -3,6 +3,16 @@
 use super::{measure, Gpu, TimingConfig, TimingMode};
 use anyhow::{Context, Result};
 
+/// Bytes of the copy every benchmark reports its kernels against: large enough that launch
+/// cost and L2 do not count.
+pub const COPY_CEILING_BYTES: usize = 1 << 30;
+
+/// The copy ceiling (GB/s, method) of an artifact's `ceilings.copy_gbps`: a copy of
+/// [`COPY_CEILING_BYTES`], measured in the process that times the kernels.
+pub fn copy_ceiling_gbps(gpu: &mut Gpu) -> Result<(f64, String)> {
+    copy_bandwidth_gbps(gpu, COPY_CEILING_BYTES)
+}
+
 /// Device-to-device copy of `bytes` (default 1 GiB), counting read + write, median of 20
 /// back-to-back copies. Returns (GB/s, description of the method).
 pub fn copy_bandwidth_gbps(gpu: &mut Gpu, bytes: usize) -> Result<(f64, String)> {

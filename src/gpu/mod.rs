@@ -14,7 +14,7 @@ pub mod rotation;
 mod timing;
 
 #[cfg(feature = "cuda")]
-pub use ceilings::copy_bandwidth_gbps;
+pub use ceilings::{copy_bandwidth_gbps, copy_ceiling_gbps, COPY_CEILING_BYTES};
 #[cfg(feature = "cuda")]
 pub use copy_kernel::{launch_interval_us, CopyKernel};
 #[cfg(feature = "cuda")]

@@ -37,7 +37,7 @@ pub fn index(dir: &Path) -> Result<(Vec<IndexEntry>, Vec<String>)> {
         let looks_like_run = fname.ends_with(".gz") || fname.ends_with(".json");
         if e.path_is_symlink() {
             if !fname.starts_with('.') && (looks_like_run || e.path().is_dir()) {
-                warnings.push(crate::summary::symlink_warning(e.path()));
+                warnings.push(crate::artifact::symlink_warning(e.path()));
             }
             continue;
         }

@@ -5,29 +5,22 @@
 //! in parallel never touch the same file. Each file is a [`HistoryRecord`]: the run's identity
 //! and environment and, per point, the median with its 95% interval, P5/P95, n and the derived
 //! metrics (no raw samples), rounded, minified and gzip-compressed. [`History::load`] reads
-//! them back; [`History::series`] gives the per-point lines of the dashboard's history page;
-//! [`History::latest_changes`] the regressions `summary.json` lists.
+//! them back; `trend` judges them over time (the history page's series, the regressions
+//! `summary.json` lists).
 
-mod latest;
 mod load;
 mod naming;
 mod record;
-mod series;
 mod store;
 pub mod synth;
 pub mod synthetic;
 
-pub use latest::{Change, LatestChange};
 pub use load::{index, is_base, History, HistoryRun, IndexEntry, HISTORY_DIR};
 pub use naming::{gpu_label, gpu_slug, slug, HistoryName, DIRTY_MARK, HISTORY_EXT, NO_COMMIT};
 pub use record::{
     round_sig, HistoryPoint, HistoryRecord, StatBrief, HISTORY_FORMAT, METRIC_DIGITS, STAT_DIGITS,
 };
-pub use series::{headline_stat, Series, SeriesPoint};
 pub use store::{
     encode, history_path, is_history_file, read_any, read_history_file, record, record_artifact,
     record_record, RecordOptions, Recorded,
 };
-
-#[cfg(test)]
-mod tests;

@@ -10,7 +10,7 @@ use super::sweep::TimingMethod;
 use super::{Dtype, Elem, Shape, SweepConfig};
 use crate::artifact::{ArtifactWriter, ResultRow};
 use crate::gpu::{
-    copy_bandwidth_gbps, launch_interval_us, measure, measure_rotating, rotation, CopyKernel, Gpu,
+    copy_ceiling_gbps, launch_interval_us, measure, measure_rotating, rotation, CopyKernel, Gpu,
     Measured, TimingConfig, TimingMode,
 };
 use anyhow::{bail, Context, Result};
@@ -19,14 +19,11 @@ use candle_core::{Storage, Tensor};
 use cudarc::driver::{CudaSlice, DeviceRepr, ValidAsZeroBits};
 use std::path::PathBuf;
 
-/// Bytes of each copy-ceiling buffer: far beyond L2, like the large shapes.
-const COPY_BYTES: usize = 1 << 30;
-
 /// Runs the sweep on GPU 0 and writes the artifact; returns its path.
 pub fn run(cfg: &SweepConfig) -> Result<PathBuf> {
     cfg.check()?;
     let mut gpu = Gpu::open(0)?;
-    let (copy_gbps, method) = copy_bandwidth_gbps(&mut gpu, COPY_BYTES)?;
+    let (copy_gbps, method) = copy_ceiling_gbps(&mut gpu)?;
     eprintln!("copy ceiling: {copy_gbps:.0} GB/s ({method})");
     let mut w = ArtifactWriter::start(KIND, &cfg.out, gpu.env(), cfg.overwrite)?;
     w.artifact.ceilings.copy_gbps = Some(copy_gbps);
@@ -83,7 +80,7 @@ pub fn run(cfg: &SweepConfig) -> Result<PathBuf> {
         progress.advance();
     }
     progress.finish();
-    let (copy_end, _) = copy_bandwidth_gbps(&mut gpu, COPY_BYTES)?;
+    let (copy_end, _) = copy_ceiling_gbps(&mut gpu)?;
     w.artifact.ceilings.method.push(format!(
         "copy measured again after the sweep: {copy_end:.0} GB/s (the ceiling above is the first)"
     ));

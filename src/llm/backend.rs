@@ -106,7 +106,7 @@ impl Backend {
         match self {
             Backend::Cpu(_) => host_copy_bandwidth_gbps(256 << 20),
             #[cfg(feature = "cuda")]
-            Backend::Cuda(g) => crate::gpu::copy_bandwidth_gbps(g, 1 << 30),
+            Backend::Cuda(g) => crate::gpu::copy_ceiling_gbps(g),
         }
     }
 

@@ -4,10 +4,10 @@
 //! Validation already rejects absurd lengths; this keeps a merely long name (up to
 //! `artifact::limits::NAME_MAX_CHARS`) from widening every table, legend and filter it enters.
 
+use crate::artifact::Loaded;
 use crate::artifact::{Param, ResultRow};
 use crate::env::Env;
 use crate::history::{HistoryPoint, HistoryRecord};
-use crate::summary::Loaded;
 use crate::text::{elide, DISPLAY_MAX_CHARS};
 use std::borrow::Cow;
 use std::collections::BTreeMap;

@@ -23,7 +23,7 @@ pub mod write;
 pub use pages::{HistoryOptions, PageContext, SiteMeta};
 pub use plotly::PlotlyMode;
 
-use crate::summary::{load_dir_with_hint, Loaded};
+use crate::artifact::{load_dir_with_hint, Loaded};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 

@@ -5,9 +5,9 @@
 //! name); the older ones are counted as superseded and stay in summary.json / summary.csv.
 
 use super::names;
+use crate::artifact::Loaded;
 use crate::artifact::{Artifact, ResultRow, Status};
 use crate::identity::Identity;
-use crate::summary::Loaded;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// One result row with the artifact it came from.

@@ -3,7 +3,7 @@
 //! Text cells go through [`csv_cell`]: a name such as `=HYPERLINK(...)` would otherwise run as
 //! a formula when the CSV is opened in a spreadsheet. Numbers are written as they are.
 
-use super::Loaded;
+use crate::artifact::Loaded;
 use crate::artifact::Param;
 use crate::text::csv_cell;
 use std::collections::BTreeMap;

@@ -21,7 +21,7 @@ use super::plan::{sample_plan, Point};
 use super::progress::Progress;
 use super::record::{base_row, skipped_row, Recorder};
 use crate::artifact::{ResultRow, Status};
-use crate::gpu::{copy_bandwidth_gbps, measure, Gpu, TimingConfig, TimingMode};
+use crate::gpu::{copy_ceiling_gbps, measure, Gpu, TimingConfig, TimingMode};
 use anyhow::{Context, Result};
 use candle_core::Tensor;
 
@@ -100,7 +100,7 @@ pub fn run(args: &GemmArgs, points: &[Point]) -> Result<()> {
     }
     let mut progress = Progress::new(points);
 
-    let (copy, copy_method) = copy_bandwidth_gbps(&mut ctx.gpu, 1 << 30)?;
+    let (copy, copy_method) = copy_ceiling_gbps(&mut ctx.gpu)?;
     rec.artifact().ceilings.copy_gbps = Some(copy);
     rec.artifact().ceilings.method.push(copy_method);
     progress.note(&format!("copy ceiling: {copy:.0} GB/s"));

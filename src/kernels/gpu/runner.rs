@@ -6,7 +6,7 @@ use super::check::{compare, cpu_matmul, fresh_inputs, prepare, run_once, upload_
 use super::launch::{launch, Buffers};
 use super::{ceilings, profile, sticky_error};
 use crate::artifact::{ArtifactWriter, Ceilings, Correctness, ResultRow, Status};
-use crate::gpu::{copy_bandwidth_gbps, measure, Gpu, Measured, TimingConfig, TimingMode};
+use crate::gpu::{copy_ceiling_gbps, measure, Gpu, Measured, TimingConfig, TimingMode};
 use crate::kernels::args::{Args, Mode};
 use crate::kernels::manifest::{block_label, CpuReference};
 use crate::kernels::report;
@@ -144,7 +144,7 @@ pub fn ncu_target(gpu: &mut Gpu, plan: &Plan, funcs: &[CudaFunction], ids: &str)
 impl Run<'_> {
     fn ceilings(&mut self) -> Result<()> {
         eprintln!("measuring ceilings: device copy (1 GiB) and cuBLAS SGEMM 4096^3");
-        let (copy, m1) = copy_bandwidth_gbps(self.gpu, 1 << 30)?;
+        let (copy, m1) = copy_ceiling_gbps(self.gpu)?;
         let (sgemm, m2) = ceilings::sgemm_tflops(self.gpu, 4096)?;
         self.copy_gbps = Some(copy);
         self.f32_tflops = Some(sgemm);

@@ -378,9 +378,9 @@ pub const DTYPE_ORDER: &[&str] = &["f32", "tf32", "f16", "bf16", "f8"];
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::artifact::Loaded;
     use crate::artifact::{Artifact, Ceilings, ResultRow, RunInfo};
     use crate::env::Env;
-    use crate::summary::Loaded;
 
     #[test]
     fn a_switch_measured_both_ways_marks_only_the_uncommon_value() {

@@ -371,7 +371,7 @@ fn summary_table(store: &Store) -> TableView {
 }
 
 fn envs(store: &Store) -> Vec<EnvView> {
-    let mut groups: BTreeMap<String, Vec<&crate::summary::Loaded>> = BTreeMap::new();
+    let mut groups: BTreeMap<String, Vec<&crate::artifact::Loaded>> = BTreeMap::new();
     for l in store.loaded {
         let e = &l.artifact.env;
         // One environment per GPU model, driver, CUDA and host: runs on other boards of the
@@ -539,7 +539,7 @@ fn envs(store: &Store) -> Vec<EnvView> {
 }
 
 fn artifacts_table(store: &Store) -> (TableView, usize) {
-    let mut ls: Vec<&crate::summary::Loaded> = store.loaded.iter().collect();
+    let mut ls: Vec<&crate::artifact::Loaded> = store.loaded.iter().collect();
     ls.sort_by(|a, b| {
         (&b.artifact.run.finished_utc, &b.file).cmp(&(&a.artifact.run.finished_utc, &a.file))
     });

@@ -8,8 +8,9 @@
 
 use crate::artifact::Status;
 use crate::compare::Direction;
-use crate::history::{headline_stat, HistoryPoint, HistoryRecord, StatBrief};
+use crate::history::{HistoryPoint, HistoryRecord, StatBrief};
 use crate::site::names;
+use crate::trend::headline_stat;
 use std::collections::BTreeMap;
 
 /// What one small chart shows.

@@ -1,10 +1,10 @@
 //! Tests of point identity: problem against settings, the committed artifacts under the rule,
 //! and `compare` pairing rows that differ only in settings.
 
-use super::*;
-use crate::artifact::{read_artifact, Artifact};
-use crate::compare::{compare, Change, Options};
-use crate::history::{HistoryRecord, HistoryRun};
+use opbench::artifact::{Artifact, Param};
+use opbench::compare::{compare, Change, Options};
+use opbench::history::HistoryRun;
+use opbench::identity::*;
 use std::path::Path;
 
 fn params(kv: &[(&str, Param)]) -> Params {
@@ -112,14 +112,10 @@ fn rows_of_one_identity_pair_by_their_settings() {
     assert_eq!(pair_rows("llm", &[&off, &on], &[&off_sampled]), [(0, 0)]);
 }
 
-fn committed(rel: &str) -> Artifact {
-    read_artifact(&Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)).unwrap()
-}
-
 /// Every artifact committed under artifacts/ (not the history's compact files).
 fn committed_artifacts() -> Vec<(String, Artifact)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("artifacts");
-    let (loaded, warnings) = crate::summary::load_dir(&root, false).unwrap();
+    let (loaded, warnings) = opbench::artifact::load_dir(&root, false).unwrap();
     assert!(warnings.is_empty(), "{warnings:?}");
     assert!(loaded.len() >= 8, "{} artifacts", loaded.len());
     loaded.into_iter().map(|l| (l.file, l.artifact)).collect()
@@ -150,7 +146,7 @@ fn committed_artifacts_declare_every_parameter_and_keep_their_rows_apart() {
 #[test]
 fn committed_history_files_load_under_the_rule() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("artifacts/history");
-    let h = crate::history::History::load(&dir, false).unwrap();
+    let h = opbench::history::History::load(&dir, false).unwrap();
     assert!(h.runs.len() >= 10, "{} runs", h.runs.len());
     let series = h.series(&Options::default());
     // LayerNorm's launch configuration changed between those runs; its lines go on.
@@ -163,23 +159,22 @@ fn committed_history_files_load_under_the_rule() {
     assert!(longest >= 4, "longest LayerNorm line has {longest} runs");
 }
 
-fn run_of(a: &Artifact) -> HistoryRun {
-    HistoryRun::new(format!("{}.json", a.run.id), HistoryRecord::of(a)).unwrap()
+/// A committed history record (written once, never modified), as a run.
+fn recorded(name: &str) -> HistoryRun {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("artifacts/history/llm")
+        .join(name);
+    let record = opbench::history::read_history_file(&p).unwrap();
+    HistoryRun::new(name.to_string(), record).unwrap()
 }
 
 #[test]
 fn llm_rows_differing_only_in_settings_pair_with_a_verdict() {
-    // The committed H200 run has no mem_sampled / harness params; the H100 run, from a later
-    // commit, has them on every generate row.
-    let base = committed("artifacts/llm.json");
-    let head = committed("artifacts/h100/llm.json");
-    let r = compare(
-        "h200",
-        &[run_of(&base)],
-        "h100",
-        &[run_of(&head)],
-        &Options::default(),
-    );
+    // The recorded H200 run of eed9d5c has no mem_sampled / harness params; the H100 run of
+    // 7964199, a later commit, has them on every generate row.
+    let base = recorded("20261122T023534Z-eed9d5c80bae-nvidia-h200-8e373f33.json.gz");
+    let head = recorded("20261122T034918Z-7964199debeb-nvidia-h100-80gb-hbm3-0ff5934b.json.gz");
+    let r = compare("h200", &[base], "h100", &[head], &Options::default());
     let tiny: Vec<_> = r
         .lines
         .iter()
@@ -219,7 +214,7 @@ fn llm_rows_differing_only_in_settings_pair_with_a_verdict() {
             .map(|v| v.contains("event_tracking=on")),
         Some(true)
     );
-    let text = crate::compare::render::text(&r);
+    let text = opbench::compare::render::text(&r);
     assert!(text.contains("settings that differ"), "{text}");
     assert!(text.contains("mem_sampled: - -> true"));
 }

@@ -1,8 +1,8 @@
 //! Regressions of the newest run of each kind and GPU against the previous commit's run on
 //! the same GPU: what `summary.json` lists under `regressions`.
 
-use super::load::{History, HistoryRun};
 use crate::compare::{compare, Line, Options, Report};
+use crate::history::{is_base, History, HistoryRun};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -58,7 +58,7 @@ impl History {
             let Some(base) = runs
                 .iter()
                 .rev()
-                .find(|r| super::load::is_base(&r.name, &head.name, against))
+                .find(|r| is_base(&r.name, &head.name, against))
             else {
                 continue;
             };

@@ -1,10 +1,9 @@
 //! Per-point series over the history: one line per (point, quantity, GPU), with the median's
 //! 95% band and each run's verdict against the previous run on the same GPU.
 
-use super::load::History;
-use super::record::{HistoryPoint, StatBrief};
 use crate::artifact::Status;
 use crate::compare::{judge, Direction, Judgement, Options};
+use crate::history::{History, HistoryPoint, StatBrief};
 use crate::identity::Identity;
 use serde::Serialize;
 use std::collections::BTreeMap;

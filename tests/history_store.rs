@@ -1,8 +1,9 @@
-//! Tests of the history: record, naming, loading, series, summary merge, size math.
+//! The history end to end: record, naming, loading, series, latest changes, the summary's
+//! regressions, size math.
 
-use super::synthetic::{self, RunSpec};
-use super::*;
-use crate::artifact::{write_json_atomic, Artifact};
+use opbench::artifact::{write_json_atomic, Artifact};
+use opbench::history::synthetic::{self, RunSpec};
+use opbench::history::*;
 use std::path::Path;
 
 const H100: &str = "NVIDIA H100 80GB HBM3";
@@ -56,7 +57,7 @@ fn record_names_files_and_is_idempotent() {
     assert_eq!(kept.n, orig.n);
     assert!(kept.median_ci95[0] <= kept.p50 && kept.p50 <= kept.median_ci95[1]);
     // A plain artifact is never double-read as history, and the file is not an artifact.
-    assert!(crate::artifact::read_artifact(&r.path).is_err());
+    assert!(opbench::artifact::read_artifact(&r.path).is_err());
 }
 
 #[test]
@@ -125,14 +126,19 @@ fn loader_keys_runs_by_commit_gpu_and_time() {
     assert_eq!(h.run(one.run_id()).unwrap().file, one.file);
 
     // Series: one line per point, quantity and GPU, two runs each, judged against the first.
-    let series = h.series(&crate::compare::Options::default());
+    let series = h.series(&opbench::compare::Options::default());
     let per_gpu_lines: usize = synthetic::suite().iter().map(|p| p.stats.len()).sum();
     assert_eq!(series.len(), 2 * per_gpu_lines);
     for s in &series {
         assert_eq!(s.points.len(), 2, "{:?}", s.point);
         assert!(s.points[0].vs_previous.is_none());
         let j = s.points[1].vs_previous.unwrap();
-        assert_ne!(j.verdict, crate::compare::Verdict::Slower, "{:?}", s.point);
+        assert_ne!(
+            j.verdict,
+            opbench::compare::Verdict::Slower,
+            "{:?}",
+            s.point
+        );
         assert!(s.points[0].median_ci95[0] <= s.points[0].p50);
         assert!(s.points[0].started_utc < s.points[1].started_utc);
     }
@@ -141,7 +147,7 @@ fn loader_keys_runs_by_commit_gpu_and_time() {
         .iter()
         .all(|s| s.stat == "time_us" || s.stat == "decode_step_ms"));
     // Latest changes: one per kind and GPU, none of them a regression (no change injected).
-    let latest = h.latest_changes(&crate::compare::Options::default());
+    let latest = h.latest_changes(&opbench::compare::Options::default());
     assert_eq!(latest.len(), 6);
     assert!(
         latest.iter().all(|c| c.regressions.is_empty()),
@@ -154,7 +160,7 @@ fn loader_keys_runs_by_commit_gpu_and_time() {
     let full = History::load(&hist, false).unwrap();
     let pairs = History::load_latest_pairs(&hist, false).unwrap();
     assert_eq!((full.runs.len(), pairs.runs.len()), (13, 12));
-    let opts = crate::compare::Options::default();
+    let opts = opbench::compare::Options::default();
     assert_eq!(
         serde_json::to_value(full.latest_changes(&opts)).unwrap(),
         serde_json::to_value(pairs.latest_changes(&opts)).unwrap()
@@ -192,7 +198,7 @@ fn summarize_never_counts_history_and_counts_each_run_once() {
     std::fs::create_dir_all(arts.join("fleet")).unwrap();
     write(&arts.join("fleet"), "layernorm-h200.json", &a);
     record_artifact(&a, &arts.join(HISTORY_DIR), RecordOptions::default()).unwrap();
-    let (loaded, warnings) = crate::summary::load_dir(&arts, false).unwrap();
+    let (loaded, warnings) = opbench::artifact::load_dir(&arts, false).unwrap();
     assert_eq!(loaded.len(), 1, "history records are not artifacts");
     assert_eq!(loaded[0].file, "fleet/layernorm-h200.json");
     assert!(
@@ -201,7 +207,7 @@ fn summarize_never_counts_history_and_counts_each_run_once() {
             .any(|w| w.contains("left out layernorm.json")),
         "{warnings:?}"
     );
-    let o = crate::summary::run(&arts, &arts, false).unwrap();
+    let o = opbench::summary::run(&arts, &arts, false).unwrap();
     assert_eq!(o.artifacts, 1);
     let csv = std::fs::read_to_string(&o.csv).unwrap();
     assert_eq!(csv.lines().count(), 1 + a.results.len());
@@ -233,7 +239,7 @@ fn summary_lists_a_regression_of_the_newest_commit() {
         }
         record_artifact(&synthetic::run(&spec), &hist, RecordOptions::default()).unwrap();
     }
-    let o = crate::summary::run(&arts, &arts, false).unwrap();
+    let o = opbench::summary::run(&arts, &arts, false).unwrap();
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&o.json).unwrap()).unwrap();
     let regs = doc["regressions"].as_array().unwrap();

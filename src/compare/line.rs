@@ -1,0 +1,104 @@
+//! One line of a comparison: a point's quantity on each side and how it changed.
+
+use super::verdict::{Judgement, Verdict};
+use crate::history::StatBrief;
+use crate::identity::Identity;
+use serde::Serialize;
+
+/// What one side says about a quantity: median and its interval.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Side {
+    pub p50: f64,
+    pub median_ci95: [f64; 2],
+    pub n: usize,
+    pub run_id: String,
+}
+
+impl Side {
+    pub(super) fn of(s: &StatBrief, run_id: &str) -> Self {
+        Side {
+            p50: s.p50,
+            median_ci95: s.median_ci95,
+            n: s.n,
+            run_id: run_id.to_string(),
+        }
+    }
+}
+
+/// How a point (one quantity) changed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "change", rename_all = "snake_case")]
+pub enum Change {
+    /// Measured on both sides and judged.
+    Compared(Judgement),
+    /// Only in head.
+    Added,
+    /// Only in base.
+    Removed,
+    /// Measured in base, failed its correctness check (or errored) in head: a regression.
+    Failed,
+    /// Present on both sides without two measurements to compare (skipped, failed in base, ...).
+    NotComparable { reason: String },
+}
+
+/// One line of the table.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Line {
+    /// "NVIDIA H100 80GB HBM3", or "base GPU -> head GPU" when they differ.
+    pub gpu: String,
+    pub point: Identity,
+    /// Settings that differ between the two matched rows, as `k: base -> head`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub settings: Vec<String>,
+    /// The row's settings, when a side holds several rows of this point (told apart by them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
+    /// The sampled quantity (`time_us`, ...); "-" when the point has none.
+    pub stat: String,
+    pub base: Option<Side>,
+    pub head: Option<Side>,
+    pub change: Change,
+    /// Set when a control implementation moved at this point (see `control`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control: Option<String>,
+}
+
+impl Line {
+    /// The verdict word for tables: SAME, FASTER, SLOWER, UNCERTAIN, ADDED, REMOVED, FAILED, N/A.
+    pub fn label(&self) -> &'static str {
+        match &self.change {
+            Change::Compared(j) => j.verdict.as_str(),
+            Change::Added => "ADDED",
+            Change::Removed => "REMOVED",
+            Change::Failed => "FAILED",
+            Change::NotComparable { .. } => "N/A",
+        }
+    }
+
+    pub fn verdict(&self) -> Option<Verdict> {
+        match &self.change {
+            Change::Compared(j) => Some(j.verdict),
+            _ => None,
+        }
+    }
+
+    /// SLOWER (except a control implementation's own drift), or a point that was measured in
+    /// base and fails in head.
+    pub fn is_regression(&self) -> bool {
+        matches!(self.change, Change::Failed)
+            || (self.verdict() == Some(Verdict::Slower) && self.control.is_none())
+    }
+
+    /// What `--fail-on-regression` fails on: a regression, or a point (or quantity) measured in
+    /// base that head no longer has.
+    pub fn fails_gate(&self) -> bool {
+        self.is_regression() || matches!(self.change, Change::Removed)
+    }
+
+    pub fn ratio(&self) -> Option<f64> {
+        match &self.change {
+            Change::Compared(j) => j.ratio,
+            _ => None,
+        }
+    }
+}
