@@ -3,6 +3,7 @@
 
 use super::super::chart::{pt_cat, pt_num, ChartView, Pt, Trace, TraceSet};
 use super::super::fmt;
+use super::super::measured;
 use super::super::names;
 use super::super::palette::{self, Palette};
 use super::super::points::Point;
@@ -177,7 +178,9 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
         t.points.push(pt_num(*b, *v, hover(p, &extra), p.dims()));
     }
     thr.traces = set.into_vec();
-    let thr = thr.finish("No decode point carries batch and decode tokens/s.");
+    let thr = thr
+        .measured(&decode, measured::MEDIAN_RATE)
+        .finish("No decode point carries batch and decode tokens/s.");
 
     let pct_charts = latency::distributions(&charted, pal);
 
@@ -222,7 +225,9 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
         .push(pt);
     }
     pd.traces = set.into_vec();
-    let pd = pd.finish("No prefill or decode point carries tokens/s.");
+    let pd = pd
+        .measured(&charted, measured::MEDIAN_RATE)
+        .finish("No prefill or decode point carries tokens/s.");
 
     let arch = arch::chart(points);
 
@@ -251,7 +256,8 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
             );
         }
         c.traces = set.into_vec();
-        c.finish("No decode point carries tokens/s with this model size.")
+        c.measured(&decode, measured::MEDIAN_RATE)
+            .finish("No decode point carries tokens/s with this model size.")
     };
     let eff_layer = efficiency(
         "llm-eff-layer",
@@ -330,7 +336,9 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
         }
     }
     bound.traces = set.into_vec();
-    let bound = bound.finish("No decode point carries tokens/s.");
+    let bound = bound
+        .measured(&decode, measured::MEDIAN_RATE)
+        .finish("No decode point carries tokens/s.");
 
     let mut s1 = Section::new("latency", "Latency", "");
     s1.charts.push(lat);
