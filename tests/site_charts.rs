@@ -268,3 +268,24 @@ fn every_chart_says_what_was_measured_where_and_the_statistic() {
         }
     }
 }
+
+#[test]
+fn llm_throughput_reads_at_a_glance() {
+    for (site, pages) in every_site() {
+        let c = page(&pages, "llm.html")
+            .charts()
+            .find(|c| c.id == "llm-throughput")
+            .unwrap();
+        let legend = opbench::site::rules::legend_entries(c);
+        assert!(legend <= 10, "{site}: {legend} legend entries");
+        assert!(!c.hide_legend, "{site}: the legend is shown");
+        for t in &c.traces {
+            assert!(t.points.len() >= 2, "{site}: {} is not a line", t.name);
+            assert!(
+                !t.name.contains("NVIDIA") && !t.name.contains("FIXTURE"),
+                "{site}: GPU in the name {}",
+                t.name
+            );
+        }
+    }
+}

@@ -1,7 +1,7 @@
 //! The LLM page: latency, throughput, percentiles, prefill vs decode, architectures,
 //! efficiency, the transformers peer side by side, and decode against its bandwidth bound.
 
-use super::super::chart::{pt_cat, pt_num, ChartView, Pt, Trace, TraceSet};
+use super::super::chart::{pt_cat, ChartView, Pt, Trace, TraceSet};
 use super::super::fmt;
 use super::super::measured;
 use super::super::names;
@@ -13,6 +13,7 @@ use super::PageContext;
 mod arch;
 mod latency;
 mod peer;
+mod throughput;
 use std::collections::HashMap;
 
 /// The phases this page charts, each found by its stat: a row of benchmark "prefill",
@@ -137,50 +138,7 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
 
     let lat = latency::latency(&charted, pal);
 
-    // Throughput across batch sizes.
-    let mut thr = ChartView::new(
-        "llm-throughput",
-        "Decode throughput across batch sizes",
-        "Generated tokens per second during decode (batch × steps per second), one line per \
-         implementation, model and dtype.",
-        "batch size",
-        "decode tokens/s",
-    );
-    thr.log_x = true;
-    thr.compact = true;
-    thr.log_y = true;
-    let mut set = TraceSet::default();
-    let mut rows: Vec<(f64, Point, f64)> = Vec::new();
-    for p in &decode {
-        if let (Some(b), Some(v)) = (
-            names::param_f64(p.row, names::BATCH),
-            names::decode_tps(p.row),
-        ) {
-            rows.push((b, *p, v));
-        }
-    }
-    rows.sort_by(|a, b| a.0.total_cmp(&b.0));
-    for (b, p, v) in &rows {
-        let model = names::param_str(p.row, names::MODEL).unwrap_or_default();
-        let name = with_extra(
-            format!(
-                "{} · {model} {}",
-                series(p.imp(), p, multi),
-                p.dtype().unwrap_or_default()
-            ),
-            p,
-            &extras,
-        );
-        let extra = vec![format!("{} tokens/s", fmt::num(*v))];
-        let t = set.get(&name, || {
-            Trace::new(&name, pal.of(p.imp()), "lines+markers")
-        });
-        t.points.push(pt_num(*b, *v, hover(p, &extra), p.dims()));
-    }
-    thr.traces = set.into_vec();
-    let thr = thr
-        .measured(&decode, measured::MEDIAN_RATE)
-        .finish("No decode point carries batch and decode tokens/s.");
+    let thr = throughput::chart(&decode, pal);
 
     let pct_charts = latency::distributions(&charted, pal);
 
