@@ -102,11 +102,11 @@ pub(super) fn ladder_chart(ok: &[Point], figs: &[Figures], pal: &Palette) -> Cha
     let mut set = TraceSet::default();
     for g in &groups {
         let s = g.spread;
-        let name = if multi {
-            format!("{} · {}", g.dtype, g.gpu)
-        } else {
-            g.dtype.clone()
-        };
+        // One legend entry per dtype: the GPU is the fill pattern, named in the caption.
+        // (the solid bars of the first GPU carry it, where that GPU ran the dtype).
+        let name = g.dtype.clone();
+        let on_first = |h: &KernelVsCublas| h.dtype == g.dtype && Some(&h.gpu) == gpu_list.first();
+        let in_legend = on_first(g) || !groups.iter().any(on_first);
         let first = g.rows[0];
         let mut f = first.dims();
         f.remove("model");
@@ -126,15 +126,27 @@ pub(super) fn ladder_chart(ok: &[Point], figs: &[Figures], pal: &Palette) -> Cha
             ..crate::site::chart::pt_cat(&g.kernel, s.median, hover, f)
         };
         let i = dtypes.iter().position(|d| *d == g.dtype).unwrap_or(0);
-        set.get(&name, || {
+        set.get(&format!("{name}\u{1f}{}", g.gpu), || {
             let mut t = Trace::new(&name, Palette::nth(i), "bar");
             t.pattern = gpu_pattern(&first, &gpu_list);
+            t.no_legend = !in_legend;
             t
         })
         .points
         .push(pt);
     }
     c.traces = set.into_vec();
+    if multi {
+        let fills: Vec<String> = gpu_list
+            .iter()
+            .enumerate()
+            .map(|(i, g)| match i {
+                0 => format!("solid: {g}"),
+                _ => format!("hatched: {g}"),
+            })
+            .collect();
+        c.caption.push_str(&format!(" Bars {}.", fills.join(", ")));
+    }
     let rows: Vec<Point> = groups.iter().flat_map(|g| g.rows.iter().copied()).collect();
     c.measured(&rows, measured::RATIO_OF_MEDIANS)
         .finish("No kernel has a cuBLAS time at the same shape to compare with.")

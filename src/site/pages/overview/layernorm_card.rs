@@ -41,13 +41,15 @@ pub fn card(gpu: &str, pts: &[Point]) -> Option<Card> {
     let s = Spread::of(&values)?;
     let faster = values.iter().filter(|v| **v > 1.0).count();
     let mut details = vec![format!("faster than {base} at {faster} of {} points", s.n)];
+    // Against the copy ceiling where data comes from DRAM: the cold-L2 points.
     let pct: Vec<f64> = sp
         .iter()
+        .filter(|(_, p)| names::param_str(p.row, names::MODE).as_deref() == Some("cold"))
         .filter_map(|(_, p)| names::metric(p.row, names::PCT_COPY))
         .collect();
     if let Some(c) = Spread::of(&pct) {
         details.push(format!(
-            "bandwidth: median {} of the copy ceiling ({})",
+            "cold L2: median {} of the copy bandwidth ({})",
             fmt::pct(c.median),
             c.interval(fmt::pct)
         ));
