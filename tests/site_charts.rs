@@ -228,3 +228,64 @@ fn one_system_panel_per_environment_with_throttling_marked() {
         envs.iter().map(|e| &e.throttled).collect::<Vec<_>>()
     );
 }
+
+#[test]
+fn every_chart_says_what_was_measured_where_and_the_statistic() {
+    for (site, pages) in every_site() {
+        for p in &pages {
+            for c in p.charts() {
+                let s = &c.subtitle;
+                assert!(
+                    s.starts_with("Measured on ") && s.contains("commit"),
+                    "{site} {} {}: subtitle {s:?}",
+                    p.file,
+                    c.id
+                );
+                // Every GPU the chart draws is named in it.
+                for t in &c.traces {
+                    for pt in &t.points {
+                        if let Some(g) = pt.f.get("gpu") {
+                            assert!(s.contains(g.as_str()), "{site} {}: {g} not in {s:?}", c.id);
+                        }
+                    }
+                }
+                assert!(
+                    [
+                        "median",
+                        "P50",
+                        "CUPTI",
+                        "Nsight",
+                        "parameters",
+                        "error",
+                        "FLOPs"
+                    ]
+                    .iter()
+                    .any(|w| s.contains(w)),
+                    "{site} {}: no statistic in {s:?}",
+                    c.id
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn llm_throughput_reads_at_a_glance() {
+    for (site, pages) in every_site() {
+        let c = page(&pages, "llm.html")
+            .charts()
+            .find(|c| c.id == "llm-throughput")
+            .unwrap();
+        let legend = opbench::site::rules::legend_entries(c);
+        assert!(legend <= 10, "{site}: {legend} legend entries");
+        assert!(!c.hide_legend, "{site}: the legend is shown");
+        for t in &c.traces {
+            assert!(t.points.len() >= 2, "{site}: {} is not a line", t.name);
+            assert!(
+                !t.name.contains("NVIDIA") && !t.name.contains("FIXTURE"),
+                "{site}: GPU in the name {}",
+                t.name
+            );
+        }
+    }
+}

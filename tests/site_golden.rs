@@ -123,10 +123,28 @@ fn the_fixture_site_has_the_pages_and_charts_it_promises() {
     let cards: Vec<&str> = overview.cards.iter().map(|c| c.value.as_str()).collect();
     assert_eq!(
         cards.len(),
-        6,
-        "LayerNorm and LLM on two GPUs, GEMM on one, the history's newest commit: {cards:?}"
+        5,
+        "LayerNorm and LLM on two GPUs, GEMM on one: {cards:?}"
     );
     assert!(overview.cards.iter().all(|c| !c.muted));
+    // Every card is a median with its spread and links to a chart of its page.
+    for c in &overview.cards {
+        assert!(
+            c.stat.contains("median") && c.stat.contains("P5–P95"),
+            "{c:?}"
+        );
+        let (file, hash) = c.link.split_once("#chart=fig-").expect("a chart link");
+        let id = hash.split('&').next().unwrap();
+        let page = pages.iter().find(|p| p.file == file).unwrap();
+        assert!(
+            page.charts().any(|ch| ch.id == id),
+            "{file} has no chart {id}"
+        );
+    }
+    // The regressions strip: the history's newest commit per kind and GPU.
+    let strip = overview.regressions.as_ref().expect("a regressions strip");
+    assert_eq!(strip.items.len(), 2, "LayerNorm on two GPUs: {strip:?}");
+    assert!(strip.items[0].verdicts.contains("1 FASTER"), "{strip:?}");
     assert_eq!(overview.envs.len(), 2);
     // Kernel-specific params (impl_kind, ladder_step, block_threads) must not keep a kernel
     // from its cuBLAS or candle comparison point.

@@ -2,6 +2,7 @@
 //! and the same data as a pre-formatted table.
 
 use super::fmt;
+use super::points::Point;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -134,6 +135,9 @@ pub struct ChartView {
     /// DOM id, unique in the page.
     pub id: String,
     pub title: String,
+    /// What was measured where (GPUs, commits, dates) and the statistic drawn, from
+    /// `super::measured::subtitle`.
+    pub subtitle: String,
     /// How to read it: what is plotted, from which fields.
     pub caption: String,
     pub kind: ChartKind,
@@ -185,6 +189,7 @@ impl ChartView {
         ChartView {
             id: id.into(),
             title: title.into(),
+            subtitle: String::new(),
             caption: caption.into(),
             kind: ChartKind::Xy,
             x_title: x_title.into(),
@@ -207,6 +212,13 @@ impl ChartView {
             empty: None,
             table: TableView::default(),
         }
+    }
+
+    /// The subtitle from the rows the chart draws and `stat`, what it draws of each
+    /// (`super::measured`).
+    pub fn measured(mut self, rows: &[Point], stat: &str) -> Self {
+        self.subtitle = super::measured::subtitle(rows, stat);
+        self
     }
 
     /// Whether any data point (not a guide line) or cell is present.
@@ -294,12 +306,13 @@ impl ChartView {
         TableView { columns, rows }
     }
 
-    /// What the browser needs: everything but the caption and the table.
+    /// What the browser needs: everything but the texts and the table.
     pub fn browser_data(&self) -> serde_json::Value {
         let mut v = serde_json::to_value(self).unwrap_or(serde_json::Value::Null);
         if let Some(o) = v.as_object_mut() {
             o.remove("table");
             o.remove("caption");
+            o.remove("subtitle");
             o.remove("title");
         }
         v

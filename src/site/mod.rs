@@ -10,6 +10,7 @@ pub mod display;
 pub mod embed;
 pub mod filters;
 pub mod fmt;
+pub mod measured;
 pub mod names;
 pub mod pages;
 pub mod palette;

@@ -566,6 +566,8 @@
   });
 
   var rendering = 0;
+  // A link to one chart (an overview card's "#chart=fig-…"): scrolled to once, when drawn.
+  var jumped = false;
   function update() {
     var state = dropStale(readState());
     applyFilters(state);
@@ -573,6 +575,11 @@
     document.body.setAttribute("data-rendered", "0");
     var mine = rendering;
     drawAll(state).then(function () {
+      if (!jumped) {
+        jumped = true;
+        var at = state.chart ? document.getElementById(state.chart) : null;
+        if (at) at.scrollIntoView();
+      }
       if (mine === rendering) document.body.setAttribute("data-rendered", "1");
     });
   }

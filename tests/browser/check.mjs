@@ -244,6 +244,14 @@ async function checkSite(browser, dir, opts) {
       check(bar.png === bar.charts, `${name}: every chart keeps its PNG export (${bar.png}/${bar.charts})`);
       check(bar.outward.length === 0, `${name}: no mode-bar button sends data out${bar.outward.length ? ": " + bar.outward.join(", ") : ""}`);
     }
+    // Every drawn chart says what was measured where and the statistic (src/site/measured.rs).
+    const subtitles = await page.$$eval("figure.chart", (fs) => fs
+      .filter((f) => f.querySelector(".plot"))
+      .map((f) => [f.id, (f.querySelector(".subtitle") || {}).textContent || ""]));
+    const bare = subtitles.filter(([, t]) => !/^Measured on .+ · commit/.test(t));
+    if (subtitles.length) {
+      check(bare.length === 0, `${name}: every chart has its "Measured on … · commit … · statistic" subtitle${bare.length ? ": " + bare.map(([id]) => id).join(", ") : ""}`);
+    }
     // The legend rule (src/site/rules.rs MAX_LEGEND_ENTRIES).
     const legends = await legendEntries(page);
     const crowded = Object.entries(legends).filter(([, n]) => n > MAX_LEGEND);
@@ -262,6 +270,37 @@ async function checkSite(browser, dir, opts) {
     check(problems.length === 0, `${name}: no console error, failed request or dialog${problems.length ? ": " + problems.join(" | ") : ""}`);
     await page.close();
   }
+}
+
+// The overview's cards each open the chart they summarise (the page scrolls to it), and the
+// regressions strip lists the history's newest commit per kind and GPU, linking to the pages.
+async function checkOverview(browser, dir) {
+  const problems = [];
+  const index = await open(browser, path.join(dir, "index.html"), problems);
+  const links = await index.$$eval("a.card", (as) => as.map((a) => a.getAttribute("href")));
+  const strip = await index.$$eval("#regressions-strip li a", (as) => as.map((a) => a.getAttribute("href")));
+  await index.close();
+  const charted = links.filter((l) => l.includes("#chart="));
+  check(charted.length > 0, `${dir}: overview cards link to charts (${charted.length} of ${links.length})`);
+  for (const link of charted) {
+    const [file, hash] = link.split("#");
+    const id = decodeURIComponent(hash.split("&").find((kv) => kv.startsWith("chart=")).slice(6));
+    const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+    await page.route(/^(https?|wss?):/, (r) => r.abort("internetdisconnected"));
+    await page.goto(pathToFileURL(path.join(dir, file)).href + "#" + hash);
+    await page.waitForSelector("body[data-rendered='1']", { timeout: 60000 });
+    const seen = await page.evaluate((i) => {
+      const el = document.getElementById(i);
+      if (!el) return "missing";
+      const r = el.getBoundingClientRect();
+      return r.top < window.innerHeight && r.bottom > 0 ? "in view" : `off screen (top ${Math.round(r.top)})`;
+    }, id);
+    check(seen === "in view", `${dir}: card link ${file}#…${id} opens that chart (${seen})`);
+    await page.close();
+  }
+  check(strip.length > 0 && strip.every((l) => fs.existsSync(path.join(dir, l.split("#")[0]))),
+    `${dir}: regressions strip lists ${strip.length} kind/GPU pairs, each linking to an existing page`);
+  check(problems.length === 0, `${dir}: overview opens without errors${problems.length ? ": " + problems.join(" | ") : ""}`);
 }
 
 // Change one filter on every page that has one: points must change, stay > 0, land in the URL,
@@ -530,6 +569,11 @@ async function main() {
     for (const dir of a.site) await checkPhone(browser, dir);
     if (a.hostile) await checkSite(browser, a.hostile, { hostile: true });
     if (a.filters) await checkFilters(browser, a.filters);
+    // The fixture site has a history, so it must have the strip; others where they have one.
+    for (const dir of a.site.filter((d) => d === a.filters ||
+      fs.readFileSync(path.join(d, "index.html"), "utf8").includes("regressions-strip"))) {
+      await checkOverview(browser, dir);
+    }
     for (const [i, out] of a.vercel.entries()) {
       await checkVercel(browser, out, a.vercelFrom[i], a.vercelFilters.includes(out));
     }

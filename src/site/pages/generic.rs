@@ -3,6 +3,7 @@
 
 use super::super::chart::{pt_cat, ChartView, Trace, TraceSet};
 use super::super::fmt;
+use super::super::measured;
 use super::super::names;
 use super::super::palette::Palette;
 use super::super::points::Point;
@@ -51,7 +52,9 @@ pub fn build(page: &mut PageContext, kind: &str, points: &[Point], pal: &Palette
             .push(pt);
     }
     c.traces = set.into_vec();
-    let c = c.finish("No point of this kind carries a time statistic.");
+    let c = c
+        .measured(points, measured::MEDIAN_P5_P95)
+        .finish("No point of this kind carries a time statistic.");
     let mut s = Section::new("results", "Results", "");
     s.charts.push(c);
     s.tables

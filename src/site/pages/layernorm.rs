@@ -3,6 +3,7 @@
 
 use super::super::chart::{pt_cat, ChartView, HLine, Pt, Trace, TraceSet};
 use super::super::fmt;
+use super::super::measured;
 use super::super::names;
 use super::super::palette::{self, Palette};
 use super::super::points::Point;
@@ -133,7 +134,9 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
         push(&mut set, p, "bar", pt);
     }
     lat.traces = set.into_vec();
-    let lat = lat.finish("No timed LayerNorm point carries a time statistic.");
+    let lat = lat
+        .measured(&ok, measured::MEDIAN_P5_P95)
+        .finish("No timed LayerNorm point carries a time statistic.");
 
     // Speedup.
     let mut sp = ChartView::new(
@@ -178,9 +181,11 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
         );
     }
     sp.traces = set.into_vec();
-    let sp = sp.finish(&format!(
-        "No point has both a {baseline} time and another implementation's time."
-    ));
+    let sp = sp
+        .measured(&ok, measured::RATIO_OF_MEDIANS)
+        .finish(&format!(
+            "No point has both a {baseline} time and another implementation's time."
+        ));
 
     // Bandwidth against the copy ceiling.
     let mut bw = ChartView::new(
@@ -224,7 +229,9 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
         );
     }
     bw.traces = set.into_vec();
-    let bw = bw.finish("No point carries GB/s or the bytes and time to compute it.");
+    let bw = bw
+        .measured(&ok, measured::AT_MEDIAN)
+        .finish("No point carries GB/s or the bytes and time to compute it.");
 
     // Correctness.
     let mut cor = ChartView::new(
@@ -279,7 +286,9 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
         ));
     }
     cor.traces = set.into_vec();
-    let cor = cor.finish("No point carries a correctness check.");
+    let cor = cor
+        .measured(points, measured::CHECK)
+        .finish("No point carries a correctness check.");
 
     let mut s1 = Section::new(
         "latency",

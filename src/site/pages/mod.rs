@@ -8,6 +8,7 @@ mod kernels;
 mod layernorm;
 mod llm;
 mod overview;
+mod spread;
 mod trace;
 
 pub use common::{NamedTable, Section};
@@ -56,6 +57,8 @@ pub struct Empty {
 pub struct Card {
     pub title: String,
     pub value: String,
+    /// The statistic the value is and its spread: "median over 48 points …; P5–P95 …".
+    pub stat: String,
     pub details: Vec<String>,
     pub link: String,
     pub f: Dims,
@@ -88,6 +91,9 @@ pub struct PageContext {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub empty: Option<Empty>,
     pub cards: Vec<Card>,
+    /// The overview's regressions strip.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub regressions: Option<overview::RegressionStrip>,
     pub envs: Vec<EnvView>,
     pub sections: Vec<Section>,
     /// The history page's small charts and tables.
@@ -230,6 +236,7 @@ pub fn build_all(store: &Store, meta: &SiteMeta, hopts: &HistoryOptions) -> Vec<
             filters: Vec::new(),
             empty: None,
             cards: Vec::new(),
+            regressions: None,
             envs: Vec::new(),
             sections: Vec::new(),
             history: None,
@@ -237,10 +244,7 @@ pub fn build_all(store: &Store, meta: &SiteMeta, hopts: &HistoryOptions) -> Vec<
         };
         let points = store.of_kind(kind);
         match kind.as_str() {
-            "" => {
-                overview::build(&mut page, store, &palette, &entries);
-                page.cards.extend(history::overview_card(&hist));
-            }
+            "" => overview::build(&mut page, store, &hist),
             "llm" => llm::build(&mut page, &points, &palette),
             "layernorm" => layernorm::build(&mut page, &points, &palette),
             "gemm" => gemm::build(&mut page, &points, &palette),

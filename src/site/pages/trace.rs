@@ -12,6 +12,9 @@ use super::{plain_table, PageContext};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
+/// What the trace charts draw: CUPTI activity times of the traced steps, not repeats.
+const TRACED: &str = "CUPTI activity times of the traced steps (one run, no repeats)";
+
 /// The compact trace's `format` field.
 pub const TRACE_FORMAT: &str = "opbench_kernel_trace";
 
@@ -322,6 +325,7 @@ pub fn build(page: &mut PageContext, points: &[Point]) {
                 .position(|s| s.get("phase").and_then(Value::as_str) == Some("decode"));
             for (i, id) in [(decode, "tl-decode"), (prefill, "tl-prefill")] {
                 if let Some(c) = i.and_then(|i| timeline(&t, i, id, &gpu)) {
+                    let c = c.measured(points, TRACED);
                     s_tl.charts.push(c);
                 }
             }
@@ -432,9 +436,10 @@ pub fn build(page: &mut PageContext, points: &[Point]) {
         });
         c.x_order = xs;
         c.traces = traces;
-        s_cls
-            .charts
-            .push(c.finish("No trace_class rows in the artifact."));
+        s_cls.charts.push(
+            c.measured(points, TRACED)
+                .finish("No trace_class rows in the artifact."),
+        );
     }
     // Idle share per step.
     {
@@ -465,9 +470,10 @@ pub fn build(page: &mut PageContext, points: &[Point]) {
             t.points.push(pt_cat(&x, v, hover, Dims::new()));
         }
         c.traces = vec![t];
-        s_cls
-            .charts
-            .push(c.finish("No trace_step rows in the artifact."));
+        s_cls.charts.push(
+            c.measured(points, TRACED)
+                .finish("No trace_step rows in the artifact."),
+        );
     }
     let step_rows = steps
         .iter()
@@ -590,9 +596,10 @@ pub fn build(page: &mut PageContext, points: &[Point]) {
         traces.sort_by_key(|t| CLASSES.iter().position(|c| *c == t.name).unwrap_or(99));
         c.x_order = ordered_categories(cats);
         c.traces = traces;
-        s_layer
-            .charts
-            .push(c.finish("No trace_layer rows with class times."));
+        s_layer.charts.push(
+            c.measured(points, TRACED)
+                .finish("No trace_layer rows with class times."),
+        );
     }
     page.filters = {
         let d: Vec<Dims> = s_tl

@@ -7,6 +7,10 @@ use crate::site::fmt;
 use crate::site::points::Point;
 use std::collections::{BTreeMap, BTreeSet};
 
+/// What each cell draws: the fastest selected kernel, its rate at the median time.
+const BEST_AT_MEDIAN: &str =
+    "the fastest selected kernel at each cell, its rate at the median (P50) time";
+
 /// At most this many heatmaps: the largest (M, N) grids first.
 const MAX_CHARTS: usize = 4;
 
@@ -60,11 +64,13 @@ fn one(
     c.z_title = "TFLOP/s".into();
     c.x_order = ns.iter().map(|v| v.to_string()).collect();
     c.y_order = ms.iter().map(|v| v.to_string()).collect();
+    let mut rows: Vec<Point> = Vec::new();
     for (p, f) in ok.iter().zip(figs) {
         let (Some((m, n, kk)), Some(z)) = (mnk(p), f.tflops) else {
             continue;
         };
         if kk as i64 == *k && p.gpu() == *gpu && p.dtype().as_deref() == Some(dtype) {
+            rows.push(*p);
             c.cells.push(Cell {
                 x: (n as i64).to_string(),
                 y: (m as i64).to_string(),
@@ -75,5 +81,6 @@ fn one(
             });
         }
     }
-    c.finish("No point at this K, GPU and dtype.")
+    c.measured(&rows, BEST_AT_MEDIAN)
+        .finish("No point at this K, GPU and dtype.")
 }

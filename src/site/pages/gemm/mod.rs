@@ -1,8 +1,9 @@
 //! The GEMM page: roofline with measured ceilings, heatmaps, split charts, speedup against a
 //! chosen baseline, and the kernel ladder as % of cuBLAS.
 
-use super::super::chart::{pt_cat, Cell, ChartKind, ChartView, HLine, Trace, TraceSet};
+use super::super::chart::{pt_cat, Cell, ChartKind, ChartView, Trace, TraceSet};
 use super::super::fmt;
+use super::super::measured;
 use super::super::names;
 use super::super::palette::Palette;
 use super::super::points::Point;
@@ -10,8 +11,9 @@ use super::common::*;
 
 mod mn_heatmap;
 mod roofline;
+pub mod vs_cublas;
 use super::PageContext;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 
 fn mnk(p: &Point) -> Option<(f64, f64, f64)> {
     let r = p.row;
@@ -119,6 +121,14 @@ fn roof(p: &Point, x: f64) -> Option<f64> {
     }
 }
 
+/// cuBLAS's P50 time (µs) at each peer key (GPU and problem).
+fn cublas_times(ok: &[Point]) -> HashMap<String, f64> {
+    ok.iter()
+        .filter(|p| names::is_cublas(p.imp()))
+        .filter_map(|p| Some((peer_key(p), p50_us(p)?)))
+        .collect()
+}
+
 struct Figures {
     tflops: Option<f64>,
     intensity: Option<f64>,
@@ -176,11 +186,7 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
     let multi = multi_gpu(points);
     let gpu_list = gpus(points);
     let ok: Vec<Point> = points.iter().filter(|p| p.ok()).copied().collect();
-    let cublas_us: HashMap<String, f64> = ok
-        .iter()
-        .filter(|p| names::is_cublas(p.imp()))
-        .filter_map(|p| Some((peer_key(p), p50_us(p)?)))
-        .collect();
+    let cublas_us = cublas_times(&ok);
     let figs: Vec<Figures> = ok.iter().map(|p| figures(p, &cublas_us)).collect();
     let kernels = kernel_order(&ok);
     let shapes = ordered_categories(ok.iter().map(|p| (shape_key(p), shape_dtype(p))).collect());
@@ -218,28 +224,35 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
             });
         }
     }
-    let hm = hm.finish("No GEMM point carries TFLOP/s.");
+    let hm = hm
+        .measured(&ok, measured::AT_MEDIAN)
+        .finish("No GEMM point carries TFLOP/s.");
 
     let mn_charts = mn_heatmap::charts(&ok, &figs);
 
     // Split charts: intensity per kernel, performance per kernel (one marker per shape).
-    let split =
-        |id: &str, title: &str, caption: &str, y: &str, pick: &dyn Fn(&Figures) -> Option<f64>| {
-            let mut c = ChartView::new(id, title, caption, "kernel", y);
-            c.log_y = true;
-            c.compact = true;
-            c.x_order = kernels.clone();
-            let mut set = TraceSet::default();
-            for (p, f) in ok.iter().zip(&figs) {
-                let Some(v) = pick(f) else { continue };
-                let name = series(p.imp(), p, multi);
-                set.get(&name, || new_trace(&name, p, "markers"))
-                    .points
-                    .push(pt_cat(p.imp(), v, f.hover.clone(), p.dims()));
-            }
-            c.traces = set.into_vec();
-            c.finish("No point carries this figure.")
-        };
+    let split = |id: &str,
+                 title: &str,
+                 caption: &str,
+                 y: &str,
+                 stat: &str,
+                 pick: &dyn Fn(&Figures) -> Option<f64>| {
+        let mut c = ChartView::new(id, title, caption, "kernel", y);
+        c.log_y = true;
+        c.compact = true;
+        c.x_order = kernels.clone();
+        let mut set = TraceSet::default();
+        for (p, f) in ok.iter().zip(&figs) {
+            let Some(v) = pick(f) else { continue };
+            let name = series(p.imp(), p, multi);
+            set.get(&name, || new_trace(&name, p, "markers"))
+                .points
+                .push(pt_cat(p.imp(), v, f.hover.clone(), p.dims()));
+        }
+        c.traces = set.into_vec();
+        c.measured(&ok, stat)
+            .finish("No point carries this figure.")
+    };
     let ai_chart = split(
         "gemm-intensity",
         "Arithmetic intensity per kernel",
@@ -247,6 +260,7 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
          and dtype the kernel ran; hover names the shape. Left of the ridge point a kernel is \
          memory-bound.",
         "FLOP/byte",
+        "FLOPs over the bytes of A, B and C of each shape (no timing)",
         &|f| f.intensity,
     );
     let perf_chart = split(
@@ -254,6 +268,7 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
         "Performance per kernel",
         "Achieved TFLOP/s at the P50 time, one marker per shape and dtype the kernel ran.",
         "TFLOP/s",
+        measured::AT_MEDIAN,
         &|f| f.tflops,
     );
 
@@ -281,74 +296,11 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
             .push(pt);
     }
     sp.traces = set.into_vec();
-    let sp = sp.finish("No GEMM point carries a time.");
+    let sp = sp
+        .measured(&ok, measured::RATIO_OF_MEDIANS)
+        .finish("No GEMM point carries a time.");
 
-    // Ladder as % of cuBLAS, at one shape per dtype: the one most kernels ran (then the largest).
-    let mut per_shape: BTreeMap<(String, String), (usize, f64)> = BTreeMap::new();
-    for (p, f) in ok.iter().zip(&figs) {
-        if f.pct_cublas.is_none() || names::is_cublas(p.imp()) {
-            continue;
-        }
-        let flops = mnk(p).map(|(m, n, k)| m * n * k).unwrap_or(0.0);
-        let e = per_shape
-            .entry((p.dtype().unwrap_or_default(), shape_dtype(p)))
-            .or_insert((0, flops));
-        e.0 += 1;
-    }
-    let mut ladder_shapes: BTreeMap<String, (usize, f64, String)> = BTreeMap::new();
-    for ((dt, sh), (n, flops)) in per_shape {
-        let e = ladder_shapes.entry(dt).or_insert((0, 0.0, String::new()));
-        if (n, flops) > (e.0, e.1) {
-            *e = (n, flops, sh);
-        }
-    }
-    let chosen: Vec<String> = ladder_shapes.into_values().map(|v| v.2).collect();
-    let mut ld = ChartView::new(
-        "gemm-ladder",
-        "Kernel ladder as % of cuBLAS",
-        &format!(
-            "Each kernel's P50 time against cuBLAS at the same shape (100% = as fast as cuBLAS; \
-             metrics.pct_of_cublas when recorded), at the shape most kernels ran for each \
-             dtype: {}. The heatmap above has every shape.",
-            chosen.join(", ")
-        ),
-        "kernel",
-        "% of cuBLAS",
-    );
-    ld.x_order = kernels
-        .iter()
-        .filter(|k| !names::is_cublas(k))
-        .cloned()
-        .collect();
-    ld.hlines.push(HLine {
-        y: 100.0,
-        label: "cuBLAS (100%)".into(),
-        color: pal.of("cublas"),
-        f: Default::default(),
-    });
-    let mut set = TraceSet::default();
-    for (i, sh) in chosen.iter().enumerate() {
-        for (p, f) in ok.iter().zip(&figs) {
-            if names::is_cublas(p.imp()) || shape_dtype(p) != *sh {
-                continue;
-            }
-            let Some(v) = f.pct_cublas else { continue };
-            let name = if multi {
-                format!("{sh} · {}", p.gpu())
-            } else {
-                sh.clone()
-            };
-            set.get(&name, || {
-                let mut t = Trace::new(&name, Palette::nth(i), "bar");
-                t.pattern = gpu_pattern(p, &gpu_list);
-                t
-            })
-            .points
-            .push(pt_cat(p.imp(), v, f.hover.clone(), p.dims()));
-        }
-    }
-    ld.traces = set.into_vec();
-    let ld = ld.finish("No kernel has a cuBLAS time at the same shape to compare with.");
+    let ld = vs_cublas::ladder_chart(&ok, &figs, pal);
 
     let mut s1 = Section::new(
         "roofline",

@@ -4,6 +4,7 @@
 use super::{roof, Figures};
 use crate::site::chart::{pt_num, ChartView, Trace, TraceSet};
 use crate::site::fmt;
+use crate::site::measured;
 use crate::site::pages::common::gpus;
 use crate::site::palette::{self, Palette};
 use crate::site::points::Point;
@@ -90,7 +91,9 @@ pub fn chart(ok: &[Point], figs: &[Figures], pal: &Palette) -> ChartView {
         xs.iter().copied().reduce(f64::max),
     ) else {
         c.traces = set.into_vec();
-        return c.finish("No GEMM point carries TFLOP/s and the m, n, k or intensity to place it.");
+        return c
+            .measured(ok, measured::AT_MEDIAN)
+            .finish("No GEMM point carries TFLOP/s and the m, n, k or intensity to place it.");
     };
     let (x0, x1) = ((lo / 2.0).max(1e-3), hi * 2.0);
     let mut done: BTreeSet<(String, String)> = BTreeSet::new();
@@ -151,5 +154,6 @@ pub fn chart(ok: &[Point], figs: &[Figures], pal: &Palette) -> ChartView {
         })
         .collect();
     merge_labels(&mut c.traces, &roofs);
-    c.finish("No GEMM point carries TFLOP/s and the m, n, k or intensity to place it.")
+    c.measured(ok, measured::AT_MEDIAN)
+        .finish("No GEMM point carries TFLOP/s and the m, n, k or intensity to place it.")
 }

@@ -8,7 +8,7 @@ mod data;
 mod digest;
 mod headline;
 mod links;
-mod regressions;
+pub mod regressions;
 mod series;
 
 use super::{DataFile, Empty, PageContext};
@@ -292,23 +292,4 @@ pub fn build(page: &mut PageContext, p: &Prepared) {
         }
     }
     page.files = p.files.clone();
-}
-
-/// The overview's card: SLOWER points of the newest commit.
-pub fn overview_card(p: &Prepared) -> Option<super::Card> {
-    let t = p.view.as_ref()?.tables.first()?;
-    Some(super::Card {
-        title: "History: newest commit".into(),
-        value: format!("{} SLOWER", t.slower),
-        details: vec![
-            format!(
-                "{} FASTER, of {} points judged against the previous commit",
-                t.faster, t.judged
-            ),
-            "compare's rule: 95% intervals apart and ≥ 3% change".into(),
-        ],
-        link: format!("{}#regressions", super::HISTORY_FILE),
-        f: Default::default(),
-        muted: false,
-    })
 }

@@ -31,6 +31,20 @@ pub struct Row {
     pub settings: String,
 }
 
+/// The verdict counts of one (kind, GPU): its newest run against its base, for the overview.
+#[derive(Debug, Clone, Serialize)]
+pub struct GroupCount {
+    pub kind: String,
+    pub gpu: String,
+    pub base_commit: Option<String>,
+    pub head_commit: Option<String>,
+    pub judged: usize,
+    pub slower: usize,
+    pub faster: usize,
+    /// Points measured in the base that failed or are missing in the head.
+    pub lost: usize,
+}
+
 /// The table against one base.
 #[derive(Debug, Clone, Serialize)]
 pub struct Table {
@@ -44,6 +58,9 @@ pub struct Table {
     pub judged: usize,
     /// (kind, GPU) pairs compared.
     pub groups: usize,
+    /// Each pair's counts (the overview's regressions strip; not on the history page).
+    #[serde(skip)]
+    pub counts: Vec<GroupCount>,
     /// The CSV of every judged line (written as a download, not into the page).
     #[serde(skip)]
     pub csv: String,
@@ -104,14 +121,33 @@ pub fn table(
         "settings_differ",
     ])?;
     let mut judged = 0;
+    let mut counts = Vec::new();
     for c in &changes {
         let (bc, hc) = (c.base.commit(), c.head.commit());
+        let mut n = GroupCount {
+            kind: c.kind.clone(),
+            gpu: c.gpu.clone(),
+            base_commit: bc.map(str::to_string),
+            head_commit: hc.map(str::to_string),
+            judged: c.report.lines.len(),
+            slower: 0,
+            faster: 0,
+            lost: 0,
+        };
         for l in &c.report.lines {
             judged += 1;
             write_csv(&mut csv, l, &c.kind, bc, hc)?;
+            if matches!(l.change, Verdicted::Failed | Verdicted::Removed) {
+                n.lost += 1;
+            }
             let Verdicted::Compared(j) = &l.change else {
                 continue;
             };
+            match j.verdict {
+                Verdict::Slower => n.slower += 1,
+                Verdict::Faster => n.faster += 1,
+                _ => {}
+            }
             if !matches!(j.verdict, Verdict::Slower | Verdict::Faster) {
                 continue;
             }
@@ -133,6 +169,7 @@ pub fn table(
                 settings: l.settings.join("; "),
             });
         }
+        counts.push(n);
     }
     // Slower first, then the largest change.
     rows.sort_by(|a, b| b.slower.cmp(&a.slower).then(a.kind.cmp(&b.kind)));
@@ -158,6 +195,7 @@ pub fn table(
         rows,
         judged,
         groups: changes.len(),
+        counts,
         csv: String::from_utf8(csv.into_inner()?)?,
     }))
 }

@@ -6,6 +6,7 @@ use super::super::chart::{
     pt_cat, pt_num, Cell, ChartKind, ChartView, Dims, HLine, Trace, TraceSet,
 };
 use super::super::fmt;
+use super::super::measured;
 use super::super::names;
 use super::super::palette::Palette;
 use super::super::points::Point;
@@ -196,9 +197,10 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
             };
             c.x_order = order(xs);
             c.y_order = order(ys);
-            s_time
-                .charts
-                .push(c.finish("No timed point of this kernel."));
+            s_time.charts.push(
+                c.measured(pts, measured::MEDIAN)
+                    .finish("No timed point of this kernel."),
+            );
         }
     }
     // 2. Along one parameter, the others fixed (a filter), one line per kernel and block.
@@ -241,9 +243,10 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
             .push(pt);
         }
         c.traces = set.into_vec();
-        s_time
-            .charts
-            .push(c.finish("No timed point has a numeric parameter."));
+        s_time.charts.push(
+            c.measured(&ok, measured::MEDIAN_P5_P95)
+                .finish("No timed point has a numeric parameter."),
+        );
     }
     // The "fixed" filter only exists when some chart uses it.
     let fixed_dims: Vec<Dims> = s_time
@@ -315,7 +318,10 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
             color: "#6b7280".into(),
             f: Dims::new(),
         });
-        s_speed.charts.push(c.finish("No timed points to compare."));
+        s_speed.charts.push(
+            c.measured(&ok, measured::RATIO_OF_MEDIANS)
+                .finish("No timed points to compare."),
+        );
     }
 
     // 4. Profiler metrics per kernel.
@@ -522,9 +528,10 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
             }
         }
         c.traces = traces;
-        s_roof
-            .charts
-            .push(c.finish("No point carries flop_per_byte and tflops."));
+        s_roof.charts.push(
+            c.measured(&ok, measured::AT_MEDIAN)
+                .finish("No point carries flop_per_byte and tflops."),
+        );
     }
     let mut sections = vec![s_time, s_speed, s_prof, s_roof];
     if let Some(t) = not_ok_table(points) {

@@ -17,6 +17,9 @@ const PCT: &[(&str, &str)] = &[
     ("ncu_sm_efficiency_pct", "SM efficiency %"),
 ];
 
+/// What the bars draw: Nsight Compute's figures of one profiled launch per point.
+const PROFILED: &str = "Nsight Compute metrics of one profiled launch per point";
+
 /// One chart per GPU of the profiled points (`prof`), ids `kern-ncu`, `kern-ncu-1`, ...
 pub fn charts(prof: &[Point]) -> Vec<ChartView> {
     let gpu_list = gpus(prof);
@@ -79,7 +82,7 @@ fn one(id: &str, gpu: Option<&str>, prof: &[Point]) -> ChartView {
     }
     c.x_order = ordered_categories(cats);
     c.traces = set.into_vec();
-    c.finish(
+    c.measured(prof, PROFILED).finish(
         "No point carries ncu metrics (run kernel_bench with --profile where ncu is installed).",
     )
 }

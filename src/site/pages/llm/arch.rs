@@ -4,6 +4,7 @@
 use crate::llm::configs;
 use crate::site::chart::{pt_cat, ChartView, Dims, Trace, TraceSet};
 use crate::site::fmt;
+use crate::site::measured;
 use crate::site::names;
 use crate::site::palette::Palette;
 use crate::site::points::Point;
@@ -99,5 +100,6 @@ pub fn chart(points: &[Point]) -> ChartView {
     }
     c.x_order = models.iter().map(|a| a.model.clone()).collect();
     c.traces = set.into_vec();
-    c.finish("No point names its model.")
+    c.measured(points, measured::PARAMETERS)
+        .finish("No point names its model.")
 }

@@ -5,12 +5,16 @@
 use super::{base_config, config_key, stat_line, PHASES};
 use crate::identity;
 use crate::site::chart::{pt_cat, ChartView, Trace, TraceSet};
+use crate::site::measured;
 use crate::site::names;
 use crate::site::pages::common::{gpus, ordered_categories};
 use crate::site::palette::Palette;
 use crate::site::points::Point;
 use crate::site::rules;
 use std::collections::{BTreeSet, HashMap};
+
+/// What the distribution charts draw of each point's samples.
+const DISTRIBUTION: &str = "min, P50, P95, P99 and max of each point's samples";
 
 /// Labels of the points' problems with only the varying parts, and the constant parts.
 fn labels(points: &[Point]) -> (HashMap<String, String>, Vec<String>) {
@@ -30,7 +34,7 @@ fn labels(points: &[Point]) -> (HashMap<String, String>, Vec<String>) {
 
 /// The first row of each (GPU, problem, implementation): run settings do not make another
 /// point (`crate::identity`); the hover names them.
-fn first_per_identity<'a>(points: &[Point<'a>]) -> Vec<Point<'a>> {
+pub(super) fn first_per_identity<'a>(points: &[Point<'a>]) -> Vec<Point<'a>> {
     let mut seen = BTreeSet::new();
     points
         .iter()
@@ -39,7 +43,7 @@ fn first_per_identity<'a>(points: &[Point<'a>]) -> Vec<Point<'a>> {
         .collect()
 }
 
-fn hover(p: &Point, extra: &str) -> String {
+pub(super) fn hover(p: &Point, extra: &str) -> String {
     let settings = identity::settings_text(&p.artifact().kind, &p.row.params);
     let mut lines = vec![
         format!("{} · {}", p.imp(), p.row.benchmark),
@@ -54,7 +58,7 @@ fn hover(p: &Point, extra: &str) -> String {
 }
 
 /// "filled: H200, open: H100" for the caption, where there are several GPUs.
-fn gpu_key(gpu_list: &[String]) -> String {
+pub(super) fn gpu_key(gpu_list: &[String]) -> String {
     if gpu_list.len() < 2 {
         return String::new();
     }
@@ -67,7 +71,7 @@ fn gpu_key(gpu_list: &[String]) -> String {
     format!(" Markers {}.", key.join(", "))
 }
 
-fn gpu_symbol(base: &str, gpu_list: &[String], p: &Point) -> String {
+pub(super) fn gpu_symbol(base: &str, gpu_list: &[String], p: &Point) -> String {
     match gpu_list.iter().position(|g| *g == p.gpu()) {
         Some(1) => format!("{base}-open"),
         Some(2) => format!("{base}-open-dot"),
@@ -143,7 +147,8 @@ pub fn latency(charted: &[Point], pal: &Palette) -> ChartView {
         .push(pt);
     }
     c.traces = set.into_vec();
-    c.finish("No prefill, decode or e2e point carries its time statistic.")
+    c.measured(&pts, measured::MEDIAN_P5_P95)
+        .finish("No prefill, decode or e2e point carries its time statistic.")
 }
 
 /// One chart per phase: min, P50, P95, P99 and max of each implementation and configuration.
@@ -201,7 +206,10 @@ pub fn distributions(charted: &[Point], _pal: &Palette) -> Vec<ChartView> {
         }
         c.x_order = ordered_categories(cats);
         c.traces = set.into_vec();
-        out.push(c.finish(&format!("No {} point carries samples.", ph.benchmark)));
+        out.push(
+            c.measured(&pts, DISTRIBUTION)
+                .finish(&format!("No {} point carries samples.", ph.benchmark)),
+        );
     }
     out
 }

@@ -1,8 +1,9 @@
 //! The LLM page: latency, throughput, percentiles, prefill vs decode, architectures,
 //! efficiency, the transformers peer side by side, and decode against its bandwidth bound.
 
-use super::super::chart::{pt_cat, pt_num, ChartView, Pt, Trace, TraceSet};
+use super::super::chart::{pt_cat, ChartView, Pt, Trace, TraceSet};
 use super::super::fmt;
+use super::super::measured;
 use super::super::names;
 use super::super::palette::{self, Palette};
 use super::super::points::Point;
@@ -12,6 +13,7 @@ use super::PageContext;
 mod arch;
 mod latency;
 mod peer;
+mod throughput;
 use std::collections::HashMap;
 
 /// The phases this page charts, each found by its stat: a row of benchmark "prefill",
@@ -136,48 +138,7 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
 
     let lat = latency::latency(&charted, pal);
 
-    // Throughput across batch sizes.
-    let mut thr = ChartView::new(
-        "llm-throughput",
-        "Decode throughput across batch sizes",
-        "Generated tokens per second during decode (batch × steps per second), one line per \
-         implementation, model and dtype.",
-        "batch size",
-        "decode tokens/s",
-    );
-    thr.log_x = true;
-    thr.compact = true;
-    thr.log_y = true;
-    let mut set = TraceSet::default();
-    let mut rows: Vec<(f64, Point, f64)> = Vec::new();
-    for p in &decode {
-        if let (Some(b), Some(v)) = (
-            names::param_f64(p.row, names::BATCH),
-            names::decode_tps(p.row),
-        ) {
-            rows.push((b, *p, v));
-        }
-    }
-    rows.sort_by(|a, b| a.0.total_cmp(&b.0));
-    for (b, p, v) in &rows {
-        let model = names::param_str(p.row, names::MODEL).unwrap_or_default();
-        let name = with_extra(
-            format!(
-                "{} · {model} {}",
-                series(p.imp(), p, multi),
-                p.dtype().unwrap_or_default()
-            ),
-            p,
-            &extras,
-        );
-        let extra = vec![format!("{} tokens/s", fmt::num(*v))];
-        let t = set.get(&name, || {
-            Trace::new(&name, pal.of(p.imp()), "lines+markers")
-        });
-        t.points.push(pt_num(*b, *v, hover(p, &extra), p.dims()));
-    }
-    thr.traces = set.into_vec();
-    let thr = thr.finish("No decode point carries batch and decode tokens/s.");
+    let thr = throughput::chart(&decode, pal);
 
     let pct_charts = latency::distributions(&charted, pal);
 
@@ -222,7 +183,9 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
         .push(pt);
     }
     pd.traces = set.into_vec();
-    let pd = pd.finish("No prefill or decode point carries tokens/s.");
+    let pd = pd
+        .measured(&charted, measured::MEDIAN_RATE)
+        .finish("No prefill or decode point carries tokens/s.");
 
     let arch = arch::chart(points);
 
@@ -251,7 +214,8 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
             );
         }
         c.traces = set.into_vec();
-        c.finish("No decode point carries tokens/s with this model size.")
+        c.measured(&decode, measured::MEDIAN_RATE)
+            .finish("No decode point carries tokens/s with this model size.")
     };
     let eff_layer = efficiency(
         "llm-eff-layer",
@@ -330,7 +294,9 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
         }
     }
     bound.traces = set.into_vec();
-    let bound = bound.finish("No decode point carries tokens/s.");
+    let bound = bound
+        .measured(&decode, measured::MEDIAN_RATE)
+        .finish("No decode point carries tokens/s.");
 
     let mut s1 = Section::new("latency", "Latency", "");
     s1.charts.push(lat);

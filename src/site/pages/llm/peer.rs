@@ -6,6 +6,7 @@ use super::config_key;
 use crate::identity;
 use crate::site::chart::{pt_cat, ChartView, Trace, TraceSet};
 use crate::site::fmt;
+use crate::site::measured;
 use crate::site::names;
 use crate::site::pages::common::{gpu_pattern, gpus, multi_gpu, ordered_categories, series};
 use crate::site::palette::Palette;
@@ -77,5 +78,6 @@ pub fn chart(decode: &[Point], pal: &Palette) -> ChartView {
     }
     c.x_order = ordered_categories(cats);
     c.traces = set.into_vec();
-    c.finish("No decode point carries tokens/s.")
+    c.measured(decode, measured::MEDIAN_RATE)
+        .finish("No decode point carries tokens/s.")
 }

@@ -1,0 +1,71 @@
+//! The overview's regressions strip: per kind and GPU, the newest commit's run against the
+//! commit before, counted by compare's rule (the history page's regressions table, reused).
+
+use crate::site::fmt;
+use crate::site::pages::history::{regressions::rule, Prepared};
+use crate::site::pages::{HISTORY_FILE, KIND_PAGES};
+use serde::Serialize;
+
+/// One (kind, GPU): its verdict counts and where to look.
+#[derive(Debug, Clone, Serialize)]
+pub struct StripItem {
+    /// "LayerNorm · H200".
+    pub title: String,
+    /// "2 SLOWER · 3 FASTER of 48 points".
+    pub verdicts: String,
+    /// "0123456789 → fedcba9876".
+    pub commits: String,
+    /// Something got slower, failed or went missing.
+    pub bad: bool,
+    /// The kind's page, filtered to the GPU.
+    pub page: String,
+    pub gpu: String,
+}
+
+/// The strip: its items and the rule they were judged by.
+#[derive(Debug, Clone, Serialize)]
+pub struct RegressionStrip {
+    pub caption: String,
+    pub history_link: String,
+    pub items: Vec<StripItem>,
+}
+
+/// The strip from the history's newest-commit comparison; `None` without a history.
+pub fn strip(hist: &Prepared) -> Option<RegressionStrip> {
+    let table = hist.view.as_ref()?.tables.first()?;
+    let items = table
+        .counts
+        .iter()
+        .map(|c| {
+            let (file, title) = KIND_PAGES
+                .iter()
+                .find(|(k, _, _)| *k == c.kind)
+                .map_or((HISTORY_FILE, c.kind.as_str()), |(_, f, t)| (*f, *t));
+            let mut verdicts = format!("{} SLOWER · {} FASTER", c.slower, c.faster);
+            if c.lost > 0 {
+                verdicts.push_str(&format!(" · {} failed or missing", c.lost));
+            }
+            verdicts.push_str(&format!(" of {} points", c.judged));
+            StripItem {
+                title: format!("{title} · {}", c.gpu.trim_start_matches("NVIDIA ")),
+                verdicts,
+                commits: format!(
+                    "{} → {}",
+                    fmt::commit(c.base_commit.as_deref(), None),
+                    fmt::commit(c.head_commit.as_deref(), None)
+                ),
+                bad: c.slower + c.lost > 0,
+                page: super::cards::page_link(file, &c.gpu),
+                gpu: c.gpu.clone(),
+            }
+        })
+        .collect();
+    Some(RegressionStrip {
+        caption: format!(
+            "Per kind and GPU, the newest commit's run against the commit before. {}",
+            rule(crate::compare::Options::default().min_effect)
+        ),
+        history_link: format!("{HISTORY_FILE}#regressions"),
+        items,
+    })
+}

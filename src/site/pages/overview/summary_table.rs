@@ -1,0 +1,129 @@
+//! The overview's table of headline figures: one row per benchmark, implementation and GPU,
+//! with the median of its headline figure over the points and their P5–P95 spread.
+
+use super::cards::gpu_dims;
+use crate::artifact::Status;
+use crate::site::chart::{TableRow, TableView};
+use crate::site::fmt;
+use crate::site::names;
+use crate::site::pages::spread::Spread;
+use crate::site::points::{Point, Store};
+use std::collections::BTreeMap;
+
+/// The headline figure of a (kind, benchmark): (label, metric lookups, higher is better).
+fn headline(kind: &str, benchmark: &str) -> Option<(&'static str, &'static [&'static str])> {
+    match (kind, benchmark) {
+        ("layernorm", _) => Some(("GB/s", names::GBPS)),
+        ("gemm", _) | ("kernels", _) => Some(("TFLOP/s", names::TFLOPS)),
+        (_, "prefill") => Some((
+            "prefill tokens/s",
+            &["prefill_tokens_per_s", "tokens_per_s"],
+        )),
+        (_, "decode") => Some(("decode tokens/s", &["decode_tokens_per_s", "tokens_per_s"])),
+        (_, "e2e") => Some(("tokens/s", names::E2E_TPS)),
+        (_, "generate") => Some(("decode tokens/s", names::DECODE_TPS)),
+        _ => None,
+    }
+}
+
+/// One row per benchmark, implementation and GPU.
+pub fn table(store: &Store) -> TableView {
+    let mut groups: BTreeMap<(String, String, String, String), Vec<Point>> = BTreeMap::new();
+    for p in &store.points {
+        groups
+            .entry((
+                p.artifact().kind.clone(),
+                p.row.benchmark.clone(),
+                p.imp().to_string(),
+                p.gpu(),
+            ))
+            .or_default()
+            .push(*p);
+    }
+    let mut rows = Vec::new();
+    for ((kind, bench, imp, gpu), pts) in groups {
+        let count = |s: Status| pts.iter().filter(|p| p.row.status == s).count();
+        let ok: Vec<&Point> = pts.iter().filter(|p| p.ok()).collect();
+        let (label, keys): (String, Vec<String>) = match headline(&kind, &bench) {
+            Some((l, k)) => (l.to_string(), k.iter().map(|s| s.to_string()).collect()),
+            None => match ok.iter().find_map(|p| p.row.metrics.keys().next()) {
+                Some(k) => (k.clone(), vec![k.clone()]),
+                None => (String::new(), vec![]),
+            },
+        };
+        let key_refs: Vec<&str> = keys.iter().map(|s| s.as_str()).collect();
+        let values: Vec<f64> = ok
+            .iter()
+            .filter_map(|p| names::metric(p.row, &key_refs))
+            .collect();
+        let headline = match Spread::of(&values) {
+            Some(s) => format!("{} {label} ({})", fmt::num(s.median), s.interval(fmt::num)),
+            None => "—".into(),
+        };
+        let p50s: Vec<(String, f64)> = ok
+            .iter()
+            .filter_map(|p| names::primary_stat(p.row).map(|(k, s)| (k.to_string(), s.p50)))
+            .collect();
+        let p50 = match (
+            p50s.iter().map(|x| x.1).reduce(f64::min),
+            p50s.iter().map(|x| x.1).reduce(f64::max),
+        ) {
+            (Some(lo), Some(hi)) => {
+                let k = &p50s[0].0;
+                let unit = names::unit_label(k);
+                if lo == hi {
+                    format!("{} {unit} ({k})", fmt::num(lo))
+                } else {
+                    format!("{} – {} {unit} ({k})", fmt::num(lo), fmt::num(hi))
+                }
+            }
+            _ => "—".into(),
+        };
+        let checked: Vec<bool> = pts
+            .iter()
+            .filter_map(|p| p.row.correctness.as_ref().map(|c| c.passed))
+            .collect();
+        let failed_checks = checked.iter().filter(|b| !**b).count();
+        let correctness = match (checked.len(), failed_checks) {
+            (0, _) => "not checked".into(),
+            (n, 0) => format!("all {n} passed"),
+            (n, f) => format!("{f} of {n} FAILED"),
+        };
+        let mut f = gpu_dims(&gpu);
+        f.insert("impl".into(), imp.clone());
+        rows.push(TableRow {
+            cells: vec![
+                kind,
+                bench,
+                imp,
+                format!(
+                    "{} ok · {} failed · {} skipped",
+                    count(Status::Ok),
+                    count(Status::Failed),
+                    count(Status::Skipped)
+                ),
+                headline,
+                p50,
+                correctness,
+                gpu,
+            ],
+            f,
+        });
+    }
+    TableView {
+        columns: [
+            "kind",
+            "benchmark",
+            "implementation",
+            "points",
+            "headline: median over points",
+            "P50 range",
+            "correctness",
+            "GPU",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect(),
+        rows,
+    }
+}
