@@ -151,9 +151,10 @@ fn record_then_compare_commits_gpus_and_run_ids() {
     assert!(out.contains("4 runs, 3 commits"), "{out}");
 }
 
-/// The committed H200 LLM run against the H100 run of a later commit, whose generate rows
-/// carry settings the older ones lack: every TinyLlama generate point is judged, the settings
-/// that differ are shown, and the HTML page keeps artifact text as text.
+/// The recorded H200 LLM run of eed9d5c against the H100 run of a later commit, whose generate
+/// rows carry settings the older ones lack (history records: written once, never changed):
+/// every TinyLlama generate point is judged, the settings that differ are shown, and the HTML
+/// page keeps artifact text as text.
 #[test]
 fn committed_llm_runs_pair_across_new_settings_in_every_format() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -162,9 +163,9 @@ fn committed_llm_runs_pair_across_new_settings_in_every_format() {
             "compare",
             &[
                 "--base",
-                "artifacts/llm.json",
+                "artifacts/history/llm/20261122T023534Z-eed9d5c80bae-nvidia-h200-8e373f33.json.gz",
                 "--head",
-                "artifacts/h100/llm.json",
+                "artifacts/history/llm/20261122T034918Z-7964199debeb-nvidia-h100-80gb-hbm3-0ff5934b.json.gz",
                 "--format",
                 format,
             ],

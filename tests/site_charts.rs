@@ -197,10 +197,7 @@ fn llm_latency_labels_show_what_varies_and_keep_a_legend() {
     let committed = pages("artifacts");
     let llm = page(&committed, "llm.html");
     let lat = llm.charts().find(|c| c.id == "llm-latency").unwrap();
-    assert!(
-        !lat.hide_legend,
-        "the legend names implementation and phase"
-    );
+    assert!(!lat.hide_legend, "the legend names the implementations");
     for x in &lat.x_order {
         assert!(x.len() <= 25, "{x:?}: a label of only what varies");
         for never in ["NVIDIA", "=", "f16", "128+128"] {

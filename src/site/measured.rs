@@ -76,9 +76,9 @@ fn push_new(v: &mut Vec<String>, s: String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::artifact::Loaded;
     use crate::artifact::{Artifact, Ceilings, ResultRow, RunInfo};
     use crate::env::Env;
-    use crate::artifact::Loaded;
 
     fn loaded(commit: &str, finished: &str) -> Loaded {
         Loaded {

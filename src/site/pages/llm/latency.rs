@@ -129,8 +129,10 @@ pub fn latency(charted: &[Point], pal: &Palette) -> ChartView {
         );
         pt.lo = Some(s.p5 * f);
         pt.hi = Some(s.p95 * f);
-        let name = format!("{} · {}", p.imp(), ph.label);
-        let id = format!("{name}\u{1f}{}", p.gpu());
+        // One legend entry per implementation (its colour); the phase is the marker shape,
+        // named in the caption, so five implementations stay five entries.
+        let name = p.imp().to_string();
+        let id = format!("{name}\u{1f}{}\u{1f}{}", ph.label, p.gpu());
         let first = named.insert(name.clone());
         let base = match ph.benchmark {
             "prefill" => "triangle-up",

@@ -2,11 +2,11 @@
 //! throttling during a run named at the top of its panel.
 
 use super::cards::gpu_dims;
+use crate::artifact::Loaded;
 use crate::env::GpuEnv;
 use crate::site::fmt;
 use crate::site::pages::EnvView;
 use crate::site::points::Store;
-use crate::artifact::Loaded;
 use std::collections::BTreeMap;
 
 /// One panel per environment: GPU model, driver, CUDA and host.
