@@ -12,6 +12,7 @@ pub mod identity;
 pub mod kernels;
 pub mod layernorm;
 pub mod llm;
+pub mod progress;
 pub mod site;
 pub mod stats;
 pub mod summary;

@@ -5,11 +5,12 @@ use super::args::GemmArgs;
 use super::check::{compare, gather_rows, judge, reference_rows_f64, sample_rows};
 use super::dtype::Dtype;
 use super::impls::Impl;
+use super::plan::progress_steps;
 use super::plan::{sample_plan, Point};
-use super::progress::Progress;
 use super::record::{base_row, skipped_row, Recorder};
 use crate::artifact::{Status, Timing};
 use crate::env::Env;
+use crate::progress::Progress;
 use crate::stats::summarize;
 use anyhow::{Context, Result};
 use candle_core::{DType, Device, Tensor};
@@ -54,7 +55,7 @@ pub fn run(args: &GemmArgs, points: &[Point]) -> Result<()> {
         "device cpu: candle's CPU matmul only, timed with the host clock (it returns when done)"
             .into(),
     );
-    let mut progress = Progress::new(points);
+    let progress = Progress::new(progress_steps(points));
     for p in points {
         let (m, n, k) = (p.shape.m, p.shape.n, p.shape.k);
         let mut rows = Vec::new();
@@ -74,7 +75,7 @@ pub fn run(args: &GemmArgs, points: &[Point]) -> Result<()> {
                 continue;
             }
             debug_assert_eq!(planned.imp, Impl::Candle);
-            progress.start(p, planned.imp);
+            progress.start(p.progress_label(planned.imp));
             let mut row = base_row(&p.shape, p.dtype, planned.imp);
             let c = a.matmul(&b).context("candle CPU matmul")?;
             let got = gather_rows(&to_host_f32(&c)?, n, &check_rows);
@@ -111,7 +112,8 @@ pub fn run(args: &GemmArgs, points: &[Point]) -> Result<()> {
                 });
                 super::metrics::fill_point_metrics(&mut row, m, n, k, p.dtype.storage_bytes());
             }
-            progress.done(&row);
+            progress.step();
+            progress.row(&row);
             rows.push(row);
         }
         rec.push_group(rows)?;

@@ -12,7 +12,6 @@ pub mod impls;
 pub mod memory;
 pub mod metrics;
 pub mod plan;
-pub mod progress;
 pub mod record;
 pub mod report;
 pub mod shapes;

@@ -33,6 +33,16 @@ impl Point {
             .filter(|p| p.skip.is_none())
             .map(|p| p.imp)
     }
+
+    /// What the progress line names while `imp` runs here: "4096x4096x4096 bf16 cublas".
+    pub fn progress_label(&self, imp: Impl) -> String {
+        format!("{} {} {}", self.shape.label(), self.dtype, imp.name())
+    }
+}
+
+/// Progress steps of a sweep: one per (point, implementation) that will run.
+pub fn progress_steps(points: &[Point]) -> u64 {
+    points.iter().map(|p| p.runnable().count() as u64).sum()
 }
 
 /// The implementations available on `device` for `dtype`, in catalog order.

@@ -19,16 +19,16 @@ pub fn run(cfg: &SweepConfig) -> Result<PathBuf> {
         "device cpu: candle's CPU layer_norm against the f64 reference (our kernel needs a GPU); inputs from seed {}",
         cfg.seed
     ));
-    let progress = super::progress::Progress::new(cfg.points().len());
+    let progress = crate::progress::Progress::new(cfg.points().len() as u64);
     for (i, shape, dtype) in cfg.points() {
-        progress.start(&shape, dtype);
+        progress.start(format!("{shape} {dtype}"));
         let row = match dtype {
             Dtype::F32 => point::<f32>(cfg, &shape, cfg.seed + i as u64)?,
             Dtype::F16 => point::<half::f16>(cfg, &shape, cfg.seed + i as u64)?,
             Dtype::Bf16 => point::<half::bf16>(cfg, &shape, cfg.seed + i as u64)?,
         };
-        progress.done(&row);
-        progress.advance();
+        progress.row(&row);
+        progress.step();
         w.push(row)?;
     }
     progress.finish();

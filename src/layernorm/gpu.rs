@@ -3,7 +3,6 @@
 
 use super::kernel::LayerNormKernel;
 use super::plan::plan;
-use super::progress::Progress;
 use super::reference::{compare, Inputs};
 use super::report::{self, CANDLE, KIND, OPBENCH};
 use super::sweep::TimingMethod;
@@ -13,6 +12,7 @@ use crate::gpu::{
     copy_ceiling_gbps, launch_interval_us, measure, measure_rotating, rotation, CopyKernel, Gpu,
     Measured, TimingConfig, TimingMode,
 };
+use crate::progress::Progress;
 use anyhow::{bail, Context, Result};
 use candle_core::cuda_backend::CudaDType;
 use candle_core::{Storage, Tensor};
@@ -49,9 +49,9 @@ pub fn run(cfg: &SweepConfig) -> Result<PathBuf> {
     ));
     w.flush()?;
     let copier = CopyKernel::load(&gpu)?;
-    let progress = Progress::new(cfg.points().len());
+    let progress = Progress::new(cfg.points().len() as u64);
     for (i, shape, dtype) in cfg.points() {
-        progress.start(&shape, dtype);
+        progress.start(format!("{shape} {dtype}"));
         let seed = cfg.seed + i as u64;
         let rows = match dtype {
             Dtype::F32 => point::<f32>(&mut gpu, cfg, &copier, &shape, seed, copy_gbps),
@@ -73,11 +73,11 @@ pub fn run(cfg: &SweepConfig) -> Result<PathBuf> {
                 .collect()
         });
         for r in rows {
-            progress.done(&r);
+            progress.row(&r);
             w.push(r)?;
         }
         gpu.sample_clocks();
-        progress.advance();
+        progress.step();
     }
     progress.finish();
     let (copy_end, _) = copy_ceiling_gbps(&mut gpu)?;

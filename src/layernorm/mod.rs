@@ -8,7 +8,6 @@ pub mod gpu;
 #[cfg(feature = "cuda")]
 pub mod kernel;
 pub mod plan;
-mod progress;
 pub mod reference;
 pub mod report;
 pub mod sweep;

@@ -10,9 +10,9 @@ use super::prompt::{load_tokenizer, random_tokens, templated_tokens, ChatTemplat
 use super::rows::{add_bound, decode_bound, fill_measured, host_timing};
 use super::source::{from_dir, from_hub, ModelFiles};
 use crate::artifact::{ArtifactWriter, ResultRow, Status};
+use crate::progress::Progress;
 use anyhow::{bail, Context, Result};
 use candle_core::{DType, Tensor};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use tokenizers::Tokenizer;
@@ -361,18 +361,12 @@ pub fn run(o: &BenchOptions) -> Result<Vec<ResultRow>> {
         bail!("--impl needs at least one implementation");
     }
     let points = o.prompt_lens.len() * o.batches.len() * o.impls.len();
+    let steps = (models.len() * points * (o.warmup + o.repeats)) as u64;
     let pb = if o.progress {
-        ProgressBar::with_draw_target(
-            Some((models.len() * points * (o.warmup + o.repeats)) as u64),
-            ProgressDrawTarget::stderr(),
-        )
+        Progress::new(steps)
     } else {
-        ProgressBar::hidden()
+        Progress::quiet(steps)
     };
-    pb.set_style(
-        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} runs {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
     let mut profile_pending = o.profile_decode_step;
     let mut trace_pending = o.trace.as_ref();
     let mut rows = Vec::new();
@@ -381,7 +375,7 @@ pub fn run(o: &BenchOptions) -> Result<Vec<ResultRow>> {
         if let Some(dir) = &o.save_weights {
             let p = o.prompt_lens[0];
             let sub = save_for_peer(&l, o, &backend, dir, p, o.seed)?;
-            pb.println(format!(
+            pb.note(&format!(
                 "saved {} ({} parameters) to {}",
                 l.label,
                 l.model.arch.param_count(),
@@ -394,7 +388,7 @@ pub fn run(o: &BenchOptions) -> Result<Vec<ResultRow>> {
                 .iter()
                 .flat_map(|b| o.impls.iter().map(move |i| (b, i)))
             {
-                pb.set_message(format!("{} P={p} batch={b} {}", l.label, imp.label()));
+                pb.start(format!("{} P={p} batch={b}", l.label));
                 let mut row = base_row(&l, o, &backend, imp, b, p);
                 row.metrics
                     .insert("weight_bytes".into(), l.model.weight_bytes() as f64);
@@ -436,7 +430,7 @@ pub fn run(o: &BenchOptions) -> Result<Vec<ResultRow>> {
                                 Err(e) => {
                                     let m =
                                         format!("--trace: no trace made, ran without it: {e:#}");
-                                    pb.println(&m);
+                                    pb.note(&m);
                                     m
                                 }
                             };
@@ -454,19 +448,16 @@ pub fn run(o: &BenchOptions) -> Result<Vec<ResultRow>> {
                         row.metrics.retain(|k, _| k == "weight_bytes");
                         row.notes
                             .push(format!("{e:#}").trim_start_matches("skip: ").to_string());
-                        pb.println(format!(
-                            "{} P={p} batch={b}: {:?}: {e:#}",
-                            l.label, row.status
-                        ));
                     }
                 }
+                pb.row(&row);
                 backend.sample_clocks();
                 w.push(row.clone())?;
                 rows.push(row);
             }
         }
     }
-    pb.finish_and_clear();
+    pb.finish();
     w.artifact.env = backend.env();
     w.finish()?;
     Ok(rows)
@@ -479,7 +470,7 @@ fn measure_point(
     backend: &Backend,
     b: usize,
     p: usize,
-    pb: &ProgressBar,
+    pb: &Progress,
     profile_pending: &mut Option<usize>,
     row: &mut ResultRow,
 ) -> Result<()> {
@@ -514,7 +505,7 @@ fn measure_point(
             o.mem_sample,
             None,
         )?;
-        pb.inc(1);
+        pb.step();
     }
     let mut repeats = Vec::with_capacity(o.repeats);
     let mut last = None;
@@ -534,7 +525,7 @@ fn measure_point(
         }
         repeats.push(g.times.clone());
         last = Some(g);
-        pb.inc(1);
+        pb.step();
     }
     if let (true, Some(g)) = (o.verbose, &last) {
         pb.suspend(|| show_text(l, &prompt[0], g));
@@ -565,7 +556,7 @@ fn measure_opbench(
     backend: &Backend,
     b: usize,
     p: usize,
-    pb: &ProgressBar,
+    pb: &Progress,
     row: &mut ResultRow,
 ) -> Result<()> {
     use super::fast::{engine::Engine, generate as fgen, parity::LOGITS_TOLERANCE};
@@ -632,7 +623,7 @@ fn measure_opbench(
     }
     for _ in 0..o.warmup {
         fgen::generate(&mut e, &prompt, o.new_tokens)?;
-        pb.inc(1);
+        pb.step();
     }
     let mut repeats = Vec::with_capacity(o.repeats);
     for _ in 0..o.repeats {
@@ -641,7 +632,7 @@ fn measure_opbench(
             bail!("opbench generation returned the wrong number of tokens");
         }
         repeats.push(g.times);
-        pb.inc(1);
+        pb.step();
     }
     if let Some(used) = backend.mem_used_bytes() {
         row.metrics
@@ -676,7 +667,7 @@ fn measure_opbench(
     _backend: &Backend,
     _b: usize,
     _p: usize,
-    _pb: &ProgressBar,
+    _pb: &Progress,
     _row: &mut ResultRow,
 ) -> Result<()> {
     bail!("skip: opbench needs a build with the `cuda` feature and a GPU")

@@ -8,6 +8,8 @@ const KNOWN: &[(&str, &str)] = &[
     ("candle", "#f59e0b"),
     ("cublas", "#374151"),
     ("transformers-eager", "#9333ea"),
+    ("torch-cudagraph", "#be185d"),
+    ("torch-compile-cudagraph", "#059669"),
     ("reference", "#9ca3af"),
 ];
 
@@ -39,10 +41,16 @@ impl Palette {
         let mut names: Vec<&str> = implementations.collect();
         names.sort_unstable();
         names.dedup();
+        // The cycle without the fixed colours, so no two implementations share one.
+        let free: Vec<&str> = CYCLE
+            .iter()
+            .copied()
+            .filter(|c| KNOWN.iter().all(|(_, k)| k != c))
+            .collect();
         let mut i = 0;
         for n in names {
             if !map.contains_key(n) {
-                map.insert(n.to_string(), CYCLE[i % CYCLE.len()].to_string());
+                map.insert(n.to_string(), free[i % free.len()].to_string());
                 i += 1;
             }
         }

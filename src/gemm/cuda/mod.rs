@@ -17,11 +17,12 @@ use super::dtype::Dtype;
 use super::impls::Impl;
 use super::memory::{device_bytes_needed, host_bytes_needed};
 use super::metrics::{fill_point_metrics, flop, tflops};
+use super::plan::progress_steps;
 use super::plan::{sample_plan, Point};
-use super::progress::Progress;
 use super::record::{base_row, skipped_row, Recorder};
 use crate::artifact::{ResultRow, Status};
 use crate::gpu::{copy_ceiling_gbps, measure, Gpu, TimingConfig, TimingMode};
+use crate::progress::Progress;
 use anyhow::{Context, Result};
 use candle_core::Tensor;
 
@@ -98,7 +99,7 @@ pub fn run(args: &GemmArgs, points: &[Point]) -> Result<()> {
     if let Some(e) = ctx.gpu.probe_error() {
         notes.push(format!("NVML unavailable, no clock samples: {e}"));
     }
-    let mut progress = Progress::new(points);
+    let progress = Progress::new(progress_steps(points));
 
     let (copy, copy_method) = copy_ceiling_gbps(&mut ctx.gpu)?;
     rec.artifact().ceilings.copy_gbps = Some(copy);
@@ -117,7 +118,7 @@ pub fn run(args: &GemmArgs, points: &[Point]) -> Result<()> {
     }
 
     for p in points {
-        let rows = run_point(&mut ctx, args, p, &mut progress)
+        let rows = run_point(&mut ctx, args, p, &progress)
             .with_context(|| format!("at {} {}", p.shape.label(), p.dtype))?;
         ctx.gpu.sample_clocks();
         rec.push_group(rows)?;
@@ -170,7 +171,7 @@ fn run_point(
     ctx: &mut Ctx,
     args: &GemmArgs,
     p: &Point,
-    progress: &mut Progress,
+    progress: &Progress,
 ) -> Result<Vec<ResultRow>> {
     let (m, n, k) = (p.shape.m, p.shape.n, p.shape.k);
     let d = p.dtype;
@@ -248,7 +249,7 @@ fn run_point(
             rows.push(skipped_row(&p.shape, d, imp, why));
             continue;
         }
-        progress.start(p, imp);
+        progress.start(p.progress_label(imp));
         let mut row = base_row(&p.shape, d, imp);
         let result = (|| -> Result<()> {
             let got = if imp == Impl::Cublas {
@@ -304,11 +305,13 @@ fn run_point(
             row.status = Status::Failed;
             row.stats.clear();
             row.notes.push(format!("error: {e:#}"));
-            progress.done(&row);
+            progress.step();
+            progress.row(&row);
             return Err(e.context(format!("{} failed", imp.name())));
         }
         fill_point_metrics(&mut row, m, n, k, d.storage_bytes());
-        progress.done(&row);
+        progress.step();
+        progress.row(&row);
         rows.push(row);
     }
     Ok(rows)
