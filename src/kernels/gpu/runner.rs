@@ -2,12 +2,15 @@
 //! checked and (if it passed) timed; rows are saved as they come. A sticky CUDA fault ends the
 //! run with the artifact holding every point measured before it plus a failed row naming it.
 
-use super::check::{compare, cpu_matmul, fresh_inputs, prepare, run_once, upload_inputs, Outputs};
+use super::check::{
+    compare, cpu_matmul, fresh_inputs, prepare, run_once, upload_inputs, used_buffers, Outputs,
+};
 use super::launch::{launch, Buffers};
 use super::{ceilings, profile, sticky_error};
 use crate::artifact::{ArtifactWriter, Ceilings, Correctness, ResultRow, Status};
 use crate::gpu::{copy_bandwidth_gbps, measure, Gpu, Measured, TimingConfig, TimingMode};
 use crate::kernels::args::{Args, Mode};
+use crate::kernels::compile::Compiled;
 use crate::kernels::manifest::{block_label, CpuReference};
 use crate::kernels::report;
 use crate::kernels::sweep::{Group, Plan, Point};
@@ -51,17 +54,28 @@ pub fn sweep(
     plan: &Plan,
     funcs: &[CudaFunction],
     args: &Args,
-    arch: &str,
+    compiled: &Compiled,
 ) -> Result<()> {
     let seed = args.seed.unwrap_or_else(rand::random);
     let env = gpu.env();
     let mut w = ArtifactWriter::start("kernels", &args.out, env, args.overwrite)?;
     let m = &plan.manifest;
+    let info = &compiled.info;
     w.artifact.notes.push(format!(
-        "kernels from {} ({}), compiled in-process by NVRTC for {arch}",
+        "kernels from {} ({}), compiled by {} {} for {}{}",
         m.source.display(),
-        m.origin
+        m.origin,
+        info.name,
+        info.version,
+        info.target,
+        if info.name == "nvrtc" {
+            " in-process"
+        } else {
+            " to a cubin"
+        }
     ));
+    w.artifact.notes.extend(compiled.notes.iter().cloned());
+    w.artifact.compiler = Some(info.clone());
     w.artifact.notes.push(format!(
         "correctness: every point is compared with the reference kernel `{}` on fresh random \
          inputs (outputs poisoned with NaN before each launch){}; random seed {seed} (parameter \
@@ -248,7 +262,7 @@ impl Run<'_> {
                 return Ok(());
             }
         };
-        let ref_check = self.reference_check(g, &host, &reference, &mut rng);
+        let ref_check = self.reference_check(g, first, &host, &reference, &mut rng);
         let ref_ok = ref_check.as_ref().is_none_or(|c| c.passed);
         for p in &g.points {
             if !ref_ok && p.id != first.id {
@@ -261,12 +275,15 @@ impl Run<'_> {
                 .map_err(io)?;
                 continue;
             }
-            let correctness = if p.id == first.id {
-                ref_check.clone()
+            let (correctness, detail) = if p.id == first.id {
+                (ref_check.clone(), None)
             } else {
                 let against = format!("kernel:{}", m.reference);
                 match run_once(self.gpu, &self.funcs[p.kernel], p, m, &mut bufs, &host) {
-                    Ok(out) => Some(compare(m, &out, &reference, &against)),
+                    Ok(out) => {
+                        let (c, d) = compare(m, &out, &reference, &against, &used_buffers(p));
+                        (Some(c), Some(d))
+                    }
                     Err(e) => {
                         let e = self.classify(p, e)?;
                         self.failed(g, p, format!("launch failed: {e:#}"), None)
@@ -276,15 +293,21 @@ impl Run<'_> {
                 }
             };
             if let Some(c) = correctness.as_ref().filter(|c| !c.passed) {
-                let why = format!(
-                    "correctness failed against {}: rel_err {:.3e} > tolerance {:.1e}; not timed",
-                    c.reference, c.rel_err, c.tolerance
+                let why =
+                    format!(
+                    "correctness failed against {}: rel_err {:.3e} > tolerance {:.1e}; not timed{}",
+                    c.reference,
+                    c.rel_err,
+                    c.tolerance,
+                    detail.as_ref().map(|d| format!(" ({d})")).unwrap_or_default()
                 );
                 self.failed(g, p, why, correctness.clone()).map_err(io)?;
                 continue;
             }
             match self.time(p, &bufs) {
-                Ok(measured) => self.ok_row(g, p, measured, correctness).map_err(io)?,
+                Ok(measured) => self
+                    .ok_row(g, p, measured, correctness, detail)
+                    .map_err(io)?,
                 Err(e) => {
                     let e = self.classify(p, e)?;
                     self.failed(g, p, format!("timing failed: {e:#}"), None)
@@ -295,10 +318,12 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// The reference kernel's own check: a CPU matmul, or (without one) that it wrote every output.
+    /// The reference kernel's own check: a CPU matmul, or (without one) that it wrote every
+    /// output it was given (an optional one may be left entirely unwritten).
     fn reference_check(
         &self,
         g: &Group,
+        first: &Point,
         host: &[Option<Vec<u8>>],
         reference: &Outputs,
         rng: &mut StdRng,
@@ -315,9 +340,12 @@ impl Run<'_> {
                 }),
             ),
             None => {
-                let unwritten = reference
-                    .iter()
-                    .find(|(_, v)| v.iter().any(|x| !x.is_finite()));
+                let used = used_buffers(first);
+                let unwritten = reference.iter().find(|(i, v)| {
+                    let b = &m.buffers[*i];
+                    let all_nan = !v.is_empty() && v.iter().all(|x| x.is_nan());
+                    used.contains(i) && !(b.optional && all_nan) && v.iter().any(|x| !x.is_finite())
+                });
                 unwritten.map(|(i, _)| Correctness {
                     reference: format!(
                         "poison check of the reference (buffer {} holds NaN/inf: unwritten or invalid)",
@@ -364,8 +392,16 @@ impl Run<'_> {
         measure(self.gpu, cfg, mode, |g| launch(g, f, p, &ptrs))
     }
 
-    fn ok_row(&mut self, g: &Group, p: &Point, t: Measured, c: Option<Correctness>) -> Result<()> {
+    fn ok_row(
+        &mut self,
+        g: &Group,
+        p: &Point,
+        t: Measured,
+        c: Option<Correctness>,
+        detail: Option<String>,
+    ) -> Result<()> {
         let mut r = self.row(g, p);
+        r.notes.extend(detail);
         let secs = t.time_us.p50 * 1e-6;
         let gbps = g.bytes_moved / secs / 1e9;
         r.metrics.insert("gbps".into(), gbps);
