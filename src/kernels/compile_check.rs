@@ -4,7 +4,6 @@
 
 use super::args::{Args, CompilerChoice};
 use super::compile::{compile, nvcc, nvrtc_status, Target};
-use super::kernel_name::KernelName;
 use super::source::Source;
 use anyhow::{Context, Result};
 
@@ -71,10 +70,7 @@ pub fn check(args: &Args, source: &Source, kernels: &[String]) -> Result<Compile
     }
     let arch = args.arch.as_deref().unwrap_or(DEFAULT_CPU_ARCH);
     let target = Target::from_arch(arch)?;
-    let names = kernels
-        .iter()
-        .map(|k| KernelName::parse(k))
-        .collect::<Result<Vec<_>>>()?;
+    let names = source.qualified_names(kernels)?;
     let c = compile(args.compiler, source, &names, &target).with_context(|| {
         format!(
             "--device cpu compiles the source (--compiler {:?}; pass --arch for another target)",

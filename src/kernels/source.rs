@@ -105,6 +105,22 @@ impl Source {
         }
     }
 
+    /// Each kernel name parsed, with the namespaces of its definition added when the name
+    /// leaves them out (NVRTC's name expressions and nvcc's instantiation file need them).
+    pub fn qualified_names(&self, names: &[String]) -> Result<Vec<KernelName>> {
+        names
+            .iter()
+            .map(|n| {
+                let mut k = KernelName::parse(n)?;
+                let decl = self.kernel(n)?;
+                if k.scope.is_empty() {
+                    k.scope = decl.scope;
+                }
+                Ok(k)
+            })
+            .collect()
+    }
+
     /// The kernel `name` as written: one instance, its template parameters replaced by the
     /// name's arguments; its `name` field is the text as written. A name matching no kernel
     /// lists the kernels found; a name matching several overloads lists each candidate.
@@ -245,6 +261,7 @@ template <int B, typename T = float> __global__ void k_templ(T* x, const T* y, i
 __global__ void over(float* x, int n) {}
 __global__ void over(double* x, int n) {}
 __global__ void k_cpp(float* x) {}
+namespace outer { __global__ void ns_k(float* x) {} }
 "#;
 
     fn src() -> Source {
@@ -263,6 +280,8 @@ __global__ void k_cpp(float* x) {}
             t.signature(),
             "k_templ<256, double>(double* x, const double* y, int n)"
         );
+        let q = s.qualified_names(&["ns_k".into()]).unwrap();
+        assert_eq!(q[0].expression(), "&outer::ns_k");
         let d = s.kernel("k_templ<128>").unwrap();
         assert_eq!(d.params[0].ty, "float*", "default template argument");
         let o = s.kernel("over(double*, int)").unwrap();

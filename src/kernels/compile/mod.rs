@@ -92,7 +92,11 @@ pub fn compile(
     match choice {
         CompilerChoice::Nvrtc => {
             nvrtc_status().map_err(|why| anyhow::anyhow!("--compiler nvrtc: {why}"))?;
-            with_nvrtc(source, names, target)
+            with_nvrtc(source, names, target).map_err(|e| {
+                let found =
+                    nvcc::find().map(|n| format!("nvcc {} at {}", n.version, n.path.display()));
+                explain_nvrtc_failure(e, &source.path, found)
+            })
         }
         CompilerChoice::Nvcc => {
             let n = nvcc::find().map_err(|why| {
@@ -131,7 +135,7 @@ pub fn compile(
                     );
                     Ok(c)
                 }
-                Err(why) => Err(explain_nvrtc_failure(nvrtc_error, &source.path, &why)),
+                Err(why) => Err(explain_nvrtc_failure(nvrtc_error, &source.path, Err(why))),
             }
         }
     }

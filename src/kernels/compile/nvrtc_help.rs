@@ -11,25 +11,37 @@ pub fn missing_header(log: &str) -> Option<(String, String)> {
     })
 }
 
-/// Wraps NVRTC's error with what to do when no nvcc was found (`nvcc_why`).
-pub fn explain_nvrtc_failure(e: anyhow::Error, path: &str, nvcc_why: &str) -> anyhow::Error {
+/// Wraps NVRTC's error with what to do: `nvcc` is the nvcc found ("nvcc 13.0.88 at PATH") or
+/// why none was.
+pub fn explain_nvrtc_failure(
+    e: anyhow::Error,
+    path: &str,
+    nvcc: std::result::Result<String, String>,
+) -> anyhow::Error {
     let text = format!("{e:#}");
-    let install = "Install CUDA's nvcc (the CUDA toolkit, e.g. NVIDIA's `cuda-nvcc-13-0` package, \
-                   or from PyPI `pip install nvidia-cuda-nvcc==13.0.*` as \
-                   scripts/cuda-toolchain.sh does), put its bin/ on PATH or set CUDA_HOME, and \
-                   run with --compiler nvcc (or auto)";
+    let next = match &nvcc {
+        Ok(found) => format!(
+            "{found} is here: run with --compiler nvcc (or auto) to compile the whole file with it"
+        ),
+        Err(why) => format!(
+            "No nvcc is here to compile the whole file: {why}. Install CUDA's nvcc (the CUDA \
+             toolkit, e.g. NVIDIA's `cuda-nvcc-13-0` package, or from PyPI `pip install \
+             nvidia-cuda-nvcc==13.0.*` as scripts/cuda-toolchain.sh does), put its bin/ on \
+             PATH or set CUDA_HOME, and run with --compiler nvcc (or auto)"
+        ),
+    };
     match missing_header(&text) {
         Some((header, line)) => e.context(format!(
             "NVRTC cannot compile {path}: it includes the host header <{header}> ({line}), and \
-             NVRTC compiles device code only (no host headers, host functions or main()). No \
-             nvcc is here to compile the whole file: {nvcc_why}. {install}; or guard the host \
-             code with `#ifndef __CUDACC_RTC__` ... `#endif` so that NVRTC skips it"
+             NVRTC compiles device code only (no host headers, host functions or main()). \
+             {next}; or guard the host code with `#ifndef __CUDACC_RTC__` ... `#endif` so that \
+             NVRTC skips it"
         )),
-        None => e.context(format!(
-            "NVRTC could not compile {path}, and no nvcc is here to try: {nvcc_why}. Fix the \
-             error above, or, if the file needs host code, {}",
-            install.replacen("Install", "install", 1)
+        None if nvcc.is_err() => e.context(format!(
+            "NVRTC could not compile {path}: fix the error above, or, if the file needs host \
+             code, use nvcc. {next}"
         )),
+        None => e,
     }
 }
 
@@ -42,18 +54,21 @@ mod tests {
         let log = "NVRTC could not compile f.cu for compute_90:\nf.cu(2): catastrophic error: \
                    cannot open source file \"stdio.h\"\n";
         assert_eq!(missing_header(log).unwrap().0, "stdio.h");
-        let e = explain_nvrtc_failure(anyhow::anyhow!("{log}"), "f.cu", "no nvcc found");
+        let none = Err("no nvcc found".to_string());
+        let e = explain_nvrtc_failure(anyhow::anyhow!("{log}"), "f.cu", none.clone());
         let m = format!("{e:#}");
         assert!(m.contains("includes the host header <stdio.h>"), "{m}");
-        assert!(
-            m.contains("no nvcc found") && m.contains("nvidia-cuda-nvcc"),
-            "{m}"
-        );
-        assert!(
-            m.contains("__CUDACC_RTC__") && m.contains("--compiler nvcc"),
-            "{m}"
-        );
-        let e = explain_nvrtc_failure(anyhow::anyhow!("error: x undefined"), "f.cu", "none");
-        assert!(format!("{e:#}").contains("Fix the error above"));
+        assert!(m.contains("no nvcc found"), "{m}");
+        assert!(m.contains("nvidia-cuda-nvcc"), "{m}");
+        assert!(m.contains("__CUDACC_RTC__"), "{m}");
+        assert!(m.contains("--compiler nvcc"), "{m}");
+        let found = Ok("nvcc 13.0.88 at /usr/bin/nvcc".to_string());
+        let e = explain_nvrtc_failure(anyhow::anyhow!("{log}"), "f.cu", found.clone());
+        let m = format!("{e:#}");
+        assert!(m.contains("nvcc 13.0.88 at /usr/bin/nvcc is here"), "{m}");
+        let e = explain_nvrtc_failure(anyhow::anyhow!("error: x undefined"), "f.cu", none);
+        assert!(format!("{e:#}").contains("fix the error above"));
+        let e = explain_nvrtc_failure(anyhow::anyhow!("error: x undefined"), "f.cu", found);
+        assert_eq!(format!("{e:#}"), "error: x undefined");
     }
 }

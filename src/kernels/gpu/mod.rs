@@ -11,7 +11,6 @@ mod runner;
 use crate::gpu::Gpu;
 use crate::kernels::args::Args;
 use crate::kernels::compile::{compile, Image, Target};
-use crate::kernels::kernel_name::KernelName;
 use crate::kernels::source::Source;
 use crate::kernels::sweep::Plan;
 use anyhow::{bail, Context, Result};
@@ -34,12 +33,13 @@ pub fn run(args: &Args, plan: &Plan, source: &Source) -> Result<()> {
         Some(a) => Target::from_arch(a)?,
         None => Target::from_cc(cc),
     };
-    let names = plan
+    let listed: Vec<String> = plan
         .manifest
         .kernels
         .iter()
-        .map(|k| KernelName::parse(&k.name))
-        .collect::<Result<Vec<_>>>()?;
+        .map(|k| k.name.clone())
+        .collect();
+    let names = source.qualified_names(&listed)?;
     eprintln!(
         "compiling {} for sm_{} (--compiler {:?})",
         source.path, target.sm, args.compiler
