@@ -33,13 +33,20 @@ fn nvrtc_available(test: &str) -> bool {
     }
 }
 
-/// The plain (non-template) kernels of a file, as names.
+/// The plain (non-template) kernels of a file, as names (an overload with its parameter types).
 fn plain_kernels(src: &Source) -> Vec<KernelName> {
     let names: Vec<String> = src
         .kernels
         .iter()
         .filter(|k| k.template.is_none())
-        .map(|k| k.name.clone())
+        .map(|k| {
+            if src.kernels.iter().filter(|o| o.name == k.name).count() > 1 {
+                let types: Vec<&str> = k.params.iter().map(|p| p.ty.as_str()).collect();
+                format!("{}({})", k.name, types.join(", "))
+            } else {
+                k.name.clone()
+            }
+        })
         .collect();
     src.qualified_names(&names).unwrap()
 }

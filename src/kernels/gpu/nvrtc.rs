@@ -9,7 +9,7 @@ use std::ffi::{CStr, CString};
 use std::path::{Path, PathBuf};
 
 /// Folders searched for `#include`: the source's own, the include folders (--include and the
-/// manifest's `include`), then the CUDA toolkit's headers if present.
+/// manifest's `include`), then the CUDA toolkit's headers (and their `cccl` folder) if present.
 fn include_dirs(source: &Source) -> Vec<String> {
     let own = Path::new(&source.path)
         .parent()
@@ -28,6 +28,12 @@ fn include_dirs(source: &Source) -> Vec<String> {
         let inc = r.join("include");
         if inc.join("cuda_runtime.h").exists() || inc.join("cuda_fp16.h").exists() {
             dirs.push(inc.display().to_string());
+            // CUDA 13 keeps libcu++ (`<cuda/std/...>`, which cooperative groups include) in
+            // include/cccl; nvcc adds it by itself, NVRTC needs it named.
+            let cccl = inc.join("cccl");
+            if cccl.is_dir() {
+                dirs.push(cccl.display().to_string());
+            }
             break;
         }
     }
@@ -35,6 +41,7 @@ fn include_dirs(source: &Source) -> Vec<String> {
 }
 
 /// NVRTC's output for one source.
+#[derive(Debug)]
 pub struct NvrtcOutput {
     pub ptx: String,
     /// The lowered (mangled) symbol of each name expression, in the order given.
