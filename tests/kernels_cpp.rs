@@ -156,7 +156,7 @@ fn a_kernel_in_a_header_found_through_include() {
     )
     .unwrap();
     assert!(Source::read(&src).unwrap().kernels.is_empty());
-    let s = Source::read_with(&src, &[inc.clone()]).unwrap();
+    let s = Source::read_with(&src, std::slice::from_ref(&inc)).unwrap();
     assert_eq!(s.kernels[0].name, "from_header");
     assert_eq!(s.kernel("from_header").unwrap().params.len(), 2);
 }
@@ -238,4 +238,41 @@ fn nvcc_builds_whole_files_and_resolves_cpp_symbols() {
         e.contains("mean_kernel(float*, float const*, int, int, int)"),
         "{e}"
     );
+}
+
+#[test]
+fn the_committed_gpu_runs_record_their_compiler_and_match_the_schema() {
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../docs/artifact.schema.json")).unwrap();
+    let v = jsonschema::validator_for(&schema).unwrap();
+    for (file, compiler, target) in [
+        ("docs/examples/kernels-llmc-nvcc.json", "nvcc", "sm_90"),
+        (
+            "docs/examples/kernels-llmc-nvrtc.json",
+            "nvrtc",
+            "compute_90",
+        ),
+        ("docs/examples/kernels-softmax.json", "nvrtc", "compute_90"),
+    ] {
+        let a = opbench::artifact::read_artifact(Path::new(file)).unwrap();
+        let json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
+        assert!(v.is_valid(&json), "{file} does not match the JSON Schema");
+        let c = a.compiler.as_ref().unwrap();
+        assert_eq!(
+            (c.name.as_str(), c.target.as_str()),
+            (compiler, target),
+            "{file}"
+        );
+        assert!(
+            a.results
+                .iter()
+                .all(|r| r.correctness.as_ref().is_none_or(|c| c.passed)),
+            "{file}"
+        );
+        assert!(
+            a.results.iter().any(|r| r.implementation.contains("<")),
+            "{file}: a template instance"
+        );
+    }
 }

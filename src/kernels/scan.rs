@@ -203,8 +203,11 @@ fn blank_literals(t: &str) -> String {
     out
 }
 
+/// A byte range of the scanned text: (opening brace, closing brace).
+type Span = (usize, usize);
+
 /// Byte ranges of `extern "C" { ... }` blocks and of named `namespace N { ... }` blocks.
-fn blocks(t: &str) -> (Vec<(usize, usize)>, Vec<(usize, usize, String)>) {
+fn blocks(t: &str) -> (Vec<Span>, Vec<(Span, String)>) {
     let mut externs = Vec::new();
     let mut from = 0;
     while let Some(p) = t[from..].find("extern \"C\"") {
@@ -239,7 +242,7 @@ fn blocks(t: &str) -> (Vec<(usize, usize)>, Vec<(usize, usize, String)>) {
         }
         let open = t.len() - after.len();
         if let Some(close) = matching(t, open, '{', '}') {
-            spaces.push((open, close, name));
+            spaces.push(((open, close), name));
         }
     }
     (externs, spaces)
@@ -294,8 +297,8 @@ pub fn scan(text: &str, file: &str) -> Vec<KernelDecl> {
             prefix.contains("extern \"C\"") || externs.iter().any(|(s, e)| *s < at && at < *e);
         let scope = spaces
             .iter()
-            .filter(|(s, e, _)| *s < at && at < *e)
-            .flat_map(|(_, _, n)| n.split("::").map(str::to_string).collect::<Vec<_>>())
+            .filter(|((s, e), _)| *s < at && at < *e)
+            .flat_map(|(_, n)| n.split("::").map(str::to_string).collect::<Vec<_>>())
             .collect();
         out.push(KernelDecl {
             name: name.to_string(),
