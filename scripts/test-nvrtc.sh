@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Runs the NVRTC compilation tests (tests/kernels_nvrtc.rs) on a machine without a GPU, against
-# the real libnvrtc 13.0 from PyPI (fetched once into ~/.cache/opbench/nvrtc-13.0). Sets
-# OPBENCH_REQUIRE_NVRTC=1, so the tests fail rather than skip if NVRTC cannot be loaded.
+# Runs the compilation tests on a machine without a GPU: NVRTC (tests/kernels_nvrtc.rs) against
+# the real libnvrtc 13.0 from PyPI (fetched once into ~/.cache/opbench/nvrtc-13.0), and nvcc
+# (tests/kernels_cpp.rs) with the nvcc 13.0 of scripts/cuda-toolchain.sh. Sets
+# OPBENCH_REQUIRE_NVRTC=1 and OPBENCH_REQUIRE_NVCC=1, so the tests fail rather than skip if
+# either cannot be used.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir="${OPBENCH_NVRTC_DIR:-$HOME/.cache/opbench/nvrtc-13.0}"
@@ -21,4 +23,5 @@ fi
 # (never called here).
 export LD_LIBRARY_PATH="$lib:$OPBENCH_CUDA_STUBS:$CUDA_ROOT/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # --release reuses the dependencies of the CUDA release build (scripts/test.sh builds it first).
-OPBENCH_REQUIRE_NVRTC=1 cargo test --release --features cuda --test kernels_nvrtc
+OPBENCH_REQUIRE_NVRTC=1 OPBENCH_REQUIRE_NVCC=1 cargo test --release --features cuda \
+    --test kernels_nvrtc --test kernels_cpp

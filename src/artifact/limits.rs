@@ -32,6 +32,17 @@ pub fn name(field: &str, value: &str) -> Result<()> {
     check(field, value, NAME_MAX_CHARS, "a name")
 }
 
+/// The compiler record: names bounded as names, the path and each flag as free text.
+pub fn compiler(c: &super::CompilerInfo) -> Result<()> {
+    name("compiler.name", &c.name)?;
+    name("compiler.version", &c.version)?;
+    name("compiler.target", &c.target)?;
+    if let Some(p) = &c.path {
+        text("compiler.path", p)?;
+    }
+    texts("compiler.flags", &c.flags)
+}
+
 /// Free text: at most [`TEXT_MAX_CHARS`].
 pub fn text(field: &str, value: &str) -> Result<()> {
     check(field, value, TEXT_MAX_CHARS, "a note or other free text")

@@ -44,9 +44,30 @@ pub struct Artifact {
     #[serde(default)]
     pub ceilings: Ceilings,
     pub results: Vec<ResultRow>,
+    /// The compiler that built the measured code, for benchmarks that compile user sources
+    /// (`kernel_bench`); absent elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compiler: Option<CompilerInfo>,
     /// Free-form notes on the run as a whole.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+}
+
+/// Which compiler built the measured kernels, and how.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompilerInfo {
+    /// "nvcc" or "nvrtc".
+    pub name: String,
+    /// "13.0.88" (nvcc) or "13.0" (NVRTC).
+    pub version: String,
+    /// The executable or library used, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Every option it was given (input and output files left out).
+    pub flags: Vec<String>,
+    /// The GPU target: "sm_90" (nvcc's cubin) or "compute_90" (NVRTC's PTX).
+    pub target: String,
 }
 
 /// Who ran what, when, on which commit.

@@ -84,6 +84,9 @@ pub fn validate(a: &Artifact) -> Result<()> {
     limits::env(&a.env)?;
     limits::ceilings(&a.ceilings)?;
     limits::texts("notes", &a.notes)?;
+    if let Some(c) = &a.compiler {
+        limits::compiler(c)?;
+    }
     for (field, t) in [
         ("run.started_utc", &a.run.started_utc),
         ("run.finished_utc", &a.run.finished_utc),

@@ -54,6 +54,7 @@ impl ArtifactWriter {
             env,
             ceilings: Ceilings::default(),
             results: Vec::new(),
+            compiler: None,
             notes: Vec::new(),
         };
         let partial = partial_of(path, None);

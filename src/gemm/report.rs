@@ -243,6 +243,7 @@ mod tests {
             env: Env::cpu(),
             ceilings: Ceilings::default(),
             results: rows,
+            compiler: None,
             notes: vec![],
         }
     }

@@ -298,6 +298,7 @@ pub fn run(spec: &RunSpec) -> Artifact {
             ..Default::default()
         },
         results,
+        compiler: None,
         notes: vec![SYNTHETIC_NOTE.into()],
     }
 }

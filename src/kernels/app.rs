@@ -16,9 +16,20 @@ pub fn main(args: Args) -> Result<()> {
     let (plan, source) = load(&args)?;
     match args.device {
         Device::Cpu => {
-            let compiled = super::compile_check::check(&args, &source)?;
+            let names: Vec<String> = plan
+                .manifest
+                .kernels
+                .iter()
+                .map(|k| k.name.clone())
+                .collect();
+            let compiled = super::compile_check::check(&args, &source, &names)?;
             println!("{}", compiled.line(&source.path));
             print!("{}", describe(&plan));
+            if let Some(path) = &args.plan_json {
+                let json = serde_json::to_string_pretty(&super::plan_json::points(&plan))?;
+                crate::artifact::write_bytes_atomic(path, json.as_bytes())?;
+                eprintln!("wrote the sweep's points to {}", path.display());
+            }
             Ok(())
         }
         Device::Cuda => run_cuda(&args, &plan, &source),
@@ -88,7 +99,7 @@ pub fn load(args: &Args) -> Result<(Plan, Source)> {
             m
         }
         (None, Some(path)) => {
-            let source = Source::read(path)?;
+            let source = Source::read_with(path, &args.includes)?;
             matmul_manifest(&source, &kernels, &params)?
         }
         (None, None) => bail!(
@@ -107,7 +118,18 @@ pub fn load(args: &Args) -> Result<(Plan, Source)> {
             &mut k.blocks,
         );
     }
-    let source = Source::read(&manifest.source)?;
+    let mut includes = manifest.include.clone();
+    includes.extend(args.includes.iter().cloned());
+    for d in &includes {
+        if !d.is_dir() {
+            bail!(
+                "include folder {} (from --include or the {}'s `include`) is not a folder",
+                d.display(),
+                manifest.origin
+            );
+        }
+    }
+    let source = Source::read_with(&manifest.source, &includes)?;
     check_signatures(&manifest, &source)?;
     let plan = expand(manifest)?;
     Ok((plan, source))
@@ -118,8 +140,9 @@ fn warn_block_repeats(what: &str, blocks: &mut Vec<[u32; 3]>) {
     dedup_warn_by(what, blocks, |b| block_label(*b));
 }
 
-/// Every kernel exists, is extern "C", and takes as many arguments as the manifest passes,
-/// pointers where buffers go.
+/// Every kernel exists (named as written: C++ names, template instances, overloads with their
+/// parameter types) and takes as many arguments as the manifest passes, pointers where buffers
+/// go.
 fn check_signatures(m: &Manifest, source: &Source) -> Result<()> {
     for k in &m.kernels {
         let decl = source
@@ -127,10 +150,9 @@ fn check_signatures(m: &Manifest, source: &Source) -> Result<()> {
             .with_context(|| format!("the {} lists kernel `{}`", m.origin, k.name))?;
         if decl.params.len() != k.args.len() {
             bail!(
-                "kernel `{}` ({}:{}) takes {} parameters but the {} passes {}: {}",
+                "kernel `{}` ({}) takes {} parameters but the {} passes {}: {}",
                 k.name,
-                source.path,
-                decl.line,
+                decl.location(),
                 decl.params.len(),
                 m.origin,
                 k.args.len(),
@@ -138,7 +160,7 @@ fn check_signatures(m: &Manifest, source: &Source) -> Result<()> {
             );
         }
         for (i, (a, p)) in k.args.iter().zip(&decl.params).enumerate() {
-            let is_buf = matches!(a, Arg::Buffer(_));
+            let is_buf = matches!(a, Arg::Buffer(_) | Arg::Null);
             if is_buf != p.is_pointer() {
                 bail!(
                     "kernel `{}` argument {} (`{}`) is {} in the source but the {} passes {}",

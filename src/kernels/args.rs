@@ -14,6 +14,19 @@ pub enum Device {
     Cpu,
 }
 
+/// Which compiler builds the source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompilerChoice {
+    /// NVRTC in-process; when it fails (a host header, host code) or cannot be loaded, nvcc.
+    Auto,
+    /// nvcc (from $NVCC, $CUDA_HOME, $CUDA_ROOT, $CUDA_PATH, $PATH or /usr/local/cuda) to a
+    /// cubin for the GPU: whole files with host code, host headers and main().
+    Nvcc,
+    /// NVRTC in-process to PTX: device-only files (host code guarded by
+    /// `#ifndef __CUDACC_RTC__`).
+    Nvrtc,
+}
+
 /// How launches are timed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Mode {
@@ -23,7 +36,8 @@ pub enum Mode {
     Cold,
 }
 
-/// Benchmark your own CUDA kernels: compile a .cu file with NVRTC, run every combination of
+/// Benchmark your own CUDA kernels: compile a .cu file (NVRTC, or nvcc for whole files with host
+/// code), run every combination of
 /// parameters and block sizes, check each kernel against a reference kernel on fresh random
 /// inputs (outputs poisoned with NaN first), time the ones that pass with CUDA events, and
 /// optionally profile each point with Nsight Compute.
@@ -45,6 +59,12 @@ pub enum Mode {
 ///    examples/matmul_kernels.toml and docs/notes/kernels.md.
 ///
 ///    kernel_bench --manifest examples/matmul_kernels.toml --param M=512,1024 --profile
+///
+/// Kernels are named as written in the source: `layernorm_forward_kernel3` (C++ or extern "C"),
+/// a template instance `softmax_kernel<256, float>`, an overload `scale(float*, int)`. Files
+/// written for a program (host code, host headers, main()) compile with nvcc:
+///
+///    kernel_bench --manifest tests/fixtures/kernels/llmc/layernorm_forward.toml --compiler nvcc
 ///
 /// Writes artifacts/kernels.json (the opbench artifact schema, kind "kernels") and
 /// artifacts/kernels_report.txt (per parameter set, kernels sorted by time).
@@ -74,10 +94,21 @@ pub struct Args {
         allow_negative_numbers = true
     )]
     pub blocks: Vec<String>,
-    /// cuda runs the kernels; cpu validates, compiles with NVRTC where this build has it, and
-    /// prints the sweep (no GPU needed).
+    /// cuda runs the kernels; cpu validates, compiles with NVRTC or nvcc where they are here,
+    /// and prints the sweep (no GPU needed).
     #[arg(long, value_enum, default_value_t = Device::Cuda)]
     pub device: Device,
+    /// The compiler: auto (NVRTC, then nvcc if NVRTC fails), nvcc or nvrtc.
+    #[arg(long, value_enum, default_value_t = CompilerChoice::Auto)]
+    pub compiler: CompilerChoice,
+    /// A folder searched for `#include` after the source's own (repeat the flag); added to the
+    /// manifest's `include` list.
+    #[arg(long = "include", value_name = "DIR")]
+    pub includes: Vec<PathBuf>,
+    /// With --device cpu: also write the sweep's points as JSON (kernel, block, grid, shared
+    /// memory, parameters) to this file.
+    #[arg(long, value_name = "FILE.json")]
+    pub plan_json: Option<PathBuf>,
     /// warm: back-to-back launches; cold: L2 flushed before each timed launch.
     #[arg(long, value_enum, default_value_t = Mode::Warm)]
     pub mode: Mode,
@@ -133,8 +164,8 @@ pub struct Args {
     /// Seed of the random inputs [default: drawn at random and recorded in the artifact].
     #[arg(long, allow_negative_numbers = true, value_parser = crate::cli::count_u64)]
     pub seed: Option<u64>,
-    /// NVRTC target, e.g. compute_90a [default: compute_XY of the GPU; compute_90 with
-    /// --device cpu].
+    /// GPU target, e.g. compute_90a or sm_90 (NVRTC gets compute_XY, nvcc sm_XY) [default: the
+    /// GPU's; 90 with --device cpu].
     #[arg(long, value_name = "ARCH")]
     pub arch: Option<String>,
     /// Skip measuring the copy-bandwidth and f32 cuBLAS ceilings.

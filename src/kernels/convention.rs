@@ -65,13 +65,12 @@ pub fn matmul_manifest(
             });
         if !fits {
             bail!(
-                "kernel `{}` ({}:{}) does not follow the built-in matmul convention \
+                "kernel `{}` ({}) does not follow the built-in matmul convention \
                  (float* A, float* B, float* C, then int parameters named M, N, K): its \
                  signature is {}. Describe it in a manifest (--manifest, see \
                  examples/matmul_kernels.toml)",
                 name,
-                source.path,
-                decl.line,
+                decl.location(),
                 decl.signature()
             );
         }
@@ -101,11 +100,13 @@ pub fn matmul_manifest(
                 Init::Uniform(-1.0, 1.0)
             },
             tolerance: Dtype::F32.default_tolerance(),
+            optional: false,
         })
     };
     Ok(Manifest {
         origin: "built-in matmul convention".into(),
         source: source.path.clone().into(),
+        include: source.include_dirs.clone(),
         params: values,
         aliases,
         reference: kernels[0].clone(),

@@ -48,6 +48,7 @@ enum BlockEntry {
 #[serde(deny_unknown_fields)]
 struct ManifestFile {
     source: Option<String>,
+    include: Option<Vec<String>>,
     reference: Option<String>,
     cpu_reference: Option<CpuReference>,
     tolerance: Option<f64>,
@@ -77,6 +78,7 @@ struct BufferFile {
     role: Role,
     init: Option<String>,
     tolerance: Option<f64>,
+    optional: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -160,6 +162,8 @@ pub struct Buffer {
     pub role: Role,
     pub init: Init,
     pub tolerance: f64,
+    /// An output a kernel may leave unwritten (or get as `null`): then it is not compared.
+    pub optional: bool,
 }
 
 /// One kernel argument, resolved.
@@ -171,6 +175,8 @@ pub enum Arg {
     Scalar(String),
     /// A sweep parameter passed as a 32-bit int.
     Param(String),
+    /// A null pointer (`"null"` in `args`), for a pointer the kernel may be given as nullptr.
+    Null,
 }
 
 /// One kernel with its launch shape.
@@ -191,6 +197,9 @@ pub struct Manifest {
     /// Where it came from: "manifest examples/x.toml" or "built-in matmul convention".
     pub origin: String,
     pub source: PathBuf,
+    /// Folders searched for `#include` after the source's own (`include`, relative to the
+    /// manifest).
+    pub include: Vec<PathBuf>,
     /// Parameter values to sweep, in name order.
     pub params: BTreeMap<String, Vec<i64>>,
     /// Parameters that take another's value at every point (the convention's square default:
@@ -302,6 +311,12 @@ impl Manifest {
             Some(s) => dir.join(s),
             None => PathBuf::new(),
         };
+        let include = f
+            .include
+            .unwrap_or_default()
+            .iter()
+            .map(|d| dir.join(d))
+            .collect();
         let mut params = BTreeMap::new();
         for (name, v) in f.params {
             if BLOCK_VARS.contains(&name.as_str()) {
@@ -359,6 +374,14 @@ impl Manifest {
                     b.name
                 );
             }
+            let optional = b.optional.unwrap_or(false);
+            if optional && b.role != Role::Output {
+                bail!(
+                    "buffer `{}`: only outputs can be optional (a kernel may leave an output \
+                     unwritten); drop `optional` or make it role = \"output\"",
+                    b.name
+                );
+            }
             buffers.push(Buffer {
                 name: b.name,
                 dtype: b.dtype,
@@ -366,6 +389,7 @@ impl Manifest {
                 role: b.role,
                 init,
                 tolerance,
+                optional,
             });
         }
         if !buffers.iter().any(|b| b.role != Role::Input) {
@@ -403,7 +427,9 @@ impl Manifest {
         let resolve_args = |list: &[String], at: &str| -> Result<Vec<Arg>> {
             list.iter()
                 .map(|a| {
-                    if let Some(i) = buffers.iter().position(|b| &b.name == a) {
+                    if a == "null" || a == "nullptr" {
+                        Ok(Arg::Null)
+                    } else if let Some(i) = buffers.iter().position(|b| &b.name == a) {
                         Ok(Arg::Buffer(i))
                     } else if scalars.contains_key(a) {
                         Ok(Arg::Scalar(a.clone()))
@@ -412,7 +438,7 @@ impl Manifest {
                     } else {
                         bail!(
                             "{at}: argument `{a}` is not a buffer, scalar or parameter of this \
-                             manifest"
+                             manifest (or `null` for a null pointer)"
                         )
                     }
                 })
@@ -474,6 +500,7 @@ impl Manifest {
         let m = Manifest {
             origin: origin.to_string(),
             source,
+            include,
             params,
             aliases: BTreeMap::new(),
             kernels,

@@ -215,6 +215,7 @@ mod tests {
             env: Env::cpu(),
             ceilings: Default::default(),
             results,
+            compiler: None,
             notes: vec![],
         }
     }

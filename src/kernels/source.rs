@@ -1,70 +1,38 @@
-//! Reading a `.cu` file: which `__global__` kernels it defines and their parameter lists.
-//!
-//! A light scanner, not a C++ parser: comments are stripped, then each `__global__` is followed
-//! to the identifier before its `(` and the parameters up to the matching `)`. Enough to name
-//! the kernels, check `extern "C"` (NVRTC keeps only unmangled names loadable by name) and
-//! read the signature the built-in matmul convention needs.
+//! A `.cu` file read from disk with the local headers it includes, and the lookup of a kernel
+//! named as written (`k`, `ns::k`, `softmax<256, float>`, `scale(float*, int)`).
 
-use anyhow::{Context, Result};
-use std::path::Path;
+use super::kernel_name::{normalize_type, KernelName};
+use super::scan::{local_includes, scan, strip_comments, KernelDecl, KernelParam};
+use anyhow::{bail, Context, Result};
+use std::path::{Path, PathBuf};
 
-/// One kernel parameter: `const float* __restrict__ A` gives type `const float* __restrict__`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct KernelParam {
-    pub ty: String,
-    pub name: String,
-}
+pub use super::scan::TemplateParam;
 
-impl KernelParam {
-    pub fn is_pointer(&self) -> bool {
-        self.ty.contains('*')
-    }
+/// Local headers followed from the source at most this deep (a guard against include cycles).
+const MAX_INCLUDE_DEPTH: usize = 16;
 
-    /// The type without qualifiers and pointer marks: "float", "int", "unsigned int".
-    pub fn base_type(&self) -> String {
-        self.ty
-            .replace('*', " ")
-            .split_whitespace()
-            .filter(|w| !matches!(*w, "const" | "__restrict__" | "__restrict" | "volatile"))
-            .collect::<Vec<_>>()
-            .join(" ")
-    }
-}
-
-/// One `__global__` function found in a source file.
-#[derive(Debug, Clone, PartialEq)]
-pub struct KernelDecl {
-    pub name: String,
-    pub params: Vec<KernelParam>,
-    /// Declared inside `extern "C"`, so its symbol is its name.
-    pub extern_c: bool,
-    /// 1-based line of the `__global__`.
-    pub line: usize,
-}
-
-impl KernelDecl {
-    /// "matmul_naive(const float* A, float* C, int N)"
-    pub fn signature(&self) -> String {
-        let p: Vec<String> = self
-            .params
-            .iter()
-            .map(|p| format!("{} {}", p.ty, p.name))
-            .collect();
-        format!("{}({})", self.name, p.join(", "))
-    }
-}
-
-/// A source file read from disk, with its kernels.
+/// A source file read from disk, with its kernels and those of its local headers.
 #[derive(Debug, Clone)]
 pub struct Source {
     pub path: String,
     pub text: String,
+    /// Kernels of the file, then of each local header, in include order.
     pub kernels: Vec<KernelDecl>,
+    /// Local headers (`#include "x"`) found in the source's folder or an include folder.
+    pub headers: Vec<PathBuf>,
+    /// Folders searched for `#include` besides the source's own (--include, `include`).
+    pub include_dirs: Vec<PathBuf>,
 }
 
 impl Source {
-    /// Reads and scans `path`; a missing file is an error naming it.
+    /// Reads and scans `path` and the local headers it includes from its own folder.
     pub fn read(path: &Path) -> Result<Source> {
+        Source::read_with(path, &[])
+    }
+
+    /// Reads and scans `path`; `#include "x"` is looked up in the including file's folder, then
+    /// in `include_dirs`, and the headers found are scanned too.
+    pub fn read_with(path: &Path, include_dirs: &[PathBuf]) -> Result<Source> {
         let text = std::fs::read_to_string(path).with_context(|| {
             format!(
                 "cannot read the kernel source {}: check the path given to --source or the \
@@ -72,229 +40,215 @@ impl Source {
                 path.display()
             )
         })?;
-        Ok(Source::from_text(&path.display().to_string(), text))
+        let mut s = Source::from_text(&path.display().to_string(), text);
+        s.include_dirs = include_dirs.to_vec();
+        let mut queue: Vec<(PathBuf, String, usize)> =
+            vec![(path.to_path_buf(), s.text.clone(), 0)];
+        while let Some((file, text, depth)) = queue.pop() {
+            if depth >= MAX_INCLUDE_DEPTH {
+                continue;
+            }
+            let dir = file.parent().unwrap_or(Path::new("")).to_path_buf();
+            for inc in local_includes(&strip_comments(&text)) {
+                let found = std::iter::once(&dir)
+                    .chain(include_dirs)
+                    .map(|d| d.join(&inc))
+                    .find(|p| p.is_file());
+                let Some(h) = found else { continue };
+                if h == path || s.headers.contains(&h) {
+                    continue;
+                }
+                let htext = std::fs::read_to_string(&h).with_context(|| {
+                    format!("reading {} (included by {})", h.display(), file.display())
+                })?;
+                s.kernels.extend(scan(&htext, &h.display().to_string()));
+                s.headers.push(h.clone());
+                queue.push((h, htext, depth + 1));
+            }
+        }
+        Ok(s)
     }
 
     pub fn from_text(path: &str, text: String) -> Source {
-        let kernels = scan(&text);
+        let kernels = scan(&text, path);
         Source {
             path: path.to_string(),
             text,
             kernels,
+            headers: Vec::new(),
+            include_dirs: Vec::new(),
         }
     }
 
-    /// The kernel called `name`, or an error listing the ones the file defines.
-    pub fn kernel(&self, name: &str) -> Result<&KernelDecl> {
-        let k = self
+    /// Every kernel's signature and place, one per line, for messages.
+    pub fn listing(&self) -> String {
+        if self.kernels.is_empty() {
+            return "  (no __global__ function definitions)".into();
+        }
+        self.kernels
+            .iter()
+            .map(|k| format!("  {}  ({})", k.signature(), k.location()))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    fn files(&self) -> String {
+        if self.headers.is_empty() {
+            self.path.clone()
+        } else {
+            let h: Vec<String> = self
+                .headers
+                .iter()
+                .map(|h| h.display().to_string())
+                .collect();
+            format!("{} (and its local headers {})", self.path, h.join(", "))
+        }
+    }
+
+    /// Each kernel name parsed, with the namespaces of its definition added when the name
+    /// leaves them out (NVRTC's name expressions and nvcc's instantiation file need them).
+    pub fn qualified_names(&self, names: &[String]) -> Result<Vec<KernelName>> {
+        names
+            .iter()
+            .map(|n| {
+                let mut k = KernelName::parse(n)?;
+                let decl = self.kernel(n)?;
+                if k.scope.is_empty() {
+                    k.scope = decl.scope;
+                }
+                Ok(k)
+            })
+            .collect()
+    }
+
+    /// The kernel `name` as written: one instance, its template parameters replaced by the
+    /// name's arguments; its `name` field is the text as written. A name matching no kernel
+    /// lists the kernels found; a name matching several overloads lists each candidate.
+    pub fn kernel(&self, name: &str) -> Result<KernelDecl> {
+        let want = KernelName::parse(name)?;
+        let candidates: Vec<&KernelDecl> = self
             .kernels
             .iter()
-            .find(|k| k.name == name)
-            .ok_or_else(|| {
-                let names: Vec<&str> = self.kernels.iter().map(|k| k.name.as_str()).collect();
-                anyhow::anyhow!(
-                    "kernel `{name}` is not defined in {}: the __global__ functions there are [{}]",
-                    self.path,
-                    names.join(", ")
-                )
-            })?;
-        if !k.extern_c {
-            anyhow::bail!(
-                "kernel `{name}` ({}:{}) is not declared extern \"C\": its symbol is mangled, so \
-                 it cannot be loaded by name. Write `extern \"C\" __global__ void {name}(...)`",
-                self.path,
-                k.line
-            );
-        }
-        Ok(k)
-    }
-}
-
-/// Replaces comments with spaces (newlines kept, so line numbers stay right).
-fn strip_comments(text: &str) -> String {
-    let b = text.as_bytes();
-    let mut out = String::with_capacity(text.len());
-    let mut i = 0;
-    let mut in_str = false;
-    while i < b.len() {
-        let c = b[i] as char;
-        if in_str {
-            out.push(c);
-            if c == '\\' && i + 1 < b.len() {
-                out.push(b[i + 1] as char);
-                i += 1;
-            } else if c == '"' {
-                in_str = false;
-            }
-            i += 1;
-        } else if c == '"' {
-            in_str = true;
-            out.push(c);
-            i += 1;
-        } else if text[i..].starts_with("//") {
-            while i < b.len() && b[i] != b'\n' {
-                out.push(' ');
-                i += 1;
-            }
-        } else if text[i..].starts_with("/*") {
-            let end = text[i + 2..].find("*/").map_or(b.len(), |e| i + 2 + e + 2);
-            for ch in text[i..end].chars() {
-                out.push(if ch == '\n' { '\n' } else { ' ' });
-            }
-            i = end;
-        } else {
-            out.push_str(&text[i..i + utf8_len(b[i])]);
-            i += utf8_len(b[i]);
-        }
-    }
-    out
-}
-
-fn utf8_len(first: u8) -> usize {
-    match first {
-        0xF0..=0xFF => 4,
-        0xE0..=0xEF => 3,
-        0xC0..=0xDF => 2,
-        _ => 1,
-    }
-}
-
-/// Byte ranges covered by `extern "C" { ... }` blocks.
-fn extern_c_blocks(t: &str) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
-    let mut from = 0;
-    while let Some(p) = t[from..].find("extern \"C\"") {
-        let at = from + p + "extern \"C\"".len();
-        from = at;
-        let rest = t[at..].trim_start();
-        if !rest.starts_with('{') {
-            continue;
-        }
-        let open = at + (t[at..].len() - rest.len());
-        let mut depth = 0usize;
-        for (i, ch) in t[open..].char_indices() {
-            match ch {
-                '{' => depth += 1,
-                '}' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        out.push((open, open + i));
-                        break;
-                    }
+            .filter(|k| k.name == want.base && k.scope.ends_with(&want.scope))
+            .filter(|k| match &want.param_types {
+                Some(types) => {
+                    types.len() == k.params.len()
+                        && types.iter().zip(&k.params).all(|(t, p)| {
+                            k.template.is_some() || normalize_type(t) == normalize_type(&p.ty)
+                        })
                 }
-                _ => {}
-            }
-        }
-    }
-    out
-}
-
-fn scan(text: &str) -> Vec<KernelDecl> {
-    let t = strip_comments(text);
-    let blocks = extern_c_blocks(&t);
-    let mut out = Vec::new();
-    let mut from = 0;
-    while let Some(p) = t[from..].find("__global__") {
-        let at = from + p;
-        from = at + "__global__".len();
-        // The name is the identifier before the first `(` that does not open an attribute
-        // such as `__launch_bounds__(256)`.
-        let mut look = from;
-        let found = loop {
-            let Some(paren) = t[look..].find('(').map(|i| look + i) else {
-                break None;
-            };
-            let name = t[from..paren]
-                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-                .rfind(|w| !w.is_empty())
-                .unwrap_or("");
-            let Some(close) = matching_paren(&t, paren) else {
-                break None;
-            };
-            if ATTRIBUTES.contains(&name) {
-                look = close + 1;
-                continue;
-            }
-            break Some((name.to_string(), paren, close));
+                None => true,
+            })
+            .collect();
+        let decl = match candidates.as_slice() {
+            [] => bail!(
+                "kernel `{name}` is not defined in {}: the __global__ functions there are\n{}",
+                self.files(),
+                self.listing()
+            ),
+            [one] => *one,
+            many => bail!(
+                "kernel `{name}` is ambiguous in {}: it names {} overloads\n{}\nname one with its \
+                 parameter types, e.g. `{}({})`",
+                self.files(),
+                many.len(),
+                many.iter()
+                    .map(|k| format!("  {}  ({})", k.signature(), k.location()))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                want.qualified(),
+                many[0]
+                    .params
+                    .iter()
+                    .map(|p| p.ty.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
         };
-        let Some((name, paren, close)) = found else {
-            break;
-        };
-        if name.is_empty() {
-            continue;
-        }
-        let params = split_params(&t[paren + 1..close]);
-        // The declaration starts after the previous `;`, `}` or `{`.
-        let decl_start = t[..at].rfind([';', '}', '{']).map_or(0, |i| i + 1);
-        let extern_c = t[decl_start..at].contains("extern \"C\"")
-            || blocks.iter().any(|(s, e)| *s < at && at < *e);
-        out.push(KernelDecl {
-            name: name.to_string(),
-            params,
-            extern_c,
-            line: t[..at].matches('\n').count() + 1,
-        });
+        instantiate(decl, &want)
     }
-    out
 }
 
-/// Attributes that may sit between `__global__` and the kernel's name, with parentheses.
-const ATTRIBUTES: [&str; 5] = [
-    "__launch_bounds__",
-    "__maxnreg__",
-    "__cluster_dims__",
-    "__attribute__",
-    "__declspec",
-];
-
-/// Index of the `)` closing the `(` at `open`.
-fn matching_paren(t: &str, open: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    for (i, ch) in t[open..].char_indices() {
-        match ch {
-            '(' => depth += 1,
-            ')' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(open + i);
-                }
+/// The instance `want` names of `decl`: template arguments checked and substituted into the
+/// parameter types.
+fn instantiate(decl: &KernelDecl, want: &KernelName) -> Result<KernelDecl> {
+    let mut k = decl.clone();
+    k.name = want.text.clone();
+    match (&decl.template, &want.template_args) {
+        (None, None) => {}
+        (None, Some(_)) => bail!(
+            "kernel `{}` ({}) is not a template, so `{}` names no instance of it: drop the `<...>`",
+            want.base,
+            decl.location(),
+            want.text
+        ),
+        (Some(_), None) => bail!(
+            "kernel `{}` ({}) is a template: name an instance with its arguments, e.g. `{}<...>` \
+             for {}",
+            want.base,
+            decl.location(),
+            want.qualified(),
+            decl.signature()
+        ),
+        (Some(head), Some(args)) => {
+            if args.len() > head.len() || head[args.len()..].iter().any(|p| p.default.is_none()) {
+                bail!(
+                    "`{}` gives {} template arguments but {} ({}) needs {} to {}",
+                    want.text,
+                    args.len(),
+                    decl.signature(),
+                    decl.location(),
+                    head.iter().filter(|p| p.default.is_none()).count(),
+                    head.len()
+                );
             }
-            _ => {}
+            let values: Vec<(&str, String)> = head
+                .iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    let v = args
+                        .get(i)
+                        .cloned()
+                        .or_else(|| p.default.clone())
+                        .unwrap_or_default();
+                    (p.name.as_str(), v)
+                })
+                .collect();
+            k.params = decl
+                .params
+                .iter()
+                .map(|p| KernelParam {
+                    ty: substitute(&p.ty, &values),
+                    name: p.name.clone(),
+                })
+                .collect();
+            k.template = None;
         }
     }
-    None
+    Ok(k)
 }
 
-fn split_params(list: &str) -> Vec<KernelParam> {
-    let mut parts = Vec::new();
-    let (mut depth, mut cur) = (0i32, String::new());
-    for ch in list.chars() {
-        match ch {
-            '<' | '(' | '[' => depth += 1,
-            '>' | ')' | ']' => depth -= 1,
-            _ => {}
+/// Replaces whole identifiers of `ty` that are template parameter names.
+fn substitute(ty: &str, values: &[(&str, String)]) -> String {
+    let mut out = String::new();
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        match values.iter().find(|(n, _)| *n == word.as_str()) {
+            Some((_, v)) => out.push_str(v),
+            None => out.push_str(word),
         }
-        if ch == ',' && depth == 0 {
-            parts.push(std::mem::take(&mut cur));
+        word.clear();
+    };
+    for ch in ty.chars() {
+        if ch.is_alphanumeric() || ch == '_' {
+            word.push(ch);
         } else {
-            cur.push(ch);
+            flush(&mut word, &mut out);
+            out.push(ch);
         }
     }
-    parts.push(cur);
-    parts
-        .into_iter()
-        .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
-        .filter(|p| !p.is_empty() && p != "void")
-        .map(|p| {
-            let cut = p
-                .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
-                .map_or(0, |i| i + 1);
-            KernelParam {
-                ty: p[..cut].trim().to_string(),
-                name: p[cut..].to_string(),
-            }
-        })
-        .collect()
+    flush(&mut word, &mut out);
+    out
 }
 
 #[cfg(test)]
@@ -302,50 +256,65 @@ mod tests {
     use super::*;
 
     const SRC: &str = r#"
-// __global__ void commented_out(float* x) {}
-#define TILE 16
-extern "C" __global__ void k_one(const float* __restrict__ A, float *B,
-                                 int M, int N) { }
-/* a block comment
-   __global__ void also_commented() {} */
-extern "C" {
-__global__ void k_two(float* out, unsigned int n) { if (n) { out[0] = 1; } }
-}
-template <int T> __global__ void k_templ(float* x) {}
-extern "C" __global__ void __launch_bounds__(256, 1) k_bounded(float* x, int n) {}
-__global__ void k_mangled(void) {}
+extern "C" __global__ void k_one(const float* __restrict__ A, float *B, int M, int N) { }
+template <int B, typename T = float> __global__ void k_templ(T* x, const T* y, int n) {}
+__global__ void over(float* x, int n) {}
+__global__ void over(double* x, int n) {}
+__global__ void k_cpp(float* x) {}
+namespace outer { __global__ void ns_k(float* x) {} }
 "#;
 
-    #[test]
-    fn finds_kernels_signatures_and_linkage() {
-        let s = Source::from_text("x.cu", SRC.to_string());
-        let names: Vec<_> = s.kernels.iter().map(|k| k.name.as_str()).collect();
-        assert_eq!(
-            names,
-            ["k_one", "k_two", "k_templ", "k_bounded", "k_mangled"]
-        );
-        assert_eq!(s.kernel("k_bounded").unwrap().params.len(), 2);
-        let one = s.kernel("k_one").unwrap();
-        assert_eq!(one.line, 4);
-        assert_eq!(one.params.len(), 4);
-        assert_eq!(one.params[0].name, "A");
-        assert!(one.params[0].is_pointer());
-        assert_eq!(one.params[0].base_type(), "float");
-        assert_eq!(one.params[3].ty, "int");
-        let two = s.kernel("k_two").unwrap();
-        assert_eq!(two.params[1].base_type(), "unsigned int");
-        assert!(s.kernels[4].params.is_empty());
+    fn src() -> Source {
+        Source::from_text("x.cu", SRC.to_string())
     }
 
     #[test]
-    fn missing_and_mangled_kernels_are_clear_errors() {
-        let s = Source::from_text("x.cu", SRC.to_string());
+    fn cpp_names_and_template_instances_resolve() {
+        let s = src();
+        assert_eq!(s.kernel("k_cpp").unwrap().params.len(), 1);
+        assert_eq!(s.kernel("k_one").unwrap().params.len(), 4);
+        let t = s.kernel("k_templ<256, double>").unwrap();
+        assert_eq!(t.name, "k_templ<256, double>");
+        assert_eq!(t.params[1].ty, "const double*");
+        assert_eq!(
+            t.signature(),
+            "k_templ<256, double>(double* x, const double* y, int n)"
+        );
+        let q = s.qualified_names(&["ns_k".into()]).unwrap();
+        assert_eq!(q[0].expression(), "&outer::ns_k");
+        let d = s.kernel("k_templ<128>").unwrap();
+        assert_eq!(d.params[0].ty, "float*", "default template argument");
+        let o = s.kernel("over(double*, int)").unwrap();
+        assert_eq!(o.params[0].ty, "double*");
+    }
+
+    #[test]
+    fn bad_names_are_clear_errors() {
+        let s = src();
         let e = s.kernel("k_three").unwrap_err().to_string();
         assert!(e.contains("`k_three` is not defined in x.cu"), "{e}");
-        assert!(e.contains("k_one, k_two"), "{e}");
-        let e = s.kernel("k_mangled").unwrap_err().to_string();
-        assert!(e.contains("extern \"C\""), "{e}");
-        assert!(s.kernel("k_templ").is_err());
+        assert!(
+            e.contains("k_one(const float* __restrict__ A, float * B, int M, int N)  (x.cu:2)")
+                || e.contains("k_one(const float* __restrict__ A, float *B"),
+            "{e}"
+        );
+        assert!(
+            e.contains("template <int B, typename T = float> k_templ("),
+            "{e}"
+        );
+        let e = s.kernel("over").unwrap_err().to_string();
+        assert!(
+            e.contains("ambiguous") && e.contains("over(float* x, int n)"),
+            "{e}"
+        );
+        assert!(e.contains("over(double* x, int n)  (x.cu:5)"), "{e}");
+        assert!(e.contains("over(float*, int)"), "{e}");
+        let e = s.kernel("k_templ").unwrap_err().to_string();
+        assert!(e.contains("is a template"), "{e}");
+        let e = s.kernel("k_cpp<1>").unwrap_err().to_string();
+        assert!(e.contains("not a template"), "{e}");
+        let e = s.kernel("k_templ<1, float, 3>").unwrap_err().to_string();
+        assert!(e.contains("gives 3 template arguments"), "{e}");
     }
 
     #[test]

@@ -228,6 +228,7 @@ fn arg_value(m: &Manifest, a: &Arg, vars: &BTreeMap<String, i64>, at: &str) -> R
     };
     Ok(match a {
         Arg::Buffer(i) => ArgValue::Buffer(*i),
+        Arg::Null => ArgValue::U64(0),
         Arg::Param(p) => {
             let v = vars[p];
             ArgValue::I32(i32::try_from(v).map_err(|_| fit(v, "32-bit int", p))?)

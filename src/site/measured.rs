@@ -99,6 +99,7 @@ mod tests {
                 },
                 env: Env::cpu(),
                 ceilings: Ceilings::default(),
+                compiler: None,
                 results: vec![ResultRow::new("gemm", "cublas")],
                 notes: vec![],
             },

@@ -171,6 +171,7 @@ mod tests {
                 env: Env::cpu(),
                 ceilings: Ceilings::default(),
                 results: vec![row],
+                compiler: None,
                 notes: vec![],
             },
         }

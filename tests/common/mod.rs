@@ -97,6 +97,7 @@ pub fn fixture_artifact(kind: &str, id: &str) -> Artifact {
             ..Default::default()
         },
         results: vec![ok, failed],
+        compiler: None,
         notes: vec![],
     }
 }

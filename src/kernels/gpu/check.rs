@@ -1,4 +1,5 @@
-//! Correctness on the GPU: one launch on fresh inputs with poisoned outputs, read back, compared.
+//! Correctness on the GPU: one launch on fresh inputs with poisoned outputs, read back, each
+//! output compared with its own tolerance.
 
 use super::launch::{launch, Buffers};
 use crate::artifact::Correctness;
@@ -6,7 +7,7 @@ use crate::gpu::Gpu;
 use crate::kernels::cpu_ref::{matmul_rows, pick_rows, select_rows, FULL_CHECK_MACS};
 use crate::kernels::data::{errors, generate, to_f64};
 use crate::kernels::manifest::{Manifest, Role};
-use crate::kernels::sweep::{Group, Point};
+use crate::kernels::sweep::{ArgValue, Group, Point};
 use anyhow::{bail, Result};
 use cudarc::driver::CudaFunction;
 use rand::Rng;
@@ -74,14 +75,59 @@ pub fn prepare(
     Ok(())
 }
 
-/// Compares every written buffer with the reference's; the worst buffer (by error over its
-/// tolerance) is reported.
-pub fn compare(m: &Manifest, got: &Outputs, reference: &Outputs, against: &str) -> Correctness {
+/// The buffers a point passes to its kernel (null pointers and scalars left out).
+pub fn used_buffers(p: &Point) -> Vec<usize> {
+    p.args
+        .iter()
+        .filter_map(|a| match a {
+            ArgValue::Buffer(i) => Some(*i),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Whether a buffer read back is still entirely poisoned: the kernel did not write it.
+fn unwritten(values: &[f64]) -> bool {
+    !values.is_empty() && values.iter().all(|v| v.is_nan())
+}
+
+/// Compares each written buffer the kernel was given (`used`) with the reference's, each
+/// against its own tolerance. An optional output left unwritten by the kernel, or by the
+/// reference, is skipped. Returns the worst buffer's result (by error over its tolerance) and
+/// one line listing every buffer's outcome.
+pub fn compare(
+    m: &Manifest,
+    got: &Outputs,
+    reference: &Outputs,
+    against: &str,
+    used: &[usize],
+) -> (Correctness, String) {
     let mut worst: Option<(f64, Correctness)> = None;
+    let mut lines = Vec::new();
     for ((i, y), (_, r)) in got.iter().zip(reference) {
+        let b = &m.buffers[*i];
+        if !used.contains(i) {
+            continue;
+        }
+        if b.optional && unwritten(y) {
+            lines.push(format!("{} not written (optional)", b.name));
+            continue;
+        }
+        if b.optional && unwritten(r) {
+            lines.push(format!(
+                "{} not compared (the reference did not write it)",
+                b.name
+            ));
+            continue;
+        }
         let (max_abs, rel) = errors(y, r);
-        let tol = m.buffers[*i].tolerance;
+        let tol = b.tolerance;
         let passed = rel <= tol;
+        lines.push(if rel == f64::MAX {
+            format!("{} holds NaN/inf (unwritten or invalid)", b.name)
+        } else {
+            format!("{} rel_err {rel:.2e} (tolerance {tol:.0e})", b.name)
+        });
         let score = if rel == f64::MAX {
             f64::INFINITY
         } else if tol > 0.0 {
@@ -92,7 +138,7 @@ pub fn compare(m: &Manifest, got: &Outputs, reference: &Outputs, against: &str) 
             0.0
         };
         let c = Correctness {
-            reference: format!("{against} (buffer {})", m.buffers[*i].name),
+            reference: format!("{against} (buffer {})", b.name),
             max_abs_err: max_abs,
             rel_err: rel,
             tolerance: tol,
@@ -105,9 +151,15 @@ pub fn compare(m: &Manifest, got: &Outputs, reference: &Outputs, against: &str) 
             worst = Some((score, c));
         }
     }
-    worst
-        .map(|w| w.1)
-        .expect("at least one output (manifest check)")
+    let detail = format!("outputs checked against {against}: {}", lines.join("; "));
+    let c = worst.map(|w| w.1).unwrap_or_else(|| Correctness {
+        reference: format!("{against}: no output buffer of this kernel could be compared"),
+        max_abs_err: f64::MAX,
+        rel_err: f64::MAX,
+        tolerance: 0.0,
+        passed: false,
+    });
+    (c, detail)
 }
 
 /// Checks the reference kernel's C against a float64 CPU matmul of its A and B (all rows, or a

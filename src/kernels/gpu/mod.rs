@@ -1,4 +1,5 @@
-//! The GPU run (feature `cuda`): compile, check memory, ceilings, the sweep, the profile, outputs.
+//! The GPU run (feature `cuda`): compile (NVRTC or nvcc), load, check memory, ceilings, the
+//! sweep, the profile, outputs.
 
 mod ceilings;
 mod check;
@@ -9,11 +10,13 @@ mod runner;
 
 use crate::gpu::Gpu;
 use crate::kernels::args::Args;
+use crate::kernels::compile::{compile, Image, Target};
 use crate::kernels::source::Source;
 use crate::kernels::sweep::Plan;
 use anyhow::{bail, Context, Result};
 use cudarc::driver::sys::{CUfunction_attribute, CUresult};
 use cudarc::driver::{CudaFunction, DriverError};
+use cudarc::nvrtc::Ptx;
 
 /// Static shared memory a block may use without opting in.
 const DEFAULT_SHARED_LIMIT: u32 = 48 * 1024;
@@ -26,22 +29,45 @@ pub fn run(args: &Args, plan: &Plan, source: &Source) -> Result<()> {
         .ctx
         .compute_capability()
         .context("reading the GPU's compute capability")?;
-    let arch = args.arch.clone().unwrap_or_else(|| nvrtc::arch_for(cc));
-    eprintln!("compiling {} with NVRTC for {arch}", source.path);
-    let ptx = nvrtc::compile(source, &arch)?;
-    let module = gpu
-        .ctx
-        .load_module(ptx)
-        .with_context(|| format!("loading the PTX of {} (compiled for {arch})", source.path))?;
+    let target = match &args.arch {
+        Some(a) => Target::from_arch(a)?,
+        None => Target::from_cc(cc),
+    };
+    let listed: Vec<String> = plan
+        .manifest
+        .kernels
+        .iter()
+        .map(|k| k.name.clone())
+        .collect();
+    let names = source.qualified_names(&listed)?;
+    eprintln!(
+        "compiling {} for sm_{} (--compiler {:?})",
+        source.path, target.sm, args.compiler
+    );
+    let compiled = compile(args.compiler, source, &names, &target)?;
+    for n in &compiled.notes {
+        eprintln!("{n}");
+    }
+    let image = match &compiled.image {
+        Image::Ptx(p) => Ptx::from_src(p.clone()),
+        Image::Cubin(b) => Ptx::from_binary(b.clone()),
+    };
+    let module = gpu.ctx.load_module(image).with_context(|| {
+        format!(
+            "loading the module {} built from {} (for {})",
+            compiled.info.name, source.path, compiled.info.target
+        )
+    })?;
     let funcs = plan
         .manifest
         .kernels
         .iter()
-        .map(|k| {
-            module.load_function(&k.name).with_context(|| {
+        .zip(&compiled.symbols)
+        .map(|(k, sym)| {
+            module.load_function(sym).with_context(|| {
                 format!(
-                    "kernel `{}` is not in the compiled module of {}",
-                    k.name, source.path
+                    "kernel `{}` (symbol {sym}) is not in the module {} built from {}",
+                    k.name, compiled.info.name, source.path
                 )
             })
         })
@@ -50,7 +76,7 @@ pub fn run(args: &Args, plan: &Plan, source: &Source) -> Result<()> {
     check_memory(&gpu, plan)?;
     match &args.ncu_child {
         Some(ids) => runner::ncu_target(&mut gpu, plan, &funcs, ids),
-        None => runner::sweep(&mut gpu, plan, &funcs, args, &arch),
+        None => runner::sweep(&mut gpu, plan, &funcs, args, &compiled),
     }
 }
 

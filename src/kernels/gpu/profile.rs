@@ -3,6 +3,7 @@
 
 use crate::artifact::ArtifactWriter;
 use crate::kernels::args::Args;
+use crate::kernels::kernel_name::{Demangled, KernelName};
 use crate::kernels::manifest::block_label;
 use crate::kernels::ncu::{
     derived_metrics, dims, mentions_metric_error, ncu_args, parse_csv, supported_metrics,
@@ -98,9 +99,13 @@ pub fn attach(
         .flat_map(|g| &g.points)
         .map(|p| (p.id, p))
         .collect();
+    // ncu filters on the function's own name (no namespace, template arguments or parameters).
     let mut kernels: Vec<String> = measured
         .iter()
-        .map(|(_, id)| plan.manifest.kernels[points[id].kernel].name.clone())
+        .map(|(_, id)| {
+            let name = &plan.manifest.kernels[points[id].kernel].name;
+            KernelName::parse(name).map_or_else(|_| name.clone(), |k| k.base)
+        })
         .collect();
     kernels.sort();
     kernels.dedup();
@@ -177,7 +182,9 @@ fn attach_in_order(
         let p = points[id];
         let name = &plan.manifest.kernels[p.kernel].name;
         let block_ok = l.block.as_deref().is_none_or(|b| dims(b) == p.block);
-        if l.base_name() != name || !block_ok {
+        let profiled = Demangled::from_text(&l.kernel, &l.kernel);
+        let name_ok = KernelName::parse(name).is_ok_and(|k| k.matches(&profiled));
+        if !name_ok || !block_ok {
             note(
                 w,
                 format!(

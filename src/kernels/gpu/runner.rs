@@ -2,18 +2,20 @@
 //! checked and (if it passed) timed; rows are saved as they come. A sticky CUDA fault ends the
 //! run with the artifact holding every point measured before it plus a failed row naming it.
 
-use super::check::{compare, cpu_matmul, fresh_inputs, prepare, run_once, upload_inputs, Outputs};
+use super::check::{
+    compare, cpu_matmul, fresh_inputs, prepare, run_once, upload_inputs, used_buffers, Outputs,
+};
 use super::launch::{launch, Buffers};
 use super::{ceilings, profile, sticky_error};
 use crate::artifact::{ArtifactWriter, Ceilings, Correctness, ResultRow, Status};
 use crate::gpu::{copy_ceiling_gbps, measure, Gpu, Measured, TimingConfig, TimingMode};
 use crate::kernels::args::{Args, Mode};
+use crate::kernels::compile::Compiled;
 use crate::kernels::manifest::{block_label, CpuReference};
 use crate::kernels::report;
 use crate::kernels::sweep::{Group, Plan, Point};
 use anyhow::{bail, Context, Result};
 use cudarc::driver::CudaFunction;
-use indicatif::{ProgressBar, ProgressStyle};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use std::collections::BTreeSet;
@@ -41,7 +43,7 @@ struct Run<'a> {
     measured: Vec<(usize, usize)>,
     copy_gbps: Option<f64>,
     f32_tflops: Option<f64>,
-    pb: ProgressBar,
+    pb: crate::progress::Progress,
     done: usize,
 }
 
@@ -51,17 +53,28 @@ pub fn sweep(
     plan: &Plan,
     funcs: &[CudaFunction],
     args: &Args,
-    arch: &str,
+    compiled: &Compiled,
 ) -> Result<()> {
     let seed = args.seed.unwrap_or_else(rand::random);
     let env = gpu.env();
     let mut w = ArtifactWriter::start("kernels", &args.out, env, args.overwrite)?;
     let m = &plan.manifest;
+    let info = &compiled.info;
     w.artifact.notes.push(format!(
-        "kernels from {} ({}), compiled in-process by NVRTC for {arch}",
+        "kernels from {} ({}), compiled by {} {} for {}{}",
         m.source.display(),
-        m.origin
+        m.origin,
+        info.name,
+        info.version,
+        info.target,
+        if info.name == "nvrtc" {
+            " in-process"
+        } else {
+            " to a cubin"
+        }
     ));
+    w.artifact.notes.extend(compiled.notes.iter().cloned());
+    w.artifact.compiler = Some(info.clone());
     w.artifact.notes.push(format!(
         "correctness: every point is compared with the reference kernel `{}` on fresh random \
          inputs (outputs poisoned with NaN before each launch){}; random seed {seed} (parameter \
@@ -82,16 +95,12 @@ pub fn sweep(
         measured: Vec::new(),
         copy_gbps: None,
         f32_tflops: None,
-        pb: ProgressBar::new(plan.points() as u64),
+        pb: crate::progress::Progress::new(plan.points() as u64),
         done: 0,
     };
     if !args.no_ceilings {
         run.ceilings()?;
     }
-    run.pb.set_style(
-        ProgressStyle::with_template("{bar:30} {pos}/{len} points, {elapsed} {msg}")
-            .expect("valid template"),
-    );
     for (gi, g) in plan.groups.iter().enumerate() {
         match run.group(g, seed.wrapping_add(gi as u64)) {
             Ok(()) => {}
@@ -99,7 +108,7 @@ pub fn sweep(
             Err(Stop::Other(e)) => return Err(e),
         }
     }
-    run.pb.finish_and_clear();
+    run.pb.finish();
     if args.profile {
         profile::attach(args, plan, &run.measured, &mut run.w)?;
     }
@@ -171,16 +180,17 @@ impl Run<'_> {
     }
 
     fn push(&mut self, row: ResultRow) -> Result<()> {
-        self.w.push(row)?;
         self.done += 1;
-        self.pb.set_position(self.done as u64);
+        self.pb.step();
+        self.pb.row(&row);
+        self.w.push(row)?;
         self.gpu.sample_clocks();
         Ok(())
     }
 
     fn failed(&mut self, g: &Group, p: &Point, why: String, c: Option<Correctness>) -> Result<()> {
         let label = self.plan.point_label(g, p);
-        self.pb.suspend(|| eprintln!("FAILED {label}: {why}"));
+        self.pb.start(label);
         let mut r = self.row(g, p);
         r.status = Status::Failed;
         r.notes.insert(0, why);
@@ -248,7 +258,7 @@ impl Run<'_> {
                 return Ok(());
             }
         };
-        let ref_check = self.reference_check(g, &host, &reference, &mut rng);
+        let ref_check = self.reference_check(g, first, &host, &reference, &mut rng);
         let ref_ok = ref_check.as_ref().is_none_or(|c| c.passed);
         for p in &g.points {
             if !ref_ok && p.id != first.id {
@@ -261,12 +271,15 @@ impl Run<'_> {
                 .map_err(io)?;
                 continue;
             }
-            let correctness = if p.id == first.id {
-                ref_check.clone()
+            let (correctness, detail) = if p.id == first.id {
+                (ref_check.clone(), None)
             } else {
                 let against = format!("kernel:{}", m.reference);
                 match run_once(self.gpu, &self.funcs[p.kernel], p, m, &mut bufs, &host) {
-                    Ok(out) => Some(compare(m, &out, &reference, &against)),
+                    Ok(out) => {
+                        let (c, d) = compare(m, &out, &reference, &against, &used_buffers(p));
+                        (Some(c), Some(d))
+                    }
                     Err(e) => {
                         let e = self.classify(p, e)?;
                         self.failed(g, p, format!("launch failed: {e:#}"), None)
@@ -276,15 +289,21 @@ impl Run<'_> {
                 }
             };
             if let Some(c) = correctness.as_ref().filter(|c| !c.passed) {
-                let why = format!(
-                    "correctness failed against {}: rel_err {:.3e} > tolerance {:.1e}; not timed",
-                    c.reference, c.rel_err, c.tolerance
+                let why =
+                    format!(
+                    "correctness failed against {}: rel_err {:.3e} > tolerance {:.1e}; not timed{}",
+                    c.reference,
+                    c.rel_err,
+                    c.tolerance,
+                    detail.as_ref().map(|d| format!(" ({d})")).unwrap_or_default()
                 );
                 self.failed(g, p, why, correctness.clone()).map_err(io)?;
                 continue;
             }
             match self.time(p, &bufs) {
-                Ok(measured) => self.ok_row(g, p, measured, correctness).map_err(io)?,
+                Ok(measured) => self
+                    .ok_row(g, p, measured, correctness, detail)
+                    .map_err(io)?,
                 Err(e) => {
                     let e = self.classify(p, e)?;
                     self.failed(g, p, format!("timing failed: {e:#}"), None)
@@ -295,10 +314,12 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// The reference kernel's own check: a CPU matmul, or (without one) that it wrote every output.
+    /// The reference kernel's own check: a CPU matmul, or (without one) that it wrote every
+    /// output it was given (an optional one may be left entirely unwritten).
     fn reference_check(
         &self,
         g: &Group,
+        first: &Point,
         host: &[Option<Vec<u8>>],
         reference: &Outputs,
         rng: &mut StdRng,
@@ -315,9 +336,12 @@ impl Run<'_> {
                 }),
             ),
             None => {
-                let unwritten = reference
-                    .iter()
-                    .find(|(_, v)| v.iter().any(|x| !x.is_finite()));
+                let used = used_buffers(first);
+                let unwritten = reference.iter().find(|(i, v)| {
+                    let b = &m.buffers[*i];
+                    let all_nan = !v.is_empty() && v.iter().all(|x| x.is_nan());
+                    used.contains(i) && !(b.optional && all_nan) && v.iter().any(|x| !x.is_finite())
+                });
                 unwritten.map(|(i, _)| Correctness {
                     reference: format!(
                         "poison check of the reference (buffer {} holds NaN/inf: unwritten or invalid)",
@@ -364,8 +388,16 @@ impl Run<'_> {
         measure(self.gpu, cfg, mode, |g| launch(g, f, p, &ptrs))
     }
 
-    fn ok_row(&mut self, g: &Group, p: &Point, t: Measured, c: Option<Correctness>) -> Result<()> {
+    fn ok_row(
+        &mut self,
+        g: &Group,
+        p: &Point,
+        t: Measured,
+        c: Option<Correctness>,
+        detail: Option<String>,
+    ) -> Result<()> {
         let mut r = self.row(g, p);
+        r.notes.extend(detail);
         let secs = t.time_us.p50 * 1e-6;
         let gbps = g.bytes_moved / secs / 1e9;
         r.metrics.insert("gbps".into(), gbps);
@@ -374,7 +406,6 @@ impl Run<'_> {
             r.metrics
                 .insert("pct_of_copy_bw".into(), 100.0 * gbps / copy);
         }
-        let mut summary = format!("{:.2} us (p50), {gbps:.0} GB/s", t.time_us.p50);
         if let Some(fl) = g.flops {
             let tflops = fl / secs / 1e12;
             r.metrics.insert("tflops".into(), tflops);
@@ -386,16 +417,11 @@ impl Run<'_> {
                 r.metrics
                     .insert("pct_of_f32_matmul".into(), 100.0 * tflops / peak);
             }
-            summary.push_str(&format!(", {tflops:.2} TFLOP/s"));
-        }
-        if let Some(c) = &c {
-            summary.push_str(&format!(", rel_err {:.1e}", c.rel_err));
         }
         r.stats.insert("time_us".into(), t.time_us);
         r.timing = Some(t.timing);
         r.correctness = c;
-        let label = self.plan.point_label(g, p);
-        self.pb.suspend(|| eprintln!("ok {label}: {summary}"));
+        self.pb.start(self.plan.point_label(g, p));
         let row_index = self.w.artifact.results.len();
         self.push(r)?;
         self.measured.push((row_index, p.id));
@@ -404,7 +430,7 @@ impl Run<'_> {
 
     /// After a fault: records it, finishes the artifact with what was measured, and fails.
     fn stop(mut self, g: &Group, fault: Fault) -> Result<()> {
-        self.pb.finish_and_clear();
+        self.pb.finish();
         let p = g
             .points
             .iter()

@@ -415,6 +415,7 @@ mod tests {
                     row("candle", "b", Some("off")),
                     row("peer", "a", None),
                 ],
+                compiler: None,
                 notes: vec![],
             },
         };

@@ -1,0 +1,31 @@
+//! The Python entry point (bench/opbench_kernels.py) against this build's kernel_bench, on the
+//! CPU path: runs tests/python/test_opbench_kernels.py with python3 when one is installed.
+
+use std::process::Command;
+
+#[test]
+fn python_module_drives_kernel_bench_on_the_cpu() {
+    let Ok(version) = Command::new("python3").arg("--version").output() else {
+        eprintln!("SKIPPED python_module_drives_kernel_bench_on_the_cpu: no python3 on PATH");
+        return;
+    };
+    assert!(version.status.success(), "python3 --version failed");
+    let out = Command::new("python3")
+        .args([
+            "-m",
+            "unittest",
+            "-v",
+            "tests/python/test_opbench_kernels.py",
+        ])
+        .env("OPBENCH_KERNEL_BENCH", env!("CARGO_BIN_EXE_kernel_bench"))
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .expect("running python3");
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "the Python tests failed:\n{log}");
+    assert!(log.contains("Ran 3 tests"), "{log}");
+}
