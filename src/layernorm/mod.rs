@@ -1,6 +1,7 @@
 //! layernorm_bench: candle's fused LayerNorm against our kernel (kernels/layernorm.cu), both
 //! checked against a float64 CPU reference and timed warm and cold on the same device tensors.
 
+pub mod cli;
 pub mod cpu;
 mod dtype;
 #[cfg(feature = "cuda")]

@@ -3,6 +3,7 @@
 //! merge of the transformers peer's rows and the logits parity check.
 
 pub mod backend;
+pub mod cli;
 pub mod configs;
 pub mod fast;
 pub mod generate;
