@@ -1,41 +1,7 @@
 //! `summarize`: merge every artifact under a folder into summary.json and summary.csv.
 
 use clap::Parser;
-use std::path::PathBuf;
-
-/// Merge every benchmark artifact (*.json) under a folder into summary.json (all results
-/// grouped by kind, with their environments) and summary.csv (one flat row per result).
-/// A malformed, truncated, future-version or non-finite artifact stops it with a message
-/// naming the file and field, unless --skip-invalid. Inputs are never modified.
-#[derive(Parser)]
-#[command(version)]
-struct Args {
-    /// Folder to read artifacts from (searched recursively).
-    #[arg(long, default_value = "artifacts")]
-    artifacts: PathBuf,
-    /// Folder to write summary.json and summary.csv into [default: the --artifacts folder].
-    #[arg(long)]
-    out_dir: Option<PathBuf>,
-    /// Warn about invalid artifacts and leave them out instead of failing.
-    #[arg(long)]
-    skip_invalid: bool,
-}
 
 fn main() {
-    opbench::cli::main_with(|| {
-        let args = Args::parse();
-        let out_dir = args.out_dir.unwrap_or_else(|| args.artifacts.clone());
-        let o = opbench::summary::run(&args.artifacts, &out_dir, args.skip_invalid)?;
-        for w in &o.warnings {
-            eprintln!("warning: {w}");
-        }
-        println!(
-            "summarized {} results from {} artifacts into {} and {}",
-            o.results,
-            o.artifacts,
-            o.json.display(),
-            o.csv.display()
-        );
-        Ok(())
-    });
+    opbench::cli::main_with(|| opbench::summary::cli::run(opbench::summary::cli::Args::parse()));
 }

@@ -7,6 +7,7 @@
 //! compared and an output over an input; [`render`] prints the report as text or Markdown,
 //! [`html`] as a self-contained page.
 
+pub mod cli;
 mod control;
 mod diff;
 pub mod html;

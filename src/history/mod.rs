@@ -8,6 +8,7 @@
 //! them back; `trend` judges them over time (the history page's series, the regressions
 //! `summary.json` lists).
 
+pub mod cli;
 mod load;
 mod naming;
 mod record;

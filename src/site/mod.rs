@@ -6,6 +6,7 @@
 //! folder that `swap` puts in place of the old site.
 
 pub mod chart;
+pub mod cli;
 pub mod display;
 pub mod embed;
 pub mod filters;

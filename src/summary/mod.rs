@@ -1,5 +1,6 @@
 //! `summarize`: load every artifact under a folder, validate, merge into summary.json + summary.csv.
 
+pub mod cli;
 mod flat;
 
 pub use flat::{flatten, FlatRow};

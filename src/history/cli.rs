@@ -1,0 +1,189 @@
+//! `history`'s command line: record, list and synth.
+
+use clap::{Parser, Subcommand};
+use super::synth::{SynthOptions, SYNTH_KINDS};
+use super::{record, History, RecordOptions, HISTORY_DIR};
+use std::path::PathBuf;
+
+/// The run history: every finished benchmark run kept as one small file,
+/// `<artifacts>/history/<kind>/<YYYYmmddTHHMMSSZ>-<commit12>-<gpu>-<run>.json.gz`
+/// (per point: median, its 95% interval, P5/P95, n, metrics; gzip-compressed JSON).
+/// One file per run, so machines that add runs in parallel never conflict.
+#[derive(Parser)]
+#[command(version)]
+pub struct Args {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+pub enum Cmd {
+    /// Copy finished artifacts into the history (idempotent: recording a run twice is a no-op).
+    Record {
+        /// Artifact files (.json) written by a benchmark.
+        #[arg(required = true)]
+        artifacts: Vec<PathBuf>,
+        /// The artifacts folder whose history/ receives the runs.
+        #[arg(long, default_value = "artifacts")]
+        into: PathBuf,
+        /// Accept runs made from a working tree with uncommitted changes.
+        #[arg(long)]
+        allow_dirty: bool,
+    },
+    /// List recorded runs, oldest first: time, commit, GPU, kind, points, file size.
+    List {
+        /// The artifacts folder whose history/ is listed.
+        #[arg(long, default_value = "artifacts")]
+        artifacts: PathBuf,
+        /// Only runs on a GPU whose name contains this (e.g. h100).
+        #[arg(long)]
+        gpu: Option<String>,
+        /// Only runs of this commit (hex prefix).
+        #[arg(long)]
+        commit: Option<String>,
+        /// Only runs of this kind (layernorm, gemm, llm, ...).
+        #[arg(long)]
+        kind: Option<String>,
+    },
+    /// Write a SYNTHETIC history (seeded RNG; every run has `run.synthetic: true` and is shown
+    /// as SYNTHETIC by `history list`, `compare` and the dashboard) for demos and for measuring
+    /// size and load time. Writes only into a new or empty folder, or one holding nothing but
+    /// earlier synthetic runs, and never into an `artifacts` folder, so fake runs never mix
+    /// with measured ones.
+    Synth {
+        /// A new or empty folder (or one holding only synthetic runs) whose history/ receives
+        /// the runs; not an `artifacts` folder.
+        #[arg(long)]
+        out: PathBuf,
+        /// Number of commits; each gets one run of every kind on every GPU.
+        #[arg(
+            long,
+            default_value_t = 10,
+            allow_negative_numbers = true,
+            value_parser = crate::cli::count
+        )]
+        commits: usize,
+        /// GPU names to run on.
+        #[arg(
+            long,
+            default_values_t = ["NVIDIA H100 80GB HBM3".to_string(), "NVIDIA H200".to_string()]
+        )]
+        gpu: Vec<String>,
+        /// Seed of the first run.
+        #[arg(
+            long,
+            default_value_t = 1,
+            allow_negative_numbers = true,
+            value_parser = crate::cli::count_u64
+        )]
+        seed: u64,
+    },
+}
+
+/// Runs the command with its parsed arguments.
+pub fn run(a: Args) -> anyhow::Result<()> {
+    match a.cmd {
+    Cmd::Record {
+        artifacts,
+        into,
+        allow_dirty,
+    } => {
+        let dir = into.join(HISTORY_DIR);
+        for a in &artifacts {
+            let r = record(a, &dir, RecordOptions { allow_dirty })?;
+            println!(
+                "{} {} ({} bytes)",
+                if r.already_present {
+                    "already recorded:"
+                } else {
+                    "recorded"
+                },
+                r.path.display(),
+                r.bytes
+            );
+        }
+        Ok(())
+    }
+    Cmd::List {
+        artifacts,
+        gpu,
+        commit,
+        kind,
+    } => {
+        let h = History::load(&artifacts.join(HISTORY_DIR), true)?;
+        for w in &h.warnings {
+            eprintln!("warning: {w}");
+        }
+        let runs = h.find(commit.as_deref(), gpu.as_deref(), kind.as_deref());
+        let mut total = 0u64;
+        for r in &runs {
+            let bytes = std::fs::metadata(h.root.join(&r.file))
+                .map(|m| m.len())
+                .unwrap_or(0);
+            total += bytes;
+            println!(
+                "{}  {}  {:<28}  {:<10}  {:>4} points  {:>7} bytes  {}{}",
+                r.started_utc(),
+                r.commit()
+                    .map(|c| c.chars().take(12).collect::<String>())
+                    .unwrap_or_else(|| "no commit".into()),
+                r.gpu(),
+                r.kind(),
+                r.record.points.len(),
+                bytes,
+                r.file,
+                if r.synthetic() {
+                    "  SYNTHETIC (not measured)"
+                } else {
+                    ""
+                }
+            );
+        }
+        let synthetic = runs.iter().filter(|r| r.synthetic()).count();
+        println!(
+            "{} runs, {} commits, {} bytes{}",
+            runs.len(),
+            runs.iter()
+                .map(|r| r.commit().unwrap_or(""))
+                .collect::<std::collections::BTreeSet<_>>()
+                .len(),
+            total,
+            if synthetic > 0 {
+                format!("; {synthetic} of the runs are SYNTHETIC (not measured)")
+            } else {
+                String::new()
+            }
+        );
+        Ok(())
+    }
+    Cmd::Synth {
+        out,
+        commits,
+        mut gpu,
+        seed,
+    } => {
+        crate::cli::dedup_warn("--gpu", &mut gpu);
+        let opts = SynthOptions {
+            out,
+            commits,
+            gpus: gpu,
+            seed,
+        };
+        let bar =
+            crate::progress::Progress::new((commits * opts.gpus.len() * SYNTH_KINDS.len()) as u64);
+        bar.start("synthetic runs");
+        let (written, present, dir) = super::synth::write(&opts, || bar.step())?;
+        bar.finish();
+        println!(
+            "wrote {written} SYNTHETIC runs (not measurements) into {}{}",
+            dir.display(),
+            if present > 0 {
+                format!(" ({present} were already there)")
+            } else {
+                String::new()
+            }
+        );
+        Ok(())
+    }
+    }
+}

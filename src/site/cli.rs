@@ -1,0 +1,73 @@
+//! `dashboard`'s command line: its arguments, and the site they render.
+
+use clap::Parser;
+use super::{Options, PlotlyMode};
+use std::path::PathBuf;
+
+/// Render every benchmark artifact (*.json, searched recursively) into a static dashboard:
+/// an overview with highlight cards, tables and system panels, and one page per benchmark kind
+/// (LLM, LayerNorm, GEMM, and a generic page for other kinds) with interactive Plotly charts,
+/// filters kept in the URL, and every chart's data as a table. The pages open from file:// and
+/// need no server; summary.json and summary.csv are written beside them for download.
+///
+/// Set OPBENCH_DUMP_CONTEXT=1 (or pass --dump-context) to also write each page's template
+/// context as JSON under OUT/_context/, to see exactly what a template was given.
+#[derive(Parser)]
+#[command(version)]
+pub struct Args {
+    /// Folder to read artifacts from (searched recursively).
+    #[arg(long, default_value = "artifacts")]
+    artifacts: PathBuf,
+    /// Folder to write the site into (created if missing). The new site is rendered beside it
+    /// and swapped in whole, so a failed render leaves the previous site as it was; files of
+    /// the old folder that the site does not write are kept.
+    #[arg(long, default_value = "site")]
+    out: PathBuf,
+    /// Where the pages load Plotly.js from: `inline` (the default: the vendored copy written
+    /// into OUT/assets and loaded from there; works offline) or `cdn` (pinned version with an
+    /// integrity hash; needs the network when viewing).
+    #[arg(long, value_enum, default_value_t = PlotlyMode::Inline)]
+    plotly: PlotlyMode,
+    /// Write each page's template context as JSON under OUT/_context/.
+    #[arg(long)]
+    dump_context: bool,
+    /// Fail on an invalid artifact instead of leaving it out with a warning.
+    #[arg(long)]
+    strict: bool,
+    /// The repository's web address (e.g. https://github.com/OWNER/REPO): the history page
+    /// links each commit to REPO_URL/commit/HASH. CI passes
+    /// ${GITHUB_SERVER_URL}/${GITHUB_REPOSITORY}.
+    #[arg(long)]
+    repo_url: Option<String>,
+    /// Also compare the history's newest commit with this commit (a hash prefix, e.g. the last
+    /// release's) in a second regressions table.
+    #[arg(long)]
+    against: Option<String>,
+}
+
+/// Runs the command with its parsed arguments.
+pub fn run(a: Args) -> anyhow::Result<()> {
+    let o = super::run(&Options {
+        artifacts: a.artifacts,
+        out: a.out.clone(),
+        plotly: a.plotly,
+        dump_context: a.dump_context,
+        strict: a.strict,
+        history: super::HistoryOptions {
+            repo_url: a.repo_url,
+            against: a.against,
+        },
+    })?;
+    for w in &o.warnings {
+        eprintln!("warning: {w}");
+    }
+    println!(
+        "rendered {} pages from {} artifacts ({} results, {} points shown) into {}",
+        o.pages.len(),
+        o.artifacts,
+        o.results,
+        o.points,
+        a.out.join("index.html").display()
+    );
+    Ok(())
+}

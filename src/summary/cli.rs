@@ -1,0 +1,39 @@
+//! `summarize`'s command line: its arguments, and the merge they ask for.
+
+use clap::Parser;
+use std::path::PathBuf;
+
+/// Merge every benchmark artifact (*.json) under a folder into summary.json (all results
+/// grouped by kind, with their environments) and summary.csv (one flat row per result).
+/// A malformed, truncated, future-version or non-finite artifact stops it with a message
+/// naming the file and field, unless --skip-invalid. Inputs are never modified.
+#[derive(Parser)]
+#[command(version)]
+pub struct Args {
+    /// Folder to read artifacts from (searched recursively).
+    #[arg(long, default_value = "artifacts")]
+    artifacts: PathBuf,
+    /// Folder to write summary.json and summary.csv into [default: the --artifacts folder].
+    #[arg(long)]
+    out_dir: Option<PathBuf>,
+    /// Warn about invalid artifacts and leave them out instead of failing.
+    #[arg(long)]
+    skip_invalid: bool,
+}
+
+/// Runs the command with its parsed arguments.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let out_dir = args.out_dir.unwrap_or_else(|| args.artifacts.clone());
+    let o = super::run(&args.artifacts, &out_dir, args.skip_invalid)?;
+    for w in &o.warnings {
+        eprintln!("warning: {w}");
+    }
+    println!(
+        "summarized {} results from {} artifacts into {} and {}",
+        o.results,
+        o.artifacts,
+        o.json.display(),
+        o.csv.display()
+    );
+    Ok(())
+}
