@@ -3,5 +3,7 @@
 use clap::Parser;
 
 fn main() {
-    opbench::cli::main_with(|| opbench::layernorm::cli::run(opbench::layernorm::cli::Args::parse()));
+    opbench::cli::main_with(
+        || opbench::layernorm::cli::run(opbench::layernorm::cli::Args::parse()),
+    );
 }

@@ -1,9 +1,7 @@
 //! `compare`'s command line: its arguments, and the report it prints or writes.
 
+use super::{check_kinds, check_out, compare, render, resolve, Options, DEFAULT_MIN_EFFECT};
 use clap::{Parser, ValueEnum};
-use super::{
-    check_kinds, check_out, compare, render, resolve, Options, DEFAULT_MIN_EFFECT,
-};
 use std::path::PathBuf;
 
 #[derive(Clone, Copy, ValueEnum)]

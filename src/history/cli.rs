@@ -1,8 +1,8 @@
 //! `history`'s command line: record, list and synth.
 
-use clap::{Parser, Subcommand};
 use super::synth::{SynthOptions, SYNTH_KINDS};
 use super::{record, History, RecordOptions, HISTORY_DIR};
+use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
 /// The run history: every finished benchmark run kept as one small file,
@@ -83,107 +83,108 @@ pub enum Cmd {
 /// Runs the command with its parsed arguments.
 pub fn run(a: Args) -> anyhow::Result<()> {
     match a.cmd {
-    Cmd::Record {
-        artifacts,
-        into,
-        allow_dirty,
-    } => {
-        let dir = into.join(HISTORY_DIR);
-        for a in &artifacts {
-            let r = record(a, &dir, RecordOptions { allow_dirty })?;
-            println!(
-                "{} {} ({} bytes)",
-                if r.already_present {
-                    "already recorded:"
-                } else {
-                    "recorded"
-                },
-                r.path.display(),
-                r.bytes
-            );
+        Cmd::Record {
+            artifacts,
+            into,
+            allow_dirty,
+        } => {
+            let dir = into.join(HISTORY_DIR);
+            for a in &artifacts {
+                let r = record(a, &dir, RecordOptions { allow_dirty })?;
+                println!(
+                    "{} {} ({} bytes)",
+                    if r.already_present {
+                        "already recorded:"
+                    } else {
+                        "recorded"
+                    },
+                    r.path.display(),
+                    r.bytes
+                );
+            }
+            Ok(())
         }
-        Ok(())
-    }
-    Cmd::List {
-        artifacts,
-        gpu,
-        commit,
-        kind,
-    } => {
-        let h = History::load(&artifacts.join(HISTORY_DIR), true)?;
-        for w in &h.warnings {
-            eprintln!("warning: {w}");
-        }
-        let runs = h.find(commit.as_deref(), gpu.as_deref(), kind.as_deref());
-        let mut total = 0u64;
-        for r in &runs {
-            let bytes = std::fs::metadata(h.root.join(&r.file))
-                .map(|m| m.len())
-                .unwrap_or(0);
-            total += bytes;
+        Cmd::List {
+            artifacts,
+            gpu,
+            commit,
+            kind,
+        } => {
+            let h = History::load(&artifacts.join(HISTORY_DIR), true)?;
+            for w in &h.warnings {
+                eprintln!("warning: {w}");
+            }
+            let runs = h.find(commit.as_deref(), gpu.as_deref(), kind.as_deref());
+            let mut total = 0u64;
+            for r in &runs {
+                let bytes = std::fs::metadata(h.root.join(&r.file))
+                    .map(|m| m.len())
+                    .unwrap_or(0);
+                total += bytes;
+                println!(
+                    "{}  {}  {:<28}  {:<10}  {:>4} points  {:>7} bytes  {}{}",
+                    r.started_utc(),
+                    r.commit()
+                        .map(|c| c.chars().take(12).collect::<String>())
+                        .unwrap_or_else(|| "no commit".into()),
+                    r.gpu(),
+                    r.kind(),
+                    r.record.points.len(),
+                    bytes,
+                    r.file,
+                    if r.synthetic() {
+                        "  SYNTHETIC (not measured)"
+                    } else {
+                        ""
+                    }
+                );
+            }
+            let synthetic = runs.iter().filter(|r| r.synthetic()).count();
             println!(
-                "{}  {}  {:<28}  {:<10}  {:>4} points  {:>7} bytes  {}{}",
-                r.started_utc(),
-                r.commit()
-                    .map(|c| c.chars().take(12).collect::<String>())
-                    .unwrap_or_else(|| "no commit".into()),
-                r.gpu(),
-                r.kind(),
-                r.record.points.len(),
-                bytes,
-                r.file,
-                if r.synthetic() {
-                    "  SYNTHETIC (not measured)"
+                "{} runs, {} commits, {} bytes{}",
+                runs.len(),
+                runs.iter()
+                    .map(|r| r.commit().unwrap_or(""))
+                    .collect::<std::collections::BTreeSet<_>>()
+                    .len(),
+                total,
+                if synthetic > 0 {
+                    format!("; {synthetic} of the runs are SYNTHETIC (not measured)")
                 } else {
-                    ""
+                    String::new()
                 }
             );
+            Ok(())
         }
-        let synthetic = runs.iter().filter(|r| r.synthetic()).count();
-        println!(
-            "{} runs, {} commits, {} bytes{}",
-            runs.len(),
-            runs.iter()
-                .map(|r| r.commit().unwrap_or(""))
-                .collect::<std::collections::BTreeSet<_>>()
-                .len(),
-            total,
-            if synthetic > 0 {
-                format!("; {synthetic} of the runs are SYNTHETIC (not measured)")
-            } else {
-                String::new()
-            }
-        );
-        Ok(())
-    }
-    Cmd::Synth {
-        out,
-        commits,
-        mut gpu,
-        seed,
-    } => {
-        crate::cli::dedup_warn("--gpu", &mut gpu);
-        let opts = SynthOptions {
+        Cmd::Synth {
             out,
             commits,
-            gpus: gpu,
+            mut gpu,
             seed,
-        };
-        let bar =
-            crate::progress::Progress::new((commits * opts.gpus.len() * SYNTH_KINDS.len()) as u64);
-        bar.start("synthetic runs");
-        let (written, present, dir) = super::synth::write(&opts, || bar.step())?;
-        bar.finish();
-        println!(
-            "wrote {written} SYNTHETIC runs (not measurements) into {}{}",
-            dir.display(),
-            if present > 0 {
-                format!(" ({present} were already there)")
-            } else {
-                String::new()
-            }
-        );
-        Ok(())
-    }
+        } => {
+            crate::cli::dedup_warn("--gpu", &mut gpu);
+            let opts = SynthOptions {
+                out,
+                commits,
+                gpus: gpu,
+                seed,
+            };
+            let bar = crate::progress::Progress::new(
+                (commits * opts.gpus.len() * SYNTH_KINDS.len()) as u64,
+            );
+            bar.start("synthetic runs");
+            let (written, present, dir) = super::synth::write(&opts, || bar.step())?;
+            bar.finish();
+            println!(
+                "wrote {written} SYNTHETIC runs (not measurements) into {}{}",
+                dir.display(),
+                if present > 0 {
+                    format!(" ({present} were already there)")
+                } else {
+                    String::new()
+                }
+            );
+            Ok(())
+        }
     }
 }

@@ -1,7 +1,7 @@
 //! `dashboard`'s command line: its arguments, and the site they render.
 
-use clap::Parser;
 use super::{Options, PlotlyMode};
+use clap::Parser;
 use std::path::PathBuf;
 
 /// Render every benchmark artifact (*.json, searched recursively) into a static dashboard:
