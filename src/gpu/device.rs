@@ -73,9 +73,13 @@ impl Gpu {
         }
     }
 
-    /// Why NVML could not be read, if it could not (the artifact then has no gpu block).
-    pub fn probe_error(&self) -> Option<&str> {
-        self.probe_error.as_deref()
+    /// The artifact note every benchmark writes when NVML could not be read.
+    pub fn nvml_note(&self) -> Option<String> {
+        self.probe_error.as_ref().map(|e| {
+            format!(
+                "NVML unavailable: no gpu block (name, driver, clocks, throttle reasons) in env: {e}"
+            )
+        })
     }
 
     /// Records clocks and throttle reasons; call after each point of a sweep.

@@ -32,11 +32,7 @@ pub fn run(cfg: &SweepConfig) -> Result<PathBuf> {
     eprintln!("launch interval: {launch_us:.2} us per back-to-back launch of a near-empty kernel");
     w.artifact.ceilings.launch_interval_us = Some(launch_us);
     w.artifact.ceilings.method.push(method);
-    if let Some(e) = gpu.probe_error() {
-        w.artifact
-            .notes
-            .push(format!("NVML unavailable, no gpu block: {e}"));
-    }
+    w.artifact.notes.extend(gpu.nvml_note());
     w.artifact
         .notes
         .push(cfg.timing.describe(gpu.l2_bytes, cfg.rotate_l2_multiple));

@@ -75,6 +75,15 @@ impl Backend {
         }
     }
 
+    /// The artifact note when NVML could not be read on the GPU (`Gpu::nvml_note`).
+    pub fn nvml_note(&self) -> Option<String> {
+        match self {
+            Backend::Cpu(_) => None,
+            #[cfg(feature = "cuda")]
+            Backend::Cuda(g) => g.nvml_note(),
+        }
+    }
+
     /// Device memory in use right now (total - free, whole device), when the device has one.
     pub fn mem_used_bytes(&self) -> Option<u64> {
         match self {

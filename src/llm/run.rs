@@ -295,6 +295,7 @@ pub fn run(o: &BenchOptions) -> Result<Vec<ResultRow>> {
     w.artifact.ceilings.copy_gbps = Some(copy_gbps);
     w.artifact.ceilings.method.push(copy_method);
     let notes = &mut w.artifact.notes;
+    notes.extend(backend.nvml_note());
     notes.push(
         "generate rows: warm-up runs, then repeats of prefill (prompt upload, forward, argmax, \
          first tokens on the host = TTFT) and greedy decode steps (upload, forward, argmax, tokens \

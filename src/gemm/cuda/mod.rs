@@ -96,9 +96,7 @@ pub fn run(args: &GemmArgs, points: &[Point]) -> Result<()> {
             "NVIDIA_TF32_OVERRIDE={v} was set in the environment"
         ));
     }
-    if let Some(e) = ctx.gpu.probe_error() {
-        notes.push(format!("NVML unavailable, no clock samples: {e}"));
-    }
+    notes.extend(ctx.gpu.nvml_note());
     let progress = Progress::new(progress_steps(points));
 
     let (copy, copy_method) = copy_ceiling_gbps(&mut ctx.gpu)?;

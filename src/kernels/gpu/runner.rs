@@ -58,6 +58,7 @@ pub fn sweep(
     let seed = args.seed.unwrap_or_else(rand::random);
     let env = gpu.env();
     let mut w = ArtifactWriter::start("kernels", &args.out, env, args.overwrite)?;
+    w.artifact.notes.extend(gpu.nvml_note());
     let m = &plan.manifest;
     let info = &compiled.info;
     w.artifact.notes.push(format!(
