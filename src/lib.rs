@@ -4,6 +4,7 @@ pub mod artifact;
 pub mod cli;
 pub mod compare;
 pub mod describe;
+pub mod dtype;
 pub mod env;
 pub mod gemm;
 pub mod gpu;

@@ -72,8 +72,9 @@ pub struct GemmArgs {
     #[arg(long, allow_negative_numbers = true)]
     pub k: Option<String>,
 
-    /// Dtypes of the square and axes shapes [default: f32,tf32,f16,bf16 on cuda, f32 on cpu].
-    #[arg(long, value_enum, value_delimiter = ',')]
+    /// Dtypes of the square and axes shapes, of f32, tf32, f16, bf16 [default: all four on
+    /// cuda, f32 on cpu].
+    #[arg(long, value_delimiter = ',', value_parser = super::dtype::parse)]
     pub dtypes: Vec<Dtype>,
 
     /// Model whose projection shapes are added [default: tinyllama-1.1b on cuda, none on cpu].
@@ -92,8 +93,8 @@ pub struct GemmArgs {
     #[arg(long, value_enum, value_delimiter = ',')]
     pub layer_ops: Vec<LayerOp>,
 
-    /// Dtypes of the model shapes.
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "bf16")]
+    /// Dtypes of the model shapes (f32, tf32, f16, bf16).
+    #[arg(long, value_delimiter = ',', default_value = "bf16", value_parser = super::dtype::parse)]
     pub model_dtypes: Vec<Dtype>,
 
     /// Implementations to run [default: every one that supports the dtype; on model shapes

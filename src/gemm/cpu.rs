@@ -16,13 +16,10 @@ use anyhow::{Context, Result};
 use candle_core::{DType, Device, Tensor};
 use std::time::Instant;
 
-/// candle's dtype for a storage dtype.
+/// candle's dtype for a GEMM dtype (tf32 is stored as f32).
 pub fn candle_dtype(d: Dtype) -> DType {
-    match d {
-        Dtype::F32 | Dtype::Tf32 => DType::F32,
-        Dtype::F16 => DType::F16,
-        Dtype::Bf16 => DType::BF16,
-    }
+    d.candle()
+        .expect("every GEMM dtype (super::dtype::GEMM_DTYPES) has a candle storage type")
 }
 
 /// Random N(0, 1) inputs rounded to the dtype, and their values as f32 (exact for 16-bit).
@@ -81,7 +78,7 @@ pub fn run(args: &GemmArgs, points: &[Point]) -> Result<()> {
             let got = gather_rows(&to_host_f32(&c)?, n, &check_rows);
             let corr = judge(
                 &compare(&got, &reference),
-                p.dtype.tolerance(),
+                super::dtype::tolerance(p.dtype),
                 "cpu_f64_rows",
             );
             let passed = corr.passed;
@@ -110,7 +107,7 @@ pub fn run(args: &GemmArgs, points: &[Point]) -> Result<()> {
                     launches_per_sample: plan.batch,
                     l2_cleared: false,
                 });
-                super::metrics::fill_point_metrics(&mut row, m, n, k, p.dtype.storage_bytes());
+                super::metrics::fill_point_metrics(&mut row, m, n, k, p.dtype.size_bytes());
             }
             progress.step();
             progress.row(&row);

@@ -1,60 +1,24 @@
-//! The element types a GEMM point is measured in, with their sizes and correctness tolerances.
+//! The element types a GEMM point is measured in, and how close each must come to the
+//! float64 reference.
 
-use clap::ValueEnum;
+pub use crate::dtype::Dtype;
 
-/// Input/output element type of one GEMM point (accumulation is always f32 or wider).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ValueEnum)]
-pub enum Dtype {
-    /// f32 storage, f32 arithmetic on the FP32 pipes (no TF32).
-    F32,
-    /// f32 storage, TF32 tensor-core arithmetic (cuBLAS only).
-    Tf32,
-    /// f16 storage, f32 accumulation.
-    F16,
-    /// bf16 storage, f32 accumulation.
-    Bf16,
+/// Input/output types of GEMM points (accumulation is always f32 or wider): f32 on the FP32
+/// pipes (no TF32), tf32 (f32 storage, TF32 tensor cores; cuBLAS only), f16 and bf16.
+pub const GEMM_DTYPES: [Dtype; 4] = [Dtype::F32, Dtype::Tf32, Dtype::F16, Dtype::Bf16];
+
+/// `--dtypes` / `--model-dtypes`: one of [`GEMM_DTYPES`].
+pub fn parse(s: &str) -> Result<Dtype, String> {
+    Dtype::parse_among(s, &GEMM_DTYPES)
 }
 
-impl Dtype {
-    /// The name used in artifacts, reports and on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Dtype::F32 => "f32",
-            Dtype::Tf32 => "tf32",
-            Dtype::F16 => "f16",
-            Dtype::Bf16 => "bf16",
-        }
-    }
-
-    /// Bytes per stored element (tf32 is stored as f32).
-    pub fn storage_bytes(self) -> usize {
-        match self {
-            Dtype::F32 | Dtype::Tf32 => 4,
-            Dtype::F16 | Dtype::Bf16 => 2,
-        }
-    }
-
-    /// Threshold on ||out - ref||_2 / ||ref||_2. f32 sums of K products drift from each other by
-    /// about u*sqrt(K/6) (u = 2^-24; 2e-6 at K = 8192), so 1e-5 leaves a 3x margin and still
-    /// catches TF32 (~4e-4). 16-bit outputs are rounded to 8 (bf16) or 11 (f16) bits: ~1e-3.
-    pub fn tolerance(self) -> f64 {
-        match self {
-            Dtype::F32 => 1e-5,
-            Dtype::Tf32 | Dtype::F16 | Dtype::Bf16 => 1e-2,
-        }
-    }
-
-    /// Parses the artifact/CLI name back.
-    pub fn from_name(s: &str) -> Option<Dtype> {
-        [Dtype::F32, Dtype::Tf32, Dtype::F16, Dtype::Bf16]
-            .into_iter()
-            .find(|d| d.name() == s)
-    }
-}
-
-impl std::fmt::Display for Dtype {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
+/// Threshold on ||out - ref||_2 / ||ref||_2. f32 sums of K products drift from each other by
+/// about u*sqrt(K/6) (u = 2^-24; 2e-6 at K = 8192), so 1e-5 leaves a 3x margin and still
+/// catches TF32 (~4e-4). 16-bit outputs are rounded to 8 (bf16) or 11 (f16) bits: ~1e-3.
+pub fn tolerance(d: Dtype) -> f64 {
+    match d {
+        Dtype::F32 => 1e-5,
+        _ => 1e-2,
     }
 }
 
@@ -63,13 +27,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_round_trip_and_sizes() {
-        for d in [Dtype::F32, Dtype::Tf32, Dtype::F16, Dtype::Bf16] {
-            assert_eq!(Dtype::from_name(d.name()), Some(d));
+    fn gemm_takes_four_types_and_f32_is_strictest() {
+        for d in GEMM_DTYPES {
+            assert_eq!(parse(d.name()), Ok(d));
         }
-        assert_eq!(Dtype::from_name("fp8"), None);
-        assert_eq!(Dtype::Tf32.storage_bytes(), 4);
-        assert_eq!(Dtype::Bf16.storage_bytes(), 2);
-        assert!(Dtype::F32.tolerance() < Dtype::Bf16.tolerance());
+        assert!(parse("f64").is_err());
+        assert!(tolerance(Dtype::F32) < tolerance(Dtype::Bf16));
     }
 }

@@ -44,7 +44,7 @@ pub fn host_bytes_needed(m: usize, n: usize, k: usize, elem_bytes: usize) -> Opt
 
 /// Refuses a point whose sizes overflow 64-bit byte counts (no allocation could hold it).
 pub fn check_countable(p: &Point) -> Result<()> {
-    let e = p.dtype.storage_bytes();
+    let e = p.dtype.size_bytes();
     let (m, n, k) = (p.shape.m, p.shape.n, p.shape.k);
     if host_bytes_needed(m, n, k, e).is_none() || device_bytes_needed(m, n, k, e).is_none() {
         bail!(
@@ -64,7 +64,7 @@ const GB: f64 = 1e9;
 /// `available` bytes.
 pub fn check_fits_host(p: &Point, available: u64) -> Result<()> {
     let (m, n, k, d) = (p.shape.m, p.shape.n, p.shape.k, p.dtype);
-    let need = host_bytes_needed(m, n, k, d.storage_bytes()).unwrap_or(usize::MAX);
+    let need = host_bytes_needed(m, n, k, d.size_bytes()).unwrap_or(usize::MAX);
     if need as u64 > available {
         bail!(
             "{}: shape {} (MxNxK) in {} needs about {:.1} GB of host memory (A, B and C with \

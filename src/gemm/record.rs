@@ -29,7 +29,7 @@ pub fn base_row(shape: &Shape, dtype: Dtype, imp: Impl) -> ResultRow {
             .param("layer_op", mp.layer_op.name())
             .param("tokens", mp.tokens);
     }
-    fill_point_metrics(&mut r, shape.m, shape.n, shape.k, dtype.storage_bytes());
+    fill_point_metrics(&mut r, shape.m, shape.n, shape.k, dtype.size_bytes());
     r
 }
 

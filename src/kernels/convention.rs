@@ -99,7 +99,7 @@ pub fn matmul_manifest(
             } else {
                 Init::Uniform(-1.0, 1.0)
             },
-            tolerance: Dtype::F32.default_tolerance(),
+            tolerance: super::data::default_tolerance(Dtype::F32),
             optional: false,
         })
     };

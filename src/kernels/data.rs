@@ -3,60 +3,18 @@
 use anyhow::{bail, Context, Result};
 use rand::Rng;
 use rand_distr::{Distribution, Normal};
-use serde::Deserialize;
 
-/// A buffer's element type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Dtype {
-    F32,
-    F64,
-    F16,
-    Bf16,
-    I32,
-    I64,
-    U32,
-    U8,
-}
+pub use crate::dtype::Dtype;
 
-impl Dtype {
-    /// Bytes per element.
-    pub fn size(self) -> usize {
-        match self {
-            Dtype::F64 | Dtype::I64 => 8,
-            Dtype::F32 | Dtype::I32 | Dtype::U32 => 4,
-            Dtype::F16 | Dtype::Bf16 => 2,
-            Dtype::U8 => 1,
-        }
-    }
-
-    pub fn is_float(self) -> bool {
-        matches!(self, Dtype::F32 | Dtype::F64 | Dtype::F16 | Dtype::Bf16)
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Dtype::F32 => "f32",
-            Dtype::F64 => "f64",
-            Dtype::F16 => "f16",
-            Dtype::Bf16 => "bf16",
-            Dtype::I32 => "i32",
-            Dtype::I64 => "i64",
-            Dtype::U32 => "u32",
-            Dtype::U8 => "u8",
-        }
-    }
-
-    /// Default threshold on ||y - ref|| / ||ref|| for outputs of this type: loose enough for a
-    /// different summation order, tight enough to catch a wrong index. Integers must match.
-    pub fn default_tolerance(self) -> f64 {
-        match self {
-            Dtype::F64 => 1e-10,
-            Dtype::F32 => 1e-4,
-            Dtype::F16 => 5e-3,
-            Dtype::Bf16 => 2e-2,
-            _ => 0.0,
-        }
+/// Default threshold on ||y - ref|| / ||ref|| for outputs of this type: loose enough for a
+/// different summation order, tight enough to catch a wrong index. Integers must match.
+pub fn default_tolerance(d: Dtype) -> f64 {
+    match d {
+        Dtype::F64 => 1e-10,
+        Dtype::F32 => 1e-4,
+        Dtype::F16 => 5e-3,
+        Dtype::Bf16 => 2e-2,
+        _ => 0.0,
     }
 }
 
@@ -140,7 +98,7 @@ impl Init {
 /// `len` elements of `dtype` as little-endian bytes, drawn per `init`.
 pub fn generate(dtype: Dtype, len: usize, init: Init, rng: &mut impl Rng) -> Result<Vec<u8>> {
     if init == Init::Poison {
-        return Ok(vec![0xFF; len * dtype.size()]);
+        return Ok(vec![0xFF; len * dtype.size_bytes()]);
     }
     let normal = match init {
         Init::Normal(m, s) => Some(Normal::new(m, s).context("normal distribution")?),
@@ -156,11 +114,11 @@ pub fn generate(dtype: Dtype, len: usize, init: Init, rng: &mut impl Rng) -> Res
             Init::Poison => unreachable!("handled above"),
         }
     };
-    let mut out = Vec::with_capacity(len * dtype.size());
+    let mut out = Vec::with_capacity(len * dtype.size_bytes());
     for _ in 0..len {
         let v = draw();
         match dtype {
-            Dtype::F32 => out.extend_from_slice(&(v as f32).to_le_bytes()),
+            Dtype::F32 | Dtype::Tf32 => out.extend_from_slice(&(v as f32).to_le_bytes()),
             Dtype::F64 => out.extend_from_slice(&v.to_le_bytes()),
             Dtype::F16 => out.extend_from_slice(&half::f16::from_f64(v).to_le_bytes()),
             Dtype::Bf16 => out.extend_from_slice(&half::bf16::from_f64(v).to_le_bytes()),
@@ -175,11 +133,11 @@ pub fn generate(dtype: Dtype, len: usize, init: Init, rng: &mut impl Rng) -> Res
 
 /// The elements of a little-endian byte buffer as f64.
 pub fn to_f64(dtype: Dtype, bytes: &[u8]) -> Vec<f64> {
-    let n = dtype.size();
+    let n = dtype.size_bytes();
     bytes
         .chunks_exact(n)
         .map(|c| match dtype {
-            Dtype::F32 => f32::from_le_bytes(c.try_into().unwrap()) as f64,
+            Dtype::F32 | Dtype::Tf32 => f32::from_le_bytes(c.try_into().unwrap()) as f64,
             Dtype::F64 => f64::from_le_bytes(c.try_into().unwrap()),
             Dtype::F16 => half::f16::from_le_bytes(c.try_into().unwrap()).to_f64(),
             Dtype::Bf16 => half::bf16::from_le_bytes(c.try_into().unwrap()).to_f64(),
@@ -247,7 +205,7 @@ mod tests {
         let mut rng = rand::rngs::StdRng::seed_from_u64(7);
         for dt in [Dtype::F32, Dtype::F64, Dtype::F16, Dtype::Bf16] {
             let b = generate(dt, 1000, Init::Uniform(-2.0, 3.0), &mut rng).unwrap();
-            assert_eq!(b.len(), 1000 * dt.size());
+            assert_eq!(b.len(), 1000 * dt.size_bytes());
             let v = to_f64(dt, &b);
             assert!(v.iter().all(|x| (-2.01..=3.01).contains(x)), "{dt:?}");
             assert!(v.iter().any(|x| *x != v[0]), "{dt:?} is constant");

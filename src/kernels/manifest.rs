@@ -340,6 +340,12 @@ impl Manifest {
             if buffers.iter().any(|x: &Buffer| x.name == b.name) {
                 bail!("buffer `{}` is declared twice", b.name);
             }
+            if b.dtype == Dtype::Tf32 {
+                bail!(
+                    "buffer `{}`: dtype tf32 is a GEMM compute mode, not a storage type: use f32",
+                    b.name
+                );
+            }
             let len = b
                 .len
                 .parse()
@@ -367,7 +373,7 @@ impl Manifest {
             let tolerance = b
                 .tolerance
                 .or(f.tolerance)
-                .unwrap_or(b.dtype.default_tolerance());
+                .unwrap_or(super::data::default_tolerance(b.dtype));
             if !(tolerance >= 0.0 && tolerance.is_finite()) {
                 bail!(
                     "buffer `{}`: tolerance must be a finite number >= 0",

@@ -143,7 +143,7 @@ pub fn expand(manifest: Manifest) -> Result<Plan> {
                 );
             }
             let bytes = (len as usize)
-                .checked_mul(b.dtype.size())
+                .checked_mul(b.dtype.size_bytes())
                 .with_context(|| {
                     format!(
                         "{what} `{}`: {len} elements of {} overflow",

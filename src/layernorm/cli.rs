@@ -39,8 +39,8 @@ pub struct Args {
     /// 16384x8192, 32768x4096, 1x2048; on cpu: 4x512x1024, 64x1025, 1x2048.
     #[arg(long = "shape", value_name = "SHAPE", allow_negative_numbers = true)]
     shapes: Vec<Shape>,
-    /// Element type of x, gamma, beta and y; repeatable [default: all three].
-    #[arg(long = "dtype", value_enum)]
+    /// Element type of x, gamma, beta and y: f32, f16 or bf16; repeatable [default: all three].
+    #[arg(long = "dtype", value_parser = super::dtype::parse)]
     dtypes: Vec<Dtype>,
     /// The epsilon added to the variance.
     #[arg(
@@ -156,7 +156,7 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
             sweep::default_gpu_shapes()
         },
         dtypes: if args.dtypes.is_empty() {
-            Dtype::ALL.to_vec()
+            crate::layernorm::dtype::LAYERNORM_DTYPES.to_vec()
         } else {
             args.dtypes
         },

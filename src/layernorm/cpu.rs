@@ -26,6 +26,7 @@ pub fn run(cfg: &SweepConfig) -> Result<PathBuf> {
             Dtype::F32 => point::<f32>(cfg, &shape, cfg.seed + i as u64)?,
             Dtype::F16 => point::<half::f16>(cfg, &shape, cfg.seed + i as u64)?,
             Dtype::Bf16 => point::<half::bf16>(cfg, &shape, cfg.seed + i as u64)?,
+            other => anyhow::bail!("LayerNorm runs in f32, f16 or bf16, not {other}"),
         };
         progress.row(&row);
         progress.step();

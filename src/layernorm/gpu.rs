@@ -53,6 +53,9 @@ pub fn run(cfg: &SweepConfig) -> Result<PathBuf> {
             Dtype::F32 => point::<f32>(&mut gpu, cfg, &copier, &shape, seed, copy_gbps),
             Dtype::F16 => point::<half::f16>(&mut gpu, cfg, &copier, &shape, seed, copy_gbps),
             Dtype::Bf16 => point::<half::bf16>(&mut gpu, cfg, &copier, &shape, seed, copy_gbps),
+            other => Err(anyhow::anyhow!(
+                "LayerNorm runs in f32, f16 or bf16, not {other}"
+            )),
         };
         // An error (a launch refused, a fault) fails this point and the sweep goes on; a fault
         // that breaks the CUDA context will fail the points after it as well.

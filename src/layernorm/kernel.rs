@@ -101,7 +101,7 @@ impl LayerNormKernel {
                 );
             }
         }
-        let align = p.vec_width * p.dtype.bytes();
+        let align = p.vec_width * p.dtype.size_bytes();
         for (name, ptr) in [
             ("x", x.device_ptr(stream).0),
             ("gamma", gamma.device_ptr(stream).0),

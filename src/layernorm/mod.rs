@@ -3,7 +3,7 @@
 
 pub mod cli;
 pub mod cpu;
-mod dtype;
+pub mod dtype;
 #[cfg(feature = "cuda")]
 pub mod gpu;
 #[cfg(feature = "cuda")]

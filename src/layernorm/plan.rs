@@ -294,14 +294,14 @@ fn plan_with(
     if !bpt.is_power_of_two() || !(16..=256).contains(&bpt) {
         bail!("--bytes-per-thread {bpt}: use a power of two from 16 to 256");
     }
-    let full = 16 / dtype.bytes();
+    let full = 16 / dtype.size_bytes();
     let vec = if cols.is_multiple_of(full) { full } else { 1 };
     let instantiated: &[usize] = if vec == 1 {
         &REGS_NV_SCALAR
     } else {
         &REGS_NV_VECTOR
     };
-    let budget = (bpt / (vec * dtype.bytes())).max(1);
+    let budget = (bpt / (vec * dtype.size_bytes())).max(1);
     let nv_cap = *instantiated
         .iter()
         .filter(|&&n| n <= budget)
@@ -389,8 +389,8 @@ fn plan_with(
 /// Every kernel name `plan` can return, for checking against the .cu file.
 pub fn all_kernel_names() -> Vec<String> {
     let mut names = Vec::new();
-    for dt in Dtype::ALL {
-        let full = 16 / dt.bytes();
+    for dt in crate::layernorm::dtype::LAYERNORM_DTYPES {
+        let full = 16 / dt.size_bytes();
         for nv in REGS_NV_VECTOR {
             names.push(format!("layernorm_regs_{}_v{full}_n{nv}", dt.name()));
             names.push(format!("layernorm_stream_{}_v{full}_n{nv}", dt.name()));
@@ -475,7 +475,7 @@ mod tests {
 
     #[test]
     fn every_element_is_written_exactly_once_for_awkward_rows() {
-        for dt in Dtype::ALL {
+        for dt in crate::layernorm::dtype::LAYERNORM_DTYPES {
             for &cols in &AWKWARD {
                 for rows in [1, 3, 5, 130] {
                     for choice in CHOICES {
@@ -503,7 +503,7 @@ mod tests {
 
     #[test]
     fn plans_respect_the_hardware_and_the_register_budget() {
-        for dt in Dtype::ALL {
+        for dt in crate::layernorm::dtype::LAYERNORM_DTYPES {
             for bpt in [16, 32, 64, 128, 256] {
                 for &cols in &AWKWARD {
                     for choice in CHOICES {
@@ -519,8 +519,8 @@ mod tests {
                         assert!(all_kernel_names().contains(&p.kernel), "{p:?}");
                         match p.variant {
                             Variant::Regs | Variant::Pipe | Variant::Stream => {
-                                let bytes = p.values_per_thread() * dt.bytes();
-                                assert!(bytes <= bpt.max(p.vec_width * dt.bytes()), "{p:?}");
+                                let bytes = p.values_per_thread() * dt.size_bytes();
+                                assert!(bytes <= bpt.max(p.vec_width * dt.size_bytes()), "{p:?}");
                                 let cover = p.threads_per_row * p.vectors_per_thread * p.vec_width;
                                 assert!(cover >= cols, "{p:?}");
                                 let maxt = if p.variant == Variant::Pipe {
@@ -533,7 +533,7 @@ mod tests {
                             Variant::Long => assert_eq!(p.block_threads, LONG_BLOCK_THREADS),
                         }
                         if p.variant == Variant::Pipe {
-                            assert_eq!(p.vec_width * dt.bytes(), 16);
+                            assert_eq!(p.vec_width * dt.size_bytes(), 16);
                             assert_eq!(
                                 p.smem_bytes,
                                 p.stages * p.vectors_per_thread * 16 * p.block_threads

@@ -124,7 +124,7 @@ pub fn compare<T: Elem>(y: &[T], reference: &[f64], dtype: Dtype) -> Correctness
     } else {
         (max_abs, (diff2 / ref2.max(f64::MIN_POSITIVE)).sqrt())
     };
-    let tolerance = dtype.tolerance();
+    let tolerance = super::dtype::tolerance(dtype);
     Correctness {
         reference: "cpu_f64".into(),
         max_abs_err,

@@ -38,6 +38,7 @@ impl Cublas {
                 sys::cudaDataType_t::CUDA_R_16BF,
                 sys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
             ),
+            other => anyhow::bail!("cuBLAS GEMM runs in f32, tf32, f16 or bf16, not {other}"),
         };
         let (alpha, beta) = (1.0f32, 0.0f32);
         let (m, n, k) = (m as i32, n as i32, k as i32);

@@ -142,9 +142,8 @@ pub fn run(args: &GemmArgs, points: &[Point]) -> Result<()> {
 /// cuBLAS at size^3 (halved until it fits): (size, TFLOP/s of the median).
 fn measure_ceiling(ctx: &mut Ctx, d: Dtype, mut size: usize) -> Result<(usize, f64)> {
     let (free, _) = ctx.gpu.mem_info()?;
-    let fits = |s: usize| {
-        device_bytes_needed(s, s, s, d.storage_bytes()).is_some_and(|b| b <= free * 9 / 10)
-    };
+    let fits =
+        |s: usize| device_bytes_needed(s, s, s, d.size_bytes()).is_some_and(|b| b <= free * 9 / 10);
     while size > 256 && !fits(size) {
         size /= 2;
     }
@@ -174,8 +173,8 @@ fn run_point(
     let (m, n, k) = (p.shape.m, p.shape.n, p.shape.k);
     let d = p.dtype;
     // The plan refused shapes whose byte counts overflow; MAX here would still mean "no fit".
-    let need = device_bytes_needed(m, n, k, d.storage_bytes()).unwrap_or(usize::MAX);
-    let host_need = host_bytes_needed(m, n, k, d.storage_bytes()).unwrap_or(usize::MAX);
+    let need = device_bytes_needed(m, n, k, d.size_bytes()).unwrap_or(usize::MAX);
+    let host_need = host_bytes_needed(m, n, k, d.size_bytes()).unwrap_or(usize::MAX);
     let (free, _) = ctx.gpu.mem_info()?;
     let host_free = crate::env::available_memory_bytes().unwrap_or(u64::MAX);
     let why = if need > free {
@@ -236,7 +235,7 @@ fn run_point(
     let cublas_out = run_once(ctx, Impl::Cublas).context("cuBLAS reference run")?;
     let cublas_corr = judge(
         &compare(&gather_rows(&cublas_out, n, &check_rows), &reference),
-        d.tolerance(),
+        crate::gemm::dtype::tolerance(d),
         "cpu_f64_rows",
     );
     let cublas_ok = cublas_corr.passed;
@@ -257,7 +256,7 @@ fn run_point(
             };
             let mut corr = judge(
                 &compare(&gather_rows(&got, n, &check_rows), &reference),
-                d.tolerance(),
+                crate::gemm::dtype::tolerance(d),
                 "cpu_f64_rows",
             );
             if imp != Impl::Cublas {
@@ -266,7 +265,7 @@ fn run_point(
                     row.metrics.insert("rel_err_vs_cublas".into(), full.rel_err);
                     row.metrics
                         .insert("max_abs_err_vs_cublas".into(), full.max_abs_err);
-                    let fj = judge(&full, d.tolerance(), "cublas_full");
+                    let fj = judge(&full, crate::gemm::dtype::tolerance(d), "cublas_full");
                     if !fj.passed {
                         corr.passed = false;
                         row.notes.push(format!(
@@ -307,7 +306,7 @@ fn run_point(
             progress.row(&row);
             return Err(e.context(format!("{} failed", imp.name())));
         }
-        fill_point_metrics(&mut row, m, n, k, d.storage_bytes());
+        fill_point_metrics(&mut row, m, n, k, d.size_bytes());
         progress.step();
         progress.row(&row);
         rows.push(row);

@@ -22,6 +22,8 @@ impl Elem {
             Dtype::F32 | Dtype::Tf32 => Elem::F32,
             Dtype::F16 => Elem::F16,
             Dtype::Bf16 => Elem::Bf16,
+            // Points only ever carry GEMM_DTYPES: `--dtypes` parses through gemm::dtype::parse.
+            other => unreachable!("a GEMM point in {other}"),
         }
     }
 
