@@ -35,10 +35,23 @@ pub fn gpu_symbol(i: usize) -> &'static str {
     GPU_SYMBOLS[i % GPU_SYMBOLS.len()]
 }
 
-/// A GPU's short name for labels on lines: "NVIDIA H100 80GB HBM3" -> "H100".
+/// A GPU's short name for labels on lines: "NVIDIA H100 80GB HBM3" -> "H100". Only the
+/// vendor, the memory size and type and a parenthesised note go, so two GPUs that differ in
+/// another word ("FIXTURE GPU A", "FIXTURE GPU B"; "H100 PCIe") keep distinct names.
 pub fn short_gpu(gpu: &str) -> String {
     let g = gpu.strip_prefix("NVIDIA ").unwrap_or(gpu);
-    g.split_whitespace().next().unwrap_or(g).to_string()
+    let g = g.split('(').next().unwrap_or(g);
+    let memory = |w: &str| {
+        w.starts_with("HBM")
+            || w.strip_suffix("GB")
+                .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+    };
+    let short: Vec<&str> = g.split_whitespace().filter(|w| !memory(w)).collect();
+    if short.is_empty() {
+        gpu.trim().to_string()
+    } else {
+        short.join(" ")
+    }
 }
 
 /// Labels that show only what varies: each label's parts in a fixed order; a part equal in
@@ -110,5 +123,7 @@ mod tests {
         assert_eq!(common, ["f16", "b1", "128+128"]);
         assert_eq!(short_gpu("NVIDIA H100 80GB HBM3"), "H100");
         assert_eq!(short_gpu("NVIDIA H200"), "H200");
+        assert_eq!(short_gpu("NVIDIA H100 PCIe"), "H100 PCIe");
+        assert_eq!(short_gpu("FIXTURE GPU A (synthetic data)"), "FIXTURE GPU A");
     }
 }

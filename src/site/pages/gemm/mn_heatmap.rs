@@ -1,7 +1,7 @@
 //! "M × N at K": TFLOP/s over the (M, N) grid at one K, one heatmap per GPU and dtype, so a
 //! cell never mixes two GPUs or two dtypes.
 
-use super::{mnk, Figures};
+use super::figures::{mnk, Figures};
 use crate::site::chart::{Cell, ChartKind, ChartView};
 use crate::site::fmt;
 use crate::site::points::Point;

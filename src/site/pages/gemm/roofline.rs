@@ -1,7 +1,7 @@
 //! The GEMM roofline: achieved TFLOP/s against arithmetic intensity, a colour per kernel and
 //! a marker symbol per GPU, under each GPU's measured roof per dtype, labelled on the line.
 
-use super::{roof, Figures};
+use super::figures::{roof, Figures};
 use crate::site::chart::{pt_num, ChartView, Trace, TraceSet};
 use crate::site::fmt;
 use crate::site::measured;

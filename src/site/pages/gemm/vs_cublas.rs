@@ -2,7 +2,8 @@
 //! summarised per GPU and dtype as the median over shapes with its P5–P95 spread. The ladder
 //! chart draws it and the overview's GEMM card quotes it.
 
-use super::{kernel_order, Figures};
+use super::figures::Figures;
+use super::order::kernel_order;
 use crate::site::chart::{ChartView, HLine, Pt, Trace, TraceSet};
 use crate::site::fmt;
 use crate::site::measured;
@@ -60,9 +61,9 @@ pub fn per_kernel<'a>(
 
 /// Each row's % of cuBLAS at its shape (`super::figures`).
 pub fn pct_of_rows(ok: &[Point]) -> Vec<Option<f64>> {
-    let cublas_us = super::cublas_times(ok);
+    let cublas_us = super::figures::cublas_times(ok);
     ok.iter()
-        .map(|p| super::figures(p, &cublas_us).pct_cublas)
+        .map(|p| super::figures::figures(p, &cublas_us).pct_cublas)
         .collect()
 }
 

@@ -1,7 +1,7 @@
 //! "Profiler metrics per kernel": the ncu percentages of each kernel and block at the largest
 //! parameter set, one chart per GPU so no two GPUs' bars share a spot.
 
-use super::{block, dims, hover, p50, pset_text, sweep};
+use super::fields::{block, dims, hover, p50, pset_text, sweep};
 use crate::site::chart::{pt_cat, ChartView, Trace, TraceSet};
 use crate::site::fmt;
 use crate::site::names;

@@ -2,7 +2,7 @@
 //! (min to max) of each phase. Labels carry only the problem parameters that vary; the
 //! constant ones go into the caption, and a GPU is a filled or open marker, not a label.
 
-use super::{base_config, config_key, stat_line, PHASES};
+use super::config::{base_config, config_key, stat_line, PHASES};
 use crate::identity;
 use crate::site::chart::{pt_cat, ChartView, Trace, TraceSet};
 use crate::site::measured;

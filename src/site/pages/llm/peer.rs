@@ -1,8 +1,8 @@
 //! "candle and transformers side by side": decode tokens/s of every implementation of one
 //! problem in one x category, so peers stand next to each other.
 
-use super::base_config;
-use super::config_key;
+use super::config::base_config;
+use super::config::config_key;
 use crate::identity;
 use crate::site::chart::{pt_cat, ChartView, Trace, TraceSet};
 use crate::site::fmt;

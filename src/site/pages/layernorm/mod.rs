@@ -1,0 +1,45 @@
+//! The LayerNorm page: baseline vs ours per shape, speedup, GB/s against the copy ceiling,
+//! and the correctness of every point.
+
+mod bandwidth;
+mod correctness;
+mod fields;
+mod latency;
+mod rows;
+mod speedup;
+
+use super::common::{empty_kind, filters, not_ok_table, Section};
+use super::PageContext;
+use crate::site::palette::Palette;
+use crate::site::points::Point;
+use rows::LnRows;
+
+pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
+    page.intro = "LayerNorm forward: candle's layer_norm (the baseline) against opbench's \
+                  kernel at each shape, dtype and L2 mode, with the achieved bandwidth as a \
+                  fraction of the device-to-device copy ceiling measured in the same run."
+        .into();
+    if points.is_empty() {
+        empty_kind(page, "LayerNorm", "layernorm_bench");
+        return;
+    }
+    page.filters = filters(points, &["gpu", "dtype", "impl", "mode"]);
+    let rows = LnRows::new(points);
+    let mut s1 = Section::new(
+        "latency",
+        "Latency and speedup",
+        "Lower time is better; each bar is one (shape, dtype, mode) point.",
+    );
+    s1.charts.push(latency::chart(&rows, pal));
+    s1.charts.push(speedup::chart(&rows, pal));
+    let mut s2 = Section::new(
+        "bandwidth",
+        "Bandwidth",
+        "LayerNorm reads x and writes y once: it is memory-bound, so the copy ceiling is its floor.",
+    );
+    s2.charts.push(bandwidth::chart(&rows, pal));
+    let mut s3 = Section::new("correctness", "Correctness", "");
+    s3.charts.push(correctness::chart(&rows, pal));
+    s3.tables.extend(not_ok_table(points));
+    page.sections = vec![s1, s2, s3];
+}

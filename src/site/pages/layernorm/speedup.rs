@@ -1,0 +1,59 @@
+//! "Speedup over candle": the baseline's P50 over each other implementation's at the same
+//! point.
+
+use super::fields::hover;
+use super::rows::LnRows;
+use crate::site::chart::{pt_cat, ChartView, HLine, TraceSet};
+use crate::site::fmt;
+use crate::site::measured;
+use crate::site::names;
+use crate::site::pages::common::{p50_us, peer_key};
+use crate::site::palette::{self, Palette};
+
+pub fn chart(rows: &LnRows, pal: &Palette) -> ChartView {
+    let baseline = names::LN_BASELINE[0];
+    let mut sp = ChartView::new(
+        "ln-speedup",
+        &format!("Speedup over {baseline}"),
+        &format!(
+            "P50 time of {baseline} divided by P50 time of each other implementation at the \
+             same shape, dtype, mode and GPU (metrics.speedup_vs_candle when recorded). Above \
+             the dashed line at 1× is faster."
+        ),
+        "shape · dtype · L2 mode",
+        &format!("speedup over {baseline} (×)"),
+    );
+    sp.x_order = rows.x_order.clone();
+    sp.hlines.push(HLine {
+        y: 1.0,
+        label: format!("{baseline} (1×)"),
+        color: palette::GUIDE.into(),
+        f: Default::default(),
+    });
+    let mut set = TraceSet::default();
+    for p in rows.ok.iter().filter(|p| p.imp() != baseline) {
+        let base = rows
+            .peers
+            .get(&(peer_key(p), baseline.to_string()))
+            .and_then(p50_us);
+        let v = names::metric(p.row, names::SPEEDUP_LN)
+            .or_else(|| Some(base? / p50_us(p)?))
+            .filter(|v| v.is_finite());
+        let Some(v) = v else { continue };
+        let extra = vec![
+            format!("speedup {}", fmt::times(v)),
+            match base {
+                Some(b) => format!("{baseline} P50 {} µs", fmt::num(b)),
+                None => format!("{baseline} time not in the artifacts"),
+            },
+        ];
+        let lab = rows.lab(p);
+        let pt = pt_cat(&lab, v, hover(p, &lab, &extra), p.dims());
+        rows.push(&mut set, p, pal, pt);
+    }
+    sp.traces = set.into_vec();
+    sp.measured(&rows.ok, measured::RATIO_OF_MEDIANS)
+        .finish(&format!(
+            "No point has both a {baseline} time and another implementation's time."
+        ))
+}

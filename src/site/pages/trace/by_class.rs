@@ -1,0 +1,94 @@
+//! "Step time by operation class": each shown step's class times stacked with its idle time.
+
+use super::classes::{class_color, class_rank};
+use super::rows::{m, p_str, phase_label, shown, TRACED};
+use crate::site::chart::{pt_cat, ChartView, Dims, Trace};
+use crate::site::fmt;
+use crate::site::points::Point;
+
+/// A bar's series, height (µs) and extra hover line from a `trace_class` or `trace_step` row.
+fn bar(p: &Point) -> Option<(String, f64, String)> {
+    match p.row.benchmark.as_str() {
+        "trace_class" => {
+            let t = m(p, "time_us")?;
+            let mut extra = format!(
+                "{} kernels, {} of busy",
+                fmt::count(m(p, "count").unwrap_or(0.0)),
+                fmt::pct(m(p, "pct_of_busy").unwrap_or(f64::NAN))
+            );
+            if let (Some(g), Some(pc)) = (m(p, "floor_gbps"), m(p, "floor_pct_of_copy_bw")) {
+                extra += &format!(
+                    "\nmust-move bytes / time: {} GB/s ({} of copy bandwidth)",
+                    fmt::num(g),
+                    fmt::pct(pc)
+                );
+            }
+            Some((p_str(p, "class"), t, extra))
+        }
+        "trace_step" => {
+            let t = m(p, "idle_us")?;
+            Some((
+                "idle".to_string(),
+                t,
+                format!(
+                    "idle {} of {} µs wall; gap P50 {} µs",
+                    fmt::pct(m(p, "idle_pct").unwrap_or(f64::NAN)),
+                    fmt::num(m(p, "wall_us").unwrap_or(f64::NAN)),
+                    fmt::num(m(p, "gap_p50_us").unwrap_or(f64::NAN))
+                ),
+            ))
+        }
+        _ => None,
+    }
+}
+
+pub fn chart(points: &[Point]) -> ChartView {
+    let mut c = ChartView::new(
+        "trace-classes",
+        "Step time by operation class",
+        "y: µs per step; stacked: each class's summed kernel time (trace_class time_us) and \
+         the idle time (trace_step idle_us = wall − busy). Decode: mean of the traced steps.",
+        "phase",
+        "time per step (µs)",
+    );
+    c.stacked = true;
+    c.compact = true;
+    let mut traces: Vec<Trace> = Vec::new();
+    let mut xs: Vec<String> = Vec::new();
+    for p in points.iter().filter(|p| p.ok() && shown(p)) {
+        let x = phase_label(p);
+        let Some((name, y, extra)) = bar(p) else {
+            continue;
+        };
+        if !xs.contains(&x) {
+            xs.push(x.clone());
+        }
+        let mut f = Dims::new();
+        f.insert("class".into(), name.clone());
+        let hover = format!("{x}\n{name}: {} µs\n{extra}", fmt::num(y));
+        let color = if name == "idle" {
+            "#d1d5db".to_string()
+        } else {
+            class_color(&name)
+        };
+        let i = match traces.iter().position(|t| t.name == name) {
+            Some(i) => i,
+            None => {
+                traces.push(Trace::new(&name, color, "bar"));
+                traces.len() - 1
+            }
+        };
+        traces[i].points.push(pt_cat(&x, y, hover, f));
+    }
+    traces.sort_by_key(|t| {
+        if t.name == "idle" {
+            100
+        } else {
+            class_rank(&t.name)
+        }
+    });
+    c.x_order = xs;
+    c.traces = traces;
+    c.measured(points, TRACED)
+        .finish("No trace_class rows in the artifact.")
+}

@@ -1,0 +1,135 @@
+//! The timelines: the prefill and the first traced decode step, activity by activity, from
+//! the compact trace beside the artifact.
+
+use super::activity::{activity, Columns, Tables};
+use super::classes::{class_color, class_rank};
+use super::file::find_trace;
+use super::rows::{TraceRows, TRACED};
+use crate::site::chart::{pt_num, ChartKind, ChartView, Dims, Trace};
+use crate::site::fmt;
+use crate::site::pages::common::Section;
+use serde_json::Value;
+use std::path::Path;
+
+/// The "Timelines" section: the charts of the trace found beside the artifact, or why none.
+pub fn section(rows: &TraceRows, artifacts_dir: &str) -> Section {
+    let mut s = Section::new(
+        "timeline",
+        "Timelines",
+        "The prefill and the first traced decode step, kernel by kernel.",
+    );
+    let points = rows.points;
+    let Some((path, t)) = find_trace(Path::new(artifacts_dir), &points[0].loaded.file) else {
+        s.intro = "No compact kernel trace (*.trace.json with format \
+                   opbench_kernel_trace) beside the artifact: run llm_bench --trace \
+                   with --trace-compact DIR/llm_kernels.trace.json to draw the \
+                   timelines."
+            .into();
+        return s;
+    };
+    let steps_json = t
+        .get("steps")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let phase = |name: &str| {
+        steps_json
+            .iter()
+            .position(|s| s.get("phase").and_then(Value::as_str) == Some(name))
+    };
+    for (i, id) in [
+        (phase("decode"), "tl-decode"),
+        (phase("prefill"), "tl-prefill"),
+    ] {
+        if let Some(c) = i.and_then(|i| timeline(&t, i, id, &rows.gpu)) {
+            s.charts.push(c.measured(points, TRACED));
+        }
+    }
+    s.intro = format!(
+        "From {} (the compact trace: one row per activity). The prefill and the first \
+         traced decode step are drawn; the other decode steps are in the file and in \
+         the per-step table below. The operation-class filter keeps one class.",
+        path.file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default()
+    );
+    if let Some(a) = t.get("attribution").and_then(Value::as_str) {
+        s.intro += &format!(" Attribution: {a}");
+    }
+    s
+}
+
+/// One step's timeline from the compact trace; `None` when the trace lacks the step.
+fn timeline(t: &Value, step_index: usize, id: &str, gpu: &str) -> Option<ChartView> {
+    let step = t.get("steps")?.as_array()?.get(step_index)?;
+    let label = step.get("label")?.as_str()?.to_string();
+    let s0 = step.get("start_ns")?.as_f64()?;
+    let s1 = step.get("end_ns")?.as_f64()?;
+    let strings = |key: &str| -> Option<Vec<&str>> {
+        Some(
+            t.get(key)?
+                .as_array()?
+                .iter()
+                .filter_map(Value::as_str)
+                .collect(),
+        )
+    };
+    let tables = Tables {
+        names: strings("names")?,
+        classes: strings("classes")?,
+        kinds: t.get("kinds"),
+    };
+    let cols = Columns::of(t)?;
+    let mut per_class: Vec<Trace> = Vec::new();
+    let mut n = 0usize;
+    for r in t.get("rows")?.as_array()? {
+        let Some(r) = r.as_array() else { continue };
+        let Some(a) = activity(r, &cols, &tables, step_index, s0) else {
+            continue;
+        };
+        let mut f = Dims::new();
+        f.insert("class".into(), a.class.to_string());
+        let tr = match per_class.iter_mut().position(|t| t.name == a.class) {
+            Some(i) => &mut per_class[i],
+            None => {
+                per_class.push(Trace::new(a.class, class_color(a.class), "bar"));
+                per_class.last_mut().expect("pushed")
+            }
+        };
+        tr.points.push(pt_num(a.x, a.w, a.hover, f));
+        n += 1;
+    }
+    per_class.sort_by_key(|t| class_rank(&t.name));
+    let wall = (s1 - s0) / 1000.0;
+    let mut c = ChartView::new(
+        id,
+        &format!(
+            "Timeline of {label} ({n} activities, {} µs wall)",
+            fmt::num(wall)
+        ),
+        &format!(
+            "Each bar is one kernel, memcpy or memset on the GPU ({gpu}, CUPTI device \
+             timestamps), from its start to its end; x = µs since the step's window opened. \
+             The top lane holds every activity, so its white gaps are the time the GPU ran \
+             nothing; below, one lane per operation class. Dotted frame: the step's wall \
+             window (host: before the first launch to after the synchronize). With more than \
+             150 activities the chart opens on the first 150 (at full width, 2 µs kernels and \
+             4 µs gaps merge into one block): the autoscale button of the chart's mode bar \
+             shows the whole step; drag to zoom, double-click to come back."
+        ),
+        "time since the step started (µs)",
+        "duration (µs)",
+    );
+    c.kind = ChartKind::Timeline;
+    let mut frame = Trace::new("step window", "#6b7280", "lines");
+    frame.guide = true;
+    frame
+        .points
+        .push(pt_num(0.0, 0.0, String::new(), Dims::new()));
+    frame
+        .points
+        .push(pt_num(wall, 0.0, String::new(), Dims::new()));
+    c.traces = per_class;
+    c.traces.push(frame);
+    Some(c.finish("The trace has no activity in this step."))
+}
