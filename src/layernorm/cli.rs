@@ -101,7 +101,7 @@ pub struct Args {
     /// How rows are timed. rotate: cold = back-to-back launches cycling through buffer sets
     /// that together exceed L2 (no flush or event pair per launch; points too small for 64
     /// sets fall back to flush), warm = back to back on one set, both with the stream held
-    /// while the host queues a sample. flush: the first runs' method, cold = an L2 flush and
+    /// while the host queues a sample. flush: cold = an L2 flush and
     /// one launch between two events per sample, warm = back to back without the hold.
     #[arg(long, value_enum, default_value = "rotate")]
     timing: sweep::TimingMethod,

@@ -14,7 +14,7 @@ pub enum TimingMethod {
     /// points too small for 64 sets fall back to flush. Warm: back to back on one set. Both
     /// hold the stream while the host queues each sample, so host time stays out.
     Rotate,
-    /// The first runs' method: cold = an L2 flush (a memset of 2x L2) before each launch, one
+    /// Flush before each launch: cold = an L2 flush (a memset of 2x L2) before each launch, one
     /// launch between two events; warm = back-to-back launches on one set, no hold.
     Flush,
 }
