@@ -8,6 +8,7 @@ pub mod dtype;
 pub mod env;
 pub mod gemm;
 pub mod gpu;
+pub mod harness;
 pub mod history;
 pub mod identity;
 pub mod kernels;

@@ -88,17 +88,23 @@ pub fn median_ci_ranks(n: usize) -> (usize, usize) {
     if n < 6 {
         return (1, n.max(1));
     }
-    // P(j <= B <= n-j) for B ~ Binomial(n, 1/2), summed in log space to stay exact for big n.
-    let ln_choose = |k: usize| -> f64 {
-        (1..=k)
-            .map(|i| ((n + 1 - i) as f64 / i as f64).ln())
-            .sum::<f64>()
-    };
+    // P(j <= B <= n-j) for B ~ Binomial(n, 1/2), in log space to stay exact for big n;
+    // ln C(n, k) built up from ln C(n, k-1), so the whole table costs O(n).
     let half_ln = (n as f64) * 0.5f64.ln();
-    let pmf: Vec<f64> = (0..=n).map(|k| (ln_choose(k) + half_ln).exp()).collect();
+    let mut ln_choose = 0.0f64;
+    let mut pmf = Vec::with_capacity(n + 1);
+    for k in 0..=n {
+        if k > 0 {
+            ln_choose += ((n + 1 - k) as f64 / k as f64).ln();
+        }
+        pmf.push((ln_choose + half_ln).exp());
+    }
+    // Coverage of [j, n-j] is 1 - 2 P(B < j) by symmetry: one running tail sum.
     let mut best = 1;
+    let mut tail = 0.0f64;
     for j in 1..=n / 2 {
-        let coverage: f64 = pmf[j..=(n - j)].iter().sum();
+        tail += pmf[j - 1];
+        let coverage = 1.0 - 2.0 * tail;
         if coverage >= 0.95 {
             best = j;
         } else {
@@ -106,6 +112,20 @@ pub fn median_ci_ranks(n: usize) -> (usize, usize) {
         }
     }
     (best, n + 1 - best)
+}
+
+/// The larger distance from the median to either end of its 95% interval, relative to the
+/// median (0.0025 = the interval lies within +-0.25% of the median); infinite for a zero median.
+pub fn median_ci_halfwidth_rel(samples: &[f64]) -> Result<f64, StatsError> {
+    let s = checked_sorted(samples)?;
+    let (lo, hi) = median_ci_ranks(s.len());
+    let p50 = percentile_sorted(&s, 50.0);
+    let half = (p50 - s[lo - 1]).max(s[hi - 1] - p50);
+    Ok(if p50 != 0.0 {
+        half / p50.abs()
+    } else {
+        f64::INFINITY
+    })
 }
 
 /// Number of samples outside Tukey's fences [Q1 - 1.5 IQR, Q3 + 1.5 IQR] (type-7 quartiles).

@@ -18,6 +18,7 @@ fn a_cpu_run_writes_an_artifact_that_validates_and_summarizes() {
         eps: 1e-5,
         warmup: 1,
         samples: 3,
+        sampling: opbench::harness::Sampling::fixed(3),
         batch: 1,
         bytes_per_thread: None,
         kernel: opbench::layernorm::plan::KernelChoice::Regs,

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On a GPU machine: the whole suite in one call, each benchmark at its default (committed)
 # configuration: layernorm, gemm, llm (candle at batch 1/4/16 + the model ladder + the
-# transformers peer on the same weights + logits parity), and kernel_bench's example with ncu.
+# opbench's own decode path at batch 1/4/16), and kernel_bench's example with ncu. The
+# transformers and torch peers run in llm.sh.
 # Exactly 8 files land in $OUT (the device tool's limit): layernorm.json, gemm.json,
 # gemm_report.txt, llm.json, kernels.json, kernels_report.txt, env.json, suite.log.
 #
@@ -43,19 +44,15 @@ timeout 240 "$bin/gemm_bench" --out "$OUT/gemm.json" --report "$OUT/gemm_report.
     | grep -vE '^\[[0-9]+/' | tail -8 || status=1
 fi
 if want llm; then
-step "llm_bench: candle ladder at batch 1 (weights saved for the peer), tinyllama at batch 4,16"
-w=/tmp/llm-weights
-timeout 150 "$bin/llm_bench" --weights random --config ladder --batch 1 --repeats 3 --device cuda \
-    --save-weights $w --out /tmp/llm.json --quiet || status=1
-timeout 90 "$bin/llm_bench" --weights random --config tinyllama-1.1b --batch 4,16 --repeats 3 --device cuda \
-    --out /tmp/llm_batch.json --quiet || status=1
-step "transformers-eager peer on the same weights"
-PYTHONUNBUFFERED=1 timeout 200 python3 bench/peers/transformers_llm.py --weights-dir $w --batch 1 \
-    --batch-for tinyllama-1.1b=1,4,16 --repeats 3 --out /tmp/peer_rows.json || status=1
-step "merge + parity"
+step "llm_bench: candle + opbench, ladder at batch 1 and tinyllama at batch 4,16 (the peers: llm.sh)"
+timeout 200 "$bin/llm_bench" --weights random --config ladder --batch 1 --impl candle,opbench --repeats 5 \
+    --device cuda --out /tmp/llm.json --quiet || status=1
+timeout 120 "$bin/llm_bench" --weights random --config tinyllama-1.1b --batch 4,16 --impl candle,opbench \
+    --repeats 5 --device cuda --out /tmp/llm_batch.json --quiet || status=1
+step "merge"
 merge=()
-for f in /tmp/llm_batch.json /tmp/peer_rows.json; do [ -s "$f" ] && merge+=(--merge "$f"); done
-"$bin/llm_bench" --out /tmp/llm.json "${merge[@]}" --parity-dir $w && cp /tmp/llm.json "$OUT/llm.json" || status=1
+[ -s /tmp/llm_batch.json ] && merge+=(--merge /tmp/llm_batch.json)
+"$bin/llm_bench" --out /tmp/llm.json "${merge[@]}" && cp /tmp/llm.json "$OUT/llm.json" || status=1
 fi
 if want kernels; then
 step "kernel_bench example with ncu"

@@ -185,6 +185,27 @@ pub struct Timing {
     pub launches_per_sample: usize,
     /// Whether L2 was flushed before each timed launch (cold) or not (warm).
     pub l2_cleared: bool,
+    /// How the number of samples was decided (GPU rows; absent on CPU rows and older artifacts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampling: Option<SamplingRecord>,
+}
+
+/// How a measurement decided when to stop sampling.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SamplingRecord {
+    /// "median_interval" (the median's 95% interval reached the target), "time_budget",
+    /// "max_samples" or "fixed_count".
+    pub stopped_by: String,
+    /// The target half-width of the median's 95% interval, percent of the median (0: none).
+    pub target_median_ci_pct: f64,
+    pub min_samples: usize,
+    pub max_samples: usize,
+    /// Host wall time allowed for the samples, when there was a budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_ms: Option<f64>,
+    /// Samples taken while NVML reported a clock-throttle reason (GPU idle aside).
+    pub throttled_samples: usize,
 }
 
 /// Comparison of an output against a reference.

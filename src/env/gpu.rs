@@ -98,6 +98,22 @@ impl GpuProbe {
         Ok(s)
     }
 
+    /// Whether NVML reports a clock-throttle reason now (GPU idle aside); a reason seen here
+    /// joins `throttle_reasons_seen`. Unreadable reasons count as none.
+    pub fn throttled_now(&mut self) -> bool {
+        let Ok(d) = self.nvml.device_by_index(self.index) else {
+            return false;
+        };
+        let now = throttle_reasons(&d);
+        if now.is_empty() {
+            return false;
+        }
+        let mut seen: BTreeSet<String> = self.env.throttle_reasons_seen.iter().cloned().collect();
+        seen.extend(now);
+        self.env.throttle_reasons_seen = seen.into_iter().collect();
+        true
+    }
+
     /// The GPU block as of the last sample.
     pub fn env(&self) -> GpuEnv {
         self.env.clone()
@@ -111,14 +127,18 @@ fn sample(d: &nvml_wrapper::Device<'_>) -> Result<(ClockSample, Vec<String>)> {
         temperature_c: d.temperature(TemperatureSensor::Gpu).ok(),
         power_w: d.power_usage().ok().map(|mw| mw as f64 / 1000.0),
     };
-    let reasons = d
-        .current_throttle_reasons()
+    let reasons = throttle_reasons(d);
+    Ok((s, reasons))
+}
+
+/// The clock-throttle reasons NVML reports now, GPU idle left out (an idle GPU is not slowed).
+fn throttle_reasons(d: &nvml_wrapper::Device<'_>) -> Vec<String> {
+    d.current_throttle_reasons()
         .map(|r| {
             r.iter_names()
                 .map(|(name, _)| name.to_string())
                 .filter(|n| n != "GPU_IDLE")
                 .collect()
         })
-        .unwrap_or_default();
-    Ok((s, reasons))
+        .unwrap_or_default()
 }

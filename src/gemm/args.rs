@@ -121,14 +121,10 @@ pub struct GemmArgs {
     #[arg(long, value_enum, default_value = "auto")]
     pub l2: L2Policy,
 
-    /// Target milliseconds of timed launches per point (samples are clamped to 5..=100).
-    #[arg(
-        long,
-        default_value_t = 300.0,
-        allow_negative_numbers = true,
-        value_parser = crate::cli::positive_f64
-    )]
-    pub budget_ms: f64,
+    /// When a measurement stops sampling (on the CPU, --point-budget-ms sizes a fixed
+    /// count of 5 to 100 samples).
+    #[command(flatten)]
+    pub sampling: crate::harness::SamplingArgs,
 
     /// Rows of C compared with the float64 CPU reference (all rows when M is smaller).
     #[arg(

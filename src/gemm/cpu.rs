@@ -47,11 +47,17 @@ pub fn run(args: &GemmArgs, points: &[Point]) -> Result<()> {
             super::memory::check_fits_host(p, available)?;
         }
     }
-    let mut rec = Recorder::start(&args.out, &args.report_path(), Env::cpu(), args.overwrite)?;
-    rec.artifact().notes.push(
-        "device cpu: candle's CPU matmul only, timed with the host clock (it returns when done)"
-            .into(),
-    );
+    let mut w = crate::harness::start_artifact(
+        "gemm",
+        &args.out,
+        Env::cpu(),
+        args.overwrite,
+        None,
+        ["device cpu: candle's CPU matmul only, timed with the host clock (it returns when done)"
+            .to_string()],
+    )
+    .with_context(|| format!("starting the artifact {}", args.out.display()))?;
+    let mut rec = Recorder::new(&args.report_path());
     let progress = Progress::new(progress_steps(points));
     for p in points {
         let (m, n, k) = (p.shape.m, p.shape.n, p.shape.k);
@@ -88,7 +94,10 @@ pub fn run(args: &GemmArgs, points: &[Point]) -> Result<()> {
             } else {
                 let t0 = Instant::now();
                 a.matmul(&b)?;
-                let plan = sample_plan(t0.elapsed().as_secs_f64() * 1e6, args.budget_ms);
+                let plan = sample_plan(
+                    t0.elapsed().as_secs_f64() * 1e6,
+                    args.sampling.point_budget_ms,
+                );
                 for _ in 0..plan.warmup {
                     a.matmul(&b)?;
                 }
@@ -106,6 +115,7 @@ pub fn run(args: &GemmArgs, points: &[Point]) -> Result<()> {
                     warmup: plan.warmup,
                     launches_per_sample: plan.batch,
                     l2_cleared: false,
+                    sampling: None,
                 });
                 super::metrics::fill_point_metrics(&mut row, m, n, k, p.dtype.size_bytes());
             }
@@ -113,10 +123,11 @@ pub fn run(args: &GemmArgs, points: &[Point]) -> Result<()> {
             progress.row(&row);
             rows.push(row);
         }
-        rec.push_group(rows)?;
+        rec.push_group(&mut w, rows)?;
     }
     progress.finish();
     let (path, text) = rec.finish(
+        w,
         "candle",
         "matmul_tflops: best candle CPU matmul rate per dtype in this run".into(),
     )?;

@@ -6,8 +6,7 @@ use super::impls::Impl;
 use super::metrics::{fill_ceiling_metrics, fill_group_metrics, fill_point_metrics};
 use super::report;
 use super::shapes::Shape;
-use crate::artifact::{write_bytes_atomic, ArtifactWriter, ResultRow, Status};
-use crate::env::Env;
+use crate::artifact::{write_bytes_atomic, Artifact, ArtifactWriter, ResultRow, Status};
 use anyhow::{Context, Result};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -41,9 +40,9 @@ pub fn skipped_row(shape: &Shape, dtype: Dtype, imp: Impl, why: &str) -> ResultR
     r
 }
 
-/// Keeps the artifact (`<out>.partial` while running) and the report up to date.
+/// Keeps the report up to date beside the artifact a sweep writes (`<out>.partial` while
+/// running), and settles the matrix ceilings at the end.
 pub struct Recorder {
-    writer: ArtifactWriter,
     report: PathBuf,
     /// Ceilings measured before the sweep (TFLOP/s per dtype), raised by the sweep's own
     /// reference-implementation points at the end.
@@ -51,42 +50,34 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    /// Starts the artifact at `out` (see `ArtifactWriter::start` for `overwrite`).
-    pub fn start(out: &Path, report: &Path, env: Env, overwrite: bool) -> Result<Self> {
-        let writer = ArtifactWriter::start("gemm", out, env, overwrite)
-            .with_context(|| format!("starting the artifact {}", out.display()))?;
-        Ok(Recorder {
-            writer,
+    /// A recorder writing the report to `report`.
+    pub fn new(report: &Path) -> Self {
+        Recorder {
             report: report.to_path_buf(),
             matmul_tflops: BTreeMap::new(),
-        })
-    }
-
-    /// The artifact as written so far (ceilings, notes, env are set through it).
-    pub fn artifact(&mut self) -> &mut crate::artifact::Artifact {
-        &mut self.writer.artifact
+        }
     }
 
     /// Adds the rows of one (shape, dtype) group: relative metrics, then saved to disk.
-    pub fn push_group(&mut self, mut rows: Vec<ResultRow>) -> Result<()> {
+    pub fn push_group(&mut self, w: &mut ArtifactWriter, mut rows: Vec<ResultRow>) -> Result<()> {
         fill_group_metrics(&mut rows);
         fill_ceiling_metrics(&mut rows, &self.matmul_tflops);
         for r in rows {
-            self.writer.push(r)?;
+            w.push(r)?;
         }
-        self.write_report()
+        self.write_report(&w.artifact)
     }
 
-    fn write_report(&self) -> Result<()> {
-        let text = report::render(&self.writer.artifact);
+    fn write_report(&self, a: &Artifact) -> Result<()> {
+        let text = report::render(a);
         write_bytes_atomic(&self.report, text.as_bytes())
             .with_context(|| format!("writing the report {}", self.report.display()))
     }
 
-    /// Raises each dtype's ceiling to the best rate of `reference_impl` rows in the sweep,
-    /// recomputes `pct_of_ceiling`, validates and moves the artifact into place.
-    pub fn finish(mut self, reference_impl: &str, method: String) -> Result<(PathBuf, String)> {
-        for r in &self.writer.artifact.results {
+    /// Raises each dtype's ceiling to the best rate of `reference_impl` rows in the sweep and
+    /// recomputes `pct_of_ceiling`.
+    pub fn settle(&mut self, a: &mut Artifact, reference_impl: &str, method: String) {
+        for r in &a.results {
             if r.implementation != reference_impl || r.status != Status::Ok {
                 continue;
             }
@@ -95,15 +86,30 @@ impl Recorder {
                 *c = c.max(*tf);
             }
         }
-        let a = &mut self.writer.artifact;
         a.ceilings.matmul_tflops = self.matmul_tflops.clone();
         a.ceilings.method.push(method);
         fill_ceiling_metrics(&mut a.results, &self.matmul_tflops);
-        let path = self.writer.finish()?;
-        // Rendered from the file as written, so the report says complete: true.
-        let text = report::render(&crate::artifact::read_artifact(&path)?);
+    }
+
+    /// The final report, rendered from the artifact as written at `path` (so it says
+    /// complete: true), saved and returned.
+    pub fn write_final(&self, path: &Path) -> Result<String> {
+        let text = report::render(&crate::artifact::read_artifact(path)?);
         write_bytes_atomic(&self.report, text.as_bytes())
             .with_context(|| format!("writing the report {}", self.report.display()))?;
+        Ok(text)
+    }
+
+    /// [`Recorder::settle`], then the artifact validated and moved into place, then the report.
+    pub fn finish(
+        mut self,
+        mut w: ArtifactWriter,
+        reference_impl: &str,
+        method: String,
+    ) -> Result<(PathBuf, String)> {
+        self.settle(&mut w.artifact, reference_impl, method);
+        let path = w.finish()?;
+        let text = self.write_final(&path)?;
         Ok((path, text))
     }
 }
@@ -119,7 +125,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("gemm.json");
         let rep = dir.path().join("gemm_report.txt");
-        let mut rec = Recorder::start(&out, &rep, Env::cpu(), false).unwrap();
+        let mut w = ArtifactWriter::start("gemm", &out, crate::env::Env::cpu(), false).unwrap();
+        let mut rec = Recorder::new(&rep);
         rec.matmul_tflops.insert("bf16".into(), 1.0);
         let shape = model_shapes(Model::TinyLlama1_1b, &[LayerOp::KVProj], &[8])[0];
         let mut a = base_row(&shape, Dtype::Bf16, Impl::Cublas);
@@ -127,9 +134,9 @@ mod tests {
             .insert("time_us".into(), summarize(&[10.0, 11.0]).unwrap());
         fill_point_metrics(&mut a, 8, 256, 2048, 2);
         let s = skipped_row(&shape, Dtype::Bf16, Impl::MmaSmem, "not planned");
-        rec.push_group(vec![a, s]).unwrap();
+        rec.push_group(&mut w, vec![a, s]).unwrap();
         assert!(rep.exists());
-        let (path, text) = rec.finish("cublas", "test".into()).unwrap();
+        let (path, text) = rec.finish(w, "cublas", "test".into()).unwrap();
         let art = crate::artifact::read_artifact(&path).unwrap();
         assert!(art.run.complete);
         let r0 = &art.results[0];

@@ -24,11 +24,8 @@ pub fn copy_bandwidth_gbps(gpu: &mut Gpu, bytes: usize) -> Result<(f64, String)>
         .stream
         .alloc_zeros::<u8>(bytes)
         .context("allocating the copy-bandwidth destination")?;
-    let cfg = TimingConfig {
-        warmup: 3,
-        samples: 20,
-        batch: 5,
-    };
+    let samples = 20;
+    let cfg = TimingConfig::fixed(3, samples, 5);
     let m = measure(gpu, cfg, TimingMode::Warm, |g| {
         g.stream.memcpy_dtod(&src, &mut dst).context("cuMemcpyDtoD")
     })?;
@@ -36,7 +33,7 @@ pub fn copy_bandwidth_gbps(gpu: &mut Gpu, bytes: usize) -> Result<(f64, String)>
     let method = format!(
         "copy_gbps: cuMemcpyDtoDAsync of {} MiB, (read + write bytes) / median of {} samples x {} copies",
         bytes >> 20,
-        cfg.samples,
+        samples,
         cfg.batch
     );
     Ok((gbps, method))

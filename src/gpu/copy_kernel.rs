@@ -92,17 +92,14 @@ pub fn launch_interval_us(gpu: &mut Gpu) -> Result<(f64, String)> {
         .stream
         .alloc_zeros::<u8>(16)
         .context("allocating 16 bytes")?;
-    let cfg = TimingConfig {
-        warmup: 10,
-        samples: 30,
-        batch: 100,
-    };
+    let samples = 30;
+    let cfg = TimingConfig::fixed(10, samples, 100);
     let m = measure_rotating(gpu, cfg, 1, 32, 1, |g, _| k.copy(g, &src, &mut dst))?;
     let method = format!(
         "launch_interval_us: kernels/copy_probe.cu on 16 bytes (1 block), {} back-to-back launches \
          per sample between two events, the stream held while the host queued them; median of {} \
          samples, per launch",
-        cfg.batch, cfg.samples
+        cfg.batch, samples
     );
     Ok((m.time_us.p50, method))
 }

@@ -89,6 +89,11 @@ impl Gpu {
         }
     }
 
+    /// Whether the GPU reports a clock-throttle reason now (false when NVML is unavailable).
+    pub fn throttled_now(&mut self) -> bool {
+        self.probe.as_mut().is_some_and(|p| p.throttled_now())
+    }
+
     /// Evicts L2 by writing a buffer twice its size, in stream order.
     pub fn flush_l2(&mut self) -> Result<()> {
         self.stream

@@ -4,6 +4,7 @@
 use super::rotation;
 use super::Gpu;
 use crate::artifact::Timing;
+use crate::harness::{sample_until, Sample, Sampled, Sampling};
 use crate::stats::{summarize, Summary};
 use anyhow::{Context, Result};
 use cudarc::driver::sys::CUevent_flags;
@@ -29,18 +30,19 @@ pub enum TimingMode {
 pub struct TimingConfig {
     /// Untimed launches first (module load, clocks ramp-up, caches).
     pub warmup: usize,
-    /// Timed samples.
-    pub samples: usize,
+    /// When to stop taking samples (a fixed count, or when the median has settled).
+    pub sampling: Sampling,
     /// Launches per warm sample.
     pub batch: usize,
 }
 
-impl Default for TimingConfig {
-    fn default() -> Self {
+impl TimingConfig {
+    /// `samples` samples exactly (ceilings, estimates).
+    pub fn fixed(warmup: usize, samples: usize, batch: usize) -> Self {
         TimingConfig {
-            warmup: 10,
-            samples: 100,
-            batch: 20,
+            warmup,
+            sampling: Sampling::fixed(samples),
+            batch,
         }
     }
 }
@@ -52,6 +54,23 @@ pub struct Measured {
     pub timing: Timing,
     /// How the measurement went where it matters to a reader (rotation sets, hold), if any.
     pub note: Option<String>,
+}
+
+impl Measured {
+    fn new(
+        sampled: &Sampled,
+        cfg: &TimingConfig,
+        timing: Timing,
+        note: Option<String>,
+    ) -> Result<Self> {
+        let mut timing = timing;
+        timing.sampling = Some(sampled.record(&cfg.sampling));
+        Ok(Measured {
+            time_us: summarize(&sampled.samples_us)?,
+            timing,
+            note,
+        })
+    }
 }
 
 /// Times `launch` (which must only enqueue work on `gpu.stream`) with CUDA events.
@@ -70,8 +89,8 @@ pub fn measure(
         TimingMode::Warm => cfg.batch.max(1),
         TimingMode::Cold => 1,
     };
-    let mut samples_us = Vec::with_capacity(cfg.samples);
-    for _ in 0..cfg.samples.max(1) {
+    let sampled = sample_until(&cfg.sampling, &mut || {
+        let t = Instant::now();
         if mode == TimingMode::Cold {
             gpu.flush_l2()?;
         }
@@ -89,19 +108,21 @@ pub fn measure(
         let ms = start
             .elapsed_ms(&end)
             .context("reading event time (a kernel may have faulted)")?;
-        samples_us.push(ms as f64 * 1e3 / per_sample as f64);
-    }
+        Ok(Sample {
+            us: ms as f64 * 1e3 / per_sample as f64,
+            wall: t.elapsed(),
+            throttled: gpu.throttled_now(),
+        })
+    })?;
     gpu.synchronize()?;
-    Ok(Measured {
-        time_us: summarize(&samples_us)?,
-        timing: Timing {
-            method: "cuda_events".into(),
-            warmup: cfg.warmup,
-            launches_per_sample: per_sample,
-            l2_cleared: mode == TimingMode::Cold,
-        },
-        note: None,
-    })
+    let timing = Timing {
+        method: "cuda_events".into(),
+        warmup: cfg.warmup,
+        launches_per_sample: per_sample,
+        l2_cleared: mode == TimingMode::Cold,
+        sampling: None,
+    };
+    Measured::new(&sampled, &cfg, timing, None)
 }
 
 /// The longest hold before a sample (the host never needs this long to queue a batch).
@@ -170,8 +191,8 @@ pub fn measure_rotating(
     let mut held_total = Duration::ZERO;
     let mut host_bound = 0usize;
     let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
-    let mut samples_us = Vec::with_capacity(cfg.samples);
-    for _ in 0..cfg.samples.max(1) {
+    let sampled = sample_until(&cfg.sampling, &mut || {
+        let wall = Instant::now();
         hold.enqueue(gpu, hold_for)?;
         held_total += hold_for;
         let start = gpu
@@ -195,8 +216,13 @@ pub fn measure_rotating(
         let ms = start
             .elapsed_ms(&end)
             .context("reading event time (a kernel may have faulted)")?;
-        samples_us.push(ms as f64 * 1e3 / per_sample as f64);
-    }
+        Ok(Sample {
+            us: ms as f64 * 1e3 / per_sample as f64,
+            wall: wall.elapsed(),
+            throttled: gpu.throttled_now(),
+        })
+    })?;
+    let samples_us = &sampled.samples_us;
     gpu.synchronize()?;
     let l2_cleared = rotation::evicts(sets, bytes_per_set, gpu.l2_bytes, l2_multiple);
     let held = format!(
@@ -218,19 +244,17 @@ pub fn measure_rotating(
             if l2_cleared { "met" } else { "NOT met" },
         )
     };
-    Ok(Measured {
-        time_us: summarize(&samples_us)?,
-        timing: Timing {
-            method: if sets == 1 {
-                rotation::METHOD_HELD
-            } else {
-                rotation::METHOD
-            }
-            .into(),
-            warmup,
-            launches_per_sample: per_sample,
-            l2_cleared,
-        },
-        note: Some(note),
-    })
+    let timing = Timing {
+        method: if sets == 1 {
+            rotation::METHOD_HELD
+        } else {
+            rotation::METHOD
+        }
+        .into(),
+        warmup,
+        launches_per_sample: per_sample,
+        l2_cleared,
+        sampling: None,
+    };
+    Measured::new(&sampled, &cfg, timing, Some(note))
 }

@@ -240,6 +240,7 @@ pub fn run(spec: &RunSpec) -> Artifact {
             warmup: 20,
             launches_per_sample: 10,
             l2_cleared: row.param_str("mode").as_deref() != Some("warm"),
+            sampling: None,
         });
         let rel_err = 1e-7 * (1.0 + z.sample(&mut rng).abs());
         row.correctness = Some(Correctness {

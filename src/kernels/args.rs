@@ -145,22 +145,9 @@ pub struct Args {
     /// Also save ncu's raw CSV output here.
     #[arg(long, value_name = "FILE.csv")]
     pub ncu_raw: Option<PathBuf>,
-    /// At most this many timed samples per point.
-    #[arg(
-        long,
-        default_value_t = 100,
-        allow_negative_numbers = true,
-        value_parser = crate::cli::positive
-    )]
-    pub max_samples: usize,
-    /// Rough GPU time budget per point for the timed samples, in milliseconds.
-    #[arg(
-        long,
-        default_value_t = 300,
-        allow_negative_numbers = true,
-        value_parser = crate::cli::positive_u64
-    )]
-    pub point_budget_ms: u64,
+    /// When a measurement stops sampling.
+    #[command(flatten)]
+    pub sampling: crate::harness::SamplingArgs,
     /// Seed of the random inputs [default: drawn at random and recorded in the artifact].
     #[arg(long, allow_negative_numbers = true, value_parser = crate::cli::count_u64)]
     pub seed: Option<u64>,

@@ -193,6 +193,7 @@ mod tests {
             warmup: 5,
             launches_per_sample: 10,
             l2_cleared: false,
+            sampling: None,
         });
         r
     }

@@ -50,7 +50,7 @@ fn point<T: Elem>(cfg: &SweepConfig, shape: &Shape, seed: u64) -> Result<ResultR
     let check = compare(&y, &reference, dtype);
     let row = report::point_row(CANDLE, shape, dtype, "warm", cfg.eps).param("device", "cpu");
     if !check.passed {
-        return Ok(report::failed(
+        return Ok(crate::harness::failed(
             row,
             Some(check),
             "candle's output is off the f64 reference: not timed",
@@ -71,6 +71,7 @@ fn point<T: Elem>(cfg: &SweepConfig, shape: &Shape, seed: u64) -> Result<ResultR
         warmup: cfg.warmup,
         launches_per_sample: 1,
         l2_cleared: false,
+        sampling: None,
     };
     let time_us = crate::stats::summarize(&samples)?;
     Ok(report::timed(

@@ -7,11 +7,11 @@ use super::reference::{compare, Inputs};
 use super::report::{self, CANDLE, KIND, OPBENCH};
 use super::sweep::TimingMethod;
 use super::{Dtype, Elem, Shape, SweepConfig};
-use crate::artifact::{ArtifactWriter, ResultRow};
+use crate::artifact::ResultRow;
 use crate::gpu::{
-    copy_ceiling_gbps, launch_interval_us, measure, measure_rotating, rotation, CopyKernel, Gpu,
-    Measured, TimingConfig, TimingMode,
+    measure, measure_rotating, rotation, CopyKernel, Gpu, Measured, TimingConfig, TimingMode,
 };
+use crate::harness::{failed, Session, SessionSpec};
 use crate::progress::Progress;
 use anyhow::{bail, Context, Result};
 use candle_core::cuda_backend::CudaDType;
@@ -22,37 +22,38 @@ use std::path::PathBuf;
 /// Runs the sweep on GPU 0 and writes the artifact; returns its path.
 pub fn run(cfg: &SweepConfig) -> Result<PathBuf> {
     cfg.check()?;
-    let mut gpu = Gpu::open(0)?;
-    let (copy_gbps, method) = copy_ceiling_gbps(&mut gpu)?;
-    eprintln!("copy ceiling: {copy_gbps:.0} GB/s ({method})");
-    let mut w = ArtifactWriter::start(KIND, &cfg.out, gpu.env(), cfg.overwrite)?;
-    w.artifact.ceilings.copy_gbps = Some(copy_gbps);
-    w.artifact.ceilings.method.push(method);
-    let (launch_us, method) = launch_interval_us(&mut gpu)?;
-    eprintln!("launch interval: {launch_us:.2} us per back-to-back launch of a near-empty kernel");
-    w.artifact.ceilings.launch_interval_us = Some(launch_us);
-    w.artifact.ceilings.method.push(method);
-    w.artifact.notes.extend(gpu.nvml_note());
-    w.artifact
-        .notes
-        .push(cfg.timing.describe(gpu.l2_bytes, cfg.rotate_l2_multiple));
-    w.artifact.notes.push(format!(
+    let mut s = Session::start(
+        Gpu::open(0)?,
+        SessionSpec {
+            kind: KIND,
+            out: &cfg.out,
+            overwrite: cfg.overwrite,
+            copy_ceiling: true,
+            launch_interval: true,
+        },
+    )?;
+    let copy_gbps = s.copy_gbps.expect("the session measured the copy ceiling");
+    let notes = &mut s.w.artifact.notes;
+    notes.push(cfg.timing.describe(s.gpu.l2_bytes, cfg.rotate_l2_multiple));
+    notes.push(cfg.sampling.describe());
+    notes.push(format!(
         "inputs: fresh per point from seed {} + point index; x = offset + scale * N(0,1) per row, \
          gamma +-U[0.5,1.5), beta U[-1,1); checked against a float64 CPU reference; \
          our output poisoned (NaN) before the check and before timing, and the last timed \
          launch's output compared bit for bit with the checked one; candle allocates its own output",
         cfg.seed
     ));
-    w.flush()?;
-    let copier = CopyKernel::load(&gpu)?;
+    s.w.flush()?;
+    let copier = CopyKernel::load(&s.gpu)?;
     let progress = Progress::new(cfg.points().len() as u64);
     for (i, shape, dtype) in cfg.points() {
         progress.start(format!("{shape} {dtype}"));
         let seed = cfg.seed + i as u64;
+        let gpu = &mut s.gpu;
         let rows = match dtype {
-            Dtype::F32 => point::<f32>(&mut gpu, cfg, &copier, &shape, seed, copy_gbps),
-            Dtype::F16 => point::<half::f16>(&mut gpu, cfg, &copier, &shape, seed, copy_gbps),
-            Dtype::Bf16 => point::<half::bf16>(&mut gpu, cfg, &copier, &shape, seed, copy_gbps),
+            Dtype::F32 => point::<f32>(gpu, cfg, &copier, &shape, seed, copy_gbps),
+            Dtype::F16 => point::<half::f16>(gpu, cfg, &copier, &shape, seed, copy_gbps),
+            Dtype::Bf16 => point::<half::bf16>(gpu, cfg, &copier, &shape, seed, copy_gbps),
             other => Err(anyhow::anyhow!(
                 "LayerNorm runs in f32, f16 or bf16, not {other}"
             )),
@@ -67,24 +68,17 @@ pub fn run(cfg: &SweepConfig) -> Result<PathBuf> {
                 .map(|mode| {
                     let row = report::point_row(OPBENCH, &shape, dtype, mode, cfg.eps)
                         .param("device", "cuda");
-                    report::failed(row, None, &why)
+                    failed(row, None, &why)
                 })
                 .collect()
         });
         for r in rows {
-            progress.row(&r);
-            w.push(r)?;
+            s.push(&progress, r)?;
         }
-        gpu.sample_clocks();
-        progress.step();
+        s.point_done(&progress);
     }
     progress.finish();
-    let (copy_end, _) = copy_ceiling_gbps(&mut gpu)?;
-    w.artifact.ceilings.method.push(format!(
-        "copy measured again after the sweep: {copy_end:.0} GB/s (the ceiling above is the first)"
-    ));
-    w.artifact.env = gpu.env();
-    w.finish()
+    s.finish()
 }
 
 /// Hands our kernel the device buffers of candle's x, gamma and beta tensors.
@@ -213,7 +207,7 @@ where
     let bytes = shape.bytes_moved(dtype);
     let tc = TimingConfig {
         warmup: cfg.warmup,
-        samples: cfg.samples,
+        sampling: cfg.sampling,
         batch: cfg.batch,
     };
     let rotate_sets = match cfg.timing {
@@ -276,7 +270,7 @@ where
                     .or(cold_note.as_deref().filter(|_| name == "cold")),
             )
         } else {
-            report::failed(
+            failed(
                 row,
                 Some(candle_check.clone()),
                 "candle's output is off the f64 reference: not timed",
@@ -336,14 +330,14 @@ where
                         .or(cold_note.as_deref().filter(|_| name == "cold")),
                 )
             } else {
-                report::failed(
+                failed(
                     row,
                     Some(ours_check.clone()),
                     "the timed launches' output differs from the checked output (a race?): not reported",
                 )
             }
         } else {
-            report::failed(
+            failed(
                 row,
                 Some(ours_check.clone()),
                 "our output is off the f64 reference: not timed",

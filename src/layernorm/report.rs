@@ -70,16 +70,6 @@ pub fn timed(
     row
 }
 
-/// A point that was not timed, with the reason.
-pub fn failed(mut row: ResultRow, correctness: Option<Correctness>, why: &str) -> ResultRow {
-    row.status = Status::Failed;
-    row.correctness = correctness;
-    row.stats.clear();
-    row.metrics.clear();
-    row.notes.push(why.to_string());
-    row
-}
-
 /// Adds `speedup_vs_candle_p50` / `_p95` (candle time / our time) when both were timed.
 pub fn add_speedups(ours: &mut ResultRow, candle: &ResultRow) {
     if ours.status != Status::Ok || candle.status != Status::Ok {
@@ -340,6 +330,7 @@ mod tests {
             warmup: 1,
             launches_per_sample: 1,
             l2_cleared: true,
+            sampling: None,
         }
     }
 
@@ -381,7 +372,7 @@ mod tests {
                 Some(3000.0),
             )
         } else {
-            failed(row, Some(check(false)), "off the reference")
+            crate::harness::failed(row, Some(check(false)), "off the reference")
         };
         add_speedups(&mut ours, &candle);
         add_same_size_copy(&mut ours, bytes, 70.0);

@@ -124,7 +124,10 @@ pub struct SweepConfig {
     pub dtypes: Vec<Dtype>,
     pub eps: f32,
     pub warmup: usize,
+    /// Timed samples per measurement on the CPU.
     pub samples: usize,
+    /// When a GPU measurement stops taking samples.
+    pub sampling: crate::harness::Sampling,
     /// Launches per warm sample.
     pub batch: usize,
     /// Row bytes each thread of our kernel holds (None: the plan's default; see `plan::plan`).
@@ -164,6 +167,7 @@ impl SweepConfig {
                 self.samples
             );
         }
+        self.sampling.check()?;
         if self.batch == 0 {
             bail!("--batch 0: warm samples need at least one launch");
         }
@@ -240,6 +244,7 @@ mod tests {
             eps: 1e-5,
             warmup: 1,
             samples: 5,
+            sampling: crate::harness::Sampling::fixed(5),
             batch: 1,
             bytes_per_thread: None,
             kernel: crate::layernorm::plan::KernelChoice::Regs,

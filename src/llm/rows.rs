@@ -103,6 +103,7 @@ pub fn host_timing(warmup: usize) -> Timing {
         warmup,
         launches_per_sample: 1,
         l2_cleared: false,
+        sampling: None,
     }
 }
 

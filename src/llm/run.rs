@@ -9,7 +9,7 @@ use super::model::{dtype_name, DtypeChoice, Model};
 use super::prompt::{load_tokenizer, random_tokens, templated_tokens, ChatTemplate};
 use super::rows::{add_bound, decode_bound, fill_measured, host_timing};
 use super::source::{from_dir, from_hub, ModelFiles};
-use crate::artifact::{ArtifactWriter, ResultRow, Status};
+use crate::artifact::{ResultRow, Status};
 use crate::progress::Progress;
 use anyhow::{bail, Context, Result};
 use candle_core::{DType, Tensor};
@@ -291,11 +291,15 @@ pub fn run(o: &BenchOptions) -> Result<Vec<ResultRow>> {
     let tracking_off = !o.event_tracking && backend.disable_event_tracking();
     let (copy_gbps, copy_method) = backend.copy_bandwidth_gbps()?;
     let env = backend.env();
-    let mut w = ArtifactWriter::start("llm", &o.out, env, o.overwrite)?;
-    w.artifact.ceilings.copy_gbps = Some(copy_gbps);
-    w.artifact.ceilings.method.push(copy_method);
+    let mut w = crate::harness::start_artifact(
+        "llm",
+        &o.out,
+        env,
+        o.overwrite,
+        Some((copy_gbps, copy_method)),
+        backend.nvml_note(),
+    )?;
     let notes = &mut w.artifact.notes;
-    notes.extend(backend.nvml_note());
     notes.push(
         "generate rows: warm-up runs, then repeats of prefill (prompt upload, forward, argmax, \
          first tokens on the host = TTFT) and greedy decode steps (upload, forward, argmax, tokens \

@@ -56,6 +56,7 @@ pub fn fixture_artifact(kind: &str, id: &str) -> Artifact {
         warmup: 10,
         launches_per_sample: 20,
         l2_cleared: true,
+        sampling: None,
     });
     ok.correctness = Some(Correctness {
         reference: "cpu_f64".into(),

@@ -21,14 +21,15 @@ use super::plan::progress_steps;
 use super::plan::{sample_plan, Point};
 use super::record::{base_row, skipped_row, Recorder};
 use crate::artifact::{ResultRow, Status};
-use crate::gpu::{copy_ceiling_gbps, measure, Gpu, TimingConfig, TimingMode};
+use crate::gpu::{measure, Gpu, TimingConfig, TimingMode};
+use crate::harness::{Sampling, Session, SessionSpec};
 use crate::progress::Progress;
 use anyhow::{Context, Result};
 use candle_core::Tensor;
 
 /// Everything a point needs on the GPU.
 struct Ctx {
-    gpu: Gpu,
+    s: Session,
     kernels: Kernels,
     blas: Cublas,
 }
@@ -42,7 +43,7 @@ impl Ctx {
         t: (&Tensor, &Tensor),
         m: (&DevMat, &DevMat, &DevMat),
     ) -> Result<()> {
-        launch_on(&self.gpu, &self.kernels, &self.blas, imp, d, t, m)
+        launch_on(&self.s.gpu, &self.kernels, &self.blas, imp, d, t, m)
     }
 }
 
@@ -79,30 +80,35 @@ pub fn run(args: &GemmArgs, points: &[Point]) -> Result<()> {
     wanted.dedup();
     let kernels = Kernels::load(&gpu, &wanted)?;
     let blas = Cublas::new(&gpu)?;
-    let mut ctx = Ctx { gpu, kernels, blas };
-    let env = ctx.gpu.env();
-    let mut rec = Recorder::start(&args.out, &args.report_path(), env, args.overwrite)?;
-    let notes = &mut rec.artifact().notes;
+    let s = Session::start(
+        gpu,
+        SessionSpec {
+            kind: "gemm",
+            out: &args.out,
+            overwrite: args.overwrite,
+            copy_ceiling: true,
+            launch_interval: false,
+        },
+    )
+    .with_context(|| format!("starting the artifact {}", args.out.display()))?;
+    let mut ctx = Ctx { s, kernels, blas };
+    let mut rec = Recorder::new(&args.report_path());
+    let notes = &mut ctx.s.w.artifact.notes;
     notes.push(format!("inputs: N(0,1) from candle's CUDA generator, seed {seed}, fresh for every (shape, dtype) point and rounded to the dtype"));
     notes.push(format!(
         "correctness: every output poisoned with NaN, then compared with a float64 CPU product on {} sampled rows (correctness block) and, for non-cuBLAS rows, with cuBLAS on the whole matrix (metrics rel_err_vs_cublas); pass = all finite, rel_err <= tolerance (f32 1e-5, tf32/f16/bf16 1e-2) and max_abs_err <= {} x tolerance x max|ref|, in both checks",
         args.check_rows,
         super::check::MAX_ERR_FACTOR
     ));
-    notes.push("timing: CUDA events; samples sized to the --budget-ms per point (5..100 samples, batches of >= 200 us); L2 flushed before each launch (cold) for model shapes, back-to-back (warm) otherwise, unless --l2 says so: see each row's timing.l2_cleared".into());
+    notes.push(args.sampling.sampling().describe());
+    notes.push("timing: CUDA events, batches of >= 200 us per sample; L2 flushed before each launch (cold) for model shapes, back-to-back (warm) otherwise, unless --l2 says so: see each row's timing.l2_cleared".into());
     notes.push("candle allocates its output on every call, so its times include that; our kernels and cuBLAS write into a preallocated buffer".into());
     if let Ok(v) = std::env::var("NVIDIA_TF32_OVERRIDE") {
         notes.push(format!(
             "NVIDIA_TF32_OVERRIDE={v} was set in the environment"
         ));
     }
-    notes.extend(ctx.gpu.nvml_note());
     let progress = Progress::new(progress_steps(points));
-
-    let (copy, copy_method) = copy_ceiling_gbps(&mut ctx.gpu)?;
-    rec.artifact().ceilings.copy_gbps = Some(copy);
-    rec.artifact().ceilings.method.push(copy_method);
-    progress.note(&format!("copy ceiling: {copy:.0} GB/s"));
     if args.ceiling_size > 0 {
         let mut dtypes: Vec<Dtype> = points.iter().map(|p| p.dtype).collect();
         dtypes.sort();
@@ -118,18 +124,20 @@ pub fn run(args: &GemmArgs, points: &[Point]) -> Result<()> {
     for p in points {
         let rows = run_point(&mut ctx, args, p, &progress)
             .with_context(|| format!("at {} {}", p.shape.label(), p.dtype))?;
-        ctx.gpu.sample_clocks();
-        rec.push_group(rows)?;
+        ctx.s.gpu.sample_clocks();
+        rec.push_group(&mut ctx.s.w, rows)?;
     }
     progress.finish();
-    rec.artifact().env = ctx.gpu.env();
-    let (path, text) = rec.finish(
+    rec.settle(
+        &mut ctx.s.w.artifact,
         "cublas",
         format!(
             "matmul_tflops: best cuBLAS rate per dtype in this process: a {}^3 GEMM before the sweep (warm) and every cuBLAS point of the sweep",
             args.ceiling_size
         ),
-    )?;
+    );
+    let path = ctx.s.finish()?;
+    let text = rec.write_final(&path)?;
     println!("{text}");
     eprintln!(
         "wrote {} and {}",
@@ -141,23 +149,20 @@ pub fn run(args: &GemmArgs, points: &[Point]) -> Result<()> {
 
 /// cuBLAS at size^3 (halved until it fits): (size, TFLOP/s of the median).
 fn measure_ceiling(ctx: &mut Ctx, d: Dtype, mut size: usize) -> Result<(usize, f64)> {
-    let (free, _) = ctx.gpu.mem_info()?;
+    let (free, _) = ctx.s.gpu.mem_info()?;
     let fits =
         |s: usize| device_bytes_needed(s, s, s, d.size_bytes()).is_some_and(|b| b <= free * 9 / 10);
     while size > 256 && !fits(size) {
         size /= 2;
     }
-    let (ta, tb) = random_inputs(&ctx.gpu.device, size, size, size, d)?;
-    let a = DevMat::from_tensor(&ta, &ctx.gpu)?;
-    let b = DevMat::from_tensor(&tb, &ctx.gpu)?;
-    let out = OutBuf::new(&ctx.gpu, size, size, Elem::of(d))?;
-    let c = out.mat(&ctx.gpu);
-    let Ctx { gpu, kernels, blas } = ctx;
-    let cfg = TimingConfig {
-        warmup: 5,
-        samples: 20,
-        batch: 3,
-    };
+    let (ta, tb) = random_inputs(&ctx.s.gpu.device, size, size, size, d)?;
+    let a = DevMat::from_tensor(&ta, &ctx.s.gpu)?;
+    let b = DevMat::from_tensor(&tb, &ctx.s.gpu)?;
+    let out = OutBuf::new(&ctx.s.gpu, size, size, Elem::of(d))?;
+    let c = out.mat(&ctx.s.gpu);
+    let Ctx { s, kernels, blas } = ctx;
+    let gpu = &mut s.gpu;
+    let cfg = TimingConfig::fixed(5, 20, 3);
     let m = measure(gpu, cfg, TimingMode::Warm, |g| {
         launch_on(g, kernels, blas, Impl::Cublas, d, (&ta, &tb), (&a, &b, &c))
     })?;
@@ -175,7 +180,7 @@ fn run_point(
     // The plan refused shapes whose byte counts overflow; MAX here would still mean "no fit".
     let need = device_bytes_needed(m, n, k, d.size_bytes()).unwrap_or(usize::MAX);
     let host_need = host_bytes_needed(m, n, k, d.size_bytes()).unwrap_or(usize::MAX);
-    let (free, _) = ctx.gpu.mem_info()?;
+    let (free, _) = ctx.s.gpu.mem_info()?;
     let host_free = crate::env::available_memory_bytes().unwrap_or(u64::MAX);
     let why = if need > free {
         Some(format!(
@@ -204,9 +209,9 @@ fn run_point(
             .map(|pl| skipped_row(&p.shape, d, pl.imp, &why))
             .collect());
     }
-    let (ta, tb) = random_inputs(&ctx.gpu.device, m, n, k, d)?;
-    let a = DevMat::from_tensor(&ta, &ctx.gpu)?;
-    let b = DevMat::from_tensor(&tb, &ctx.gpu)?;
+    let (ta, tb) = random_inputs(&ctx.s.gpu.device, m, n, k, d)?;
+    let a = DevMat::from_tensor(&ta, &ctx.s.gpu)?;
+    let b = DevMat::from_tensor(&tb, &ctx.s.gpu)?;
     let check_rows = sample_rows(m, args.check_rows);
     let reference = {
         let a_host = to_host_f32(&ta)?;
@@ -217,7 +222,7 @@ fn run_point(
             k,
         )
     };
-    let out = OutBuf::new(&ctx.gpu, m, n, Elem::of(d))?;
+    let out = OutBuf::new(&ctx.s.gpu, m, n, Elem::of(d))?;
 
     // Run one implementation once on a poisoned output and read the result back.
     let run_once = |ctx: &mut Ctx, imp: Impl| -> Result<Vec<f32>> {
@@ -225,10 +230,10 @@ fn run_point(
             let c = ta.matmul(&tb).context("candle matmul")?;
             return to_host_f32(&c);
         }
-        out.poison_shared(&ctx.gpu)?;
-        ctx.launch(imp, d, (&ta, &tb), (&a, &b, &out.mat(&ctx.gpu)))?;
-        ctx.gpu.synchronize()?;
-        out.to_host_f32(&ctx.gpu)
+        out.poison_shared(&ctx.s.gpu)?;
+        ctx.launch(imp, d, (&ta, &tb), (&a, &b, &out.mat(&ctx.s.gpu)))?;
+        ctx.s.gpu.synchronize()?;
+        out.to_host_f32(&ctx.s.gpu)
     };
 
     // cuBLAS first: the whole-matrix reference for everyone else.
@@ -293,7 +298,7 @@ fn run_point(
                 (&ta, &tb),
                 (&a, &b, &out),
                 p.cold,
-                args.budget_ms,
+                &args.sampling.sampling(),
                 &mut row,
             )
         })();
@@ -322,26 +327,23 @@ fn time_impl(
     t: (&Tensor, &Tensor),
     (a, b, out): (&DevMat, &DevMat, &OutBuf),
     cold: bool,
-    budget_ms: f64,
+    sampling: &Sampling,
     row: &mut ResultRow,
 ) -> Result<()> {
-    let Ctx { gpu, kernels, blas } = ctx;
+    let Ctx { s, kernels, blas } = ctx;
+    let gpu = &mut s.gpu;
     let c = out.mat(gpu);
     let mut launch = |g: &Gpu| launch_on(g, kernels, blas, imp, d, t, (a, b, &c));
     let est = measure(
         gpu,
-        TimingConfig {
-            warmup: 0,
-            samples: 2,
-            batch: 1,
-        },
+        TimingConfig::fixed(0, 2, 1),
         TimingMode::Warm,
         &mut launch,
     )?;
-    let plan = sample_plan(est.time_us.min, budget_ms);
+    let plan = sample_plan(est.time_us.min, sampling.budget.as_secs_f64() * 1e3);
     let cfg = TimingConfig {
         warmup: plan.warmup,
-        samples: plan.samples,
+        sampling: *sampling,
         batch: plan.batch,
     };
     let mode = if cold {

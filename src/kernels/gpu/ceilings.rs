@@ -28,11 +28,8 @@ pub fn sgemm_tflops(gpu: &mut Gpu, n: usize) -> Result<(f64, String)> {
         beta: 0.0f32,
         ldc: n as i32,
     };
-    let tc = TimingConfig {
-        warmup: 3,
-        samples: 10,
-        batch: 3,
-    };
+    let samples = 10;
+    let tc = TimingConfig::fixed(3, samples, 3);
     let m = measure(gpu, tc, TimingMode::Warm, |_| {
         // SAFETY: a, b, c are n×n f32 device buffers on the handle's stream.
         unsafe { blas.gemm(cfg, &a, &b, &mut c) }.context("cublasSgemm")
@@ -43,7 +40,7 @@ pub fn sgemm_tflops(gpu: &mut Gpu, n: usize) -> Result<(f64, String)> {
         format!(
             "matmul_tflops.f32: cuBLAS SGEMM {n}x{n}x{n} (default math mode, no TF32) on random \
              data, median of {} samples x {} calls",
-            tc.samples, tc.batch
+            samples, tc.batch
         ),
     ))
 }

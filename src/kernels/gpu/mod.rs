@@ -76,7 +76,7 @@ pub fn run(args: &Args, plan: &Plan, source: &Source) -> Result<()> {
     check_memory(&gpu, plan)?;
     match &args.ncu_child {
         Some(ids) => runner::ncu_target(&mut gpu, plan, &funcs, ids),
-        None => runner::sweep(&mut gpu, plan, &funcs, args, &compiled),
+        None => runner::sweep(gpu, plan, &funcs, args, &compiled),
     }
 }
 

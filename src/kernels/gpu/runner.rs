@@ -7,8 +7,9 @@ use super::check::{
 };
 use super::launch::{launch, Buffers};
 use super::{ceilings, profile, sticky_error};
-use crate::artifact::{ArtifactWriter, Ceilings, Correctness, ResultRow, Status};
-use crate::gpu::{copy_ceiling_gbps, measure, Gpu, Measured, TimingConfig, TimingMode};
+use crate::artifact::{Correctness, ResultRow, Status};
+use crate::gpu::{measure, Gpu, Measured, TimingConfig, TimingMode};
+use crate::harness::{Session, SessionSpec};
 use crate::kernels::args::{Args, Mode};
 use crate::kernels::compile::Compiled;
 use crate::kernels::manifest::{block_label, CpuReference};
@@ -34,11 +35,10 @@ enum Stop {
 }
 
 struct Run<'a> {
-    gpu: &'a mut Gpu,
+    s: Session,
     plan: &'a Plan,
     funcs: &'a [CudaFunction],
     args: &'a Args,
-    w: ArtifactWriter,
     /// (row index, point id) of every point that was timed, for the profiler.
     measured: Vec<(usize, usize)>,
     copy_gbps: Option<f64>,
@@ -49,16 +49,27 @@ struct Run<'a> {
 
 /// Runs every point and writes the artifact and the report.
 pub fn sweep(
-    gpu: &mut Gpu,
+    gpu: Gpu,
     plan: &Plan,
     funcs: &[CudaFunction],
     args: &Args,
     compiled: &Compiled,
 ) -> Result<()> {
     let seed = args.seed.unwrap_or_else(rand::random);
-    let env = gpu.env();
-    let mut w = ArtifactWriter::start("kernels", &args.out, env, args.overwrite)?;
-    w.artifact.notes.extend(gpu.nvml_note());
+    if !args.no_ceilings {
+        eprintln!("measuring ceilings: device copy (1 GiB) and cuBLAS SGEMM 4096^3");
+    }
+    let mut s = Session::start(
+        gpu,
+        SessionSpec {
+            kind: "kernels",
+            out: &args.out,
+            overwrite: args.overwrite,
+            copy_ceiling: !args.no_ceilings,
+            launch_interval: false,
+        },
+    )?;
+    let w = &mut s.w;
     let m = &plan.manifest;
     let info = &compiled.info;
     w.artifact.notes.push(format!(
@@ -76,6 +87,7 @@ pub fn sweep(
     ));
     w.artifact.notes.extend(compiled.notes.iter().cloned());
     w.artifact.compiler = Some(info.clone());
+    w.artifact.notes.push(args.sampling.sampling().describe());
     w.artifact.notes.push(format!(
         "correctness: every point is compared with the reference kernel `{}` on fresh random \
          inputs (outputs poisoned with NaN before each launch){}; random seed {seed} (parameter \
@@ -87,14 +99,14 @@ pub fn sweep(
             "; the manifest names no CPU reference, so the reference kernel defines the expected output"
         }
     ));
+    let copy_gbps = s.copy_gbps;
     let mut run = Run {
-        gpu,
+        s,
         plan,
         funcs,
         args,
-        w,
         measured: Vec::new(),
-        copy_gbps: None,
+        copy_gbps,
         f32_tflops: None,
         pb: crate::progress::Progress::new(plan.points() as u64),
         done: 0,
@@ -111,10 +123,9 @@ pub fn sweep(
     }
     run.pb.finish();
     if args.profile {
-        profile::attach(args, plan, &run.measured, &mut run.w)?;
+        profile::attach(args, plan, &run.measured, &mut run.s.w)?;
     }
-    run.w.artifact.env = run.gpu.env();
-    let path = run.w.finish()?;
+    let path = run.s.finish()?;
     let text = report::render(&crate::artifact::read_artifact(&path)?);
     let report_path = args.report_path();
     crate::artifact::write_bytes_atomic(&report_path, text.as_bytes())?;
@@ -152,19 +163,14 @@ pub fn ncu_target(gpu: &mut Gpu, plan: &Plan, funcs: &[CudaFunction], ids: &str)
 }
 
 impl Run<'_> {
+    /// The f32 matrix ceiling (the session measured the copy ceiling).
     fn ceilings(&mut self) -> Result<()> {
-        eprintln!("measuring ceilings: device copy (1 GiB) and cuBLAS SGEMM 4096^3");
-        let (copy, m1) = copy_ceiling_gbps(self.gpu)?;
-        let (sgemm, m2) = ceilings::sgemm_tflops(self.gpu, 4096)?;
-        self.copy_gbps = Some(copy);
+        let (sgemm, method) = ceilings::sgemm_tflops(&mut self.s.gpu, 4096)?;
         self.f32_tflops = Some(sgemm);
-        self.w.artifact.ceilings = Ceilings {
-            copy_gbps: Some(copy),
-            matmul_tflops: [("f32".to_string(), sgemm)].into(),
-            method: vec![m1, m2],
-            ..Default::default()
-        };
-        self.w.flush()
+        let c = &mut self.s.w.artifact.ceilings;
+        c.matmul_tflops.insert("f32".to_string(), sgemm);
+        c.method.push(method);
+        self.s.w.flush()
     }
 
     fn row(&self, g: &Group, p: &Point) -> ResultRow {
@@ -184,8 +190,8 @@ impl Run<'_> {
         self.done += 1;
         self.pb.step();
         self.pb.row(&row);
-        self.w.push(row)?;
-        self.gpu.sample_clocks();
+        self.s.w.push(row)?;
+        self.s.gpu.sample_clocks();
         Ok(())
     }
 
@@ -218,8 +224,8 @@ impl Run<'_> {
         let mut rng = StdRng::seed_from_u64(seed);
         let names: Vec<String> = m.buffers.iter().map(|b| b.name.clone()).collect();
         let prepared = fresh_inputs(m, g, &mut rng).and_then(|host| {
-            let mut bufs = Buffers::alloc(self.gpu, &g.buffers, &names)?;
-            upload_inputs(self.gpu, &mut bufs, &host)?;
+            let mut bufs = Buffers::alloc(&mut self.s.gpu, &g.buffers, &names)?;
+            upload_inputs(&mut self.s.gpu, &mut bufs, &host)?;
             Ok((host, bufs))
         });
         let (host, mut bufs) = match prepared {
@@ -235,7 +241,7 @@ impl Run<'_> {
         };
         // The reference output, and the reference's own check.
         let reference = match run_once(
-            self.gpu,
+            &mut self.s.gpu,
             &self.funcs[first.kernel],
             first,
             m,
@@ -276,7 +282,14 @@ impl Run<'_> {
                 (ref_check.clone(), None)
             } else {
                 let against = format!("kernel:{}", m.reference);
-                match run_once(self.gpu, &self.funcs[p.kernel], p, m, &mut bufs, &host) {
+                match run_once(
+                    &mut self.s.gpu,
+                    &self.funcs[p.kernel],
+                    p,
+                    m,
+                    &mut bufs,
+                    &host,
+                ) {
                     Ok(out) => {
                         let (c, d) = compare(m, &out, &reference, &against, &used_buffers(p));
                         (Some(c), Some(d))
@@ -358,18 +371,16 @@ impl Run<'_> {
     }
 
     /// Times a checked point: a short estimate, then enough launches per sample to last ~1 ms
-    /// (warm) and as many samples as fit the per-point budget.
+    /// (warm), sampled until the median settles (the harness's --ci-target-pct, budget, cap).
     fn time(&mut self, p: &Point, bufs: &Buffers) -> Result<Measured> {
         let f = &self.funcs[p.kernel];
         let ptrs = bufs.ptrs.clone();
-        let est_cfg = TimingConfig {
-            warmup: 2,
-            samples: 3,
-            batch: 1,
-        };
-        let est = measure(self.gpu, est_cfg, TimingMode::Warm, |g| {
-            launch(g, f, p, &ptrs)
-        })?;
+        let est = measure(
+            &mut self.s.gpu,
+            TimingConfig::fixed(2, 3, 1),
+            TimingMode::Warm,
+            |g| launch(g, f, p, &ptrs),
+        )?;
         let t1 = est.time_us.p50.max(0.5);
         let (mode, batch) = match self.args.mode {
             Mode::Warm => (
@@ -378,15 +389,12 @@ impl Run<'_> {
             ),
             Mode::Cold => (TimingMode::Cold, 1),
         };
-        let budget_us = self.args.point_budget_ms as f64 * 1e3;
-        let max = self.args.max_samples.max(1);
-        let samples = ((budget_us / (batch as f64 * t1)) as usize).clamp(10.min(max), max);
         let cfg = TimingConfig {
             warmup: batch.max(3),
-            samples,
+            sampling: self.args.sampling.sampling(),
             batch,
         };
-        measure(self.gpu, cfg, mode, |g| launch(g, f, p, &ptrs))
+        measure(&mut self.s.gpu, cfg, mode, |g| launch(g, f, p, &ptrs))
     }
 
     fn ok_row(
@@ -423,7 +431,7 @@ impl Run<'_> {
         r.timing = Some(t.timing);
         r.correctness = c;
         self.pb.start(self.plan.point_label(g, p));
-        let row_index = self.w.artifact.results.len();
+        let row_index = self.s.w.artifact.results.len();
         self.push(r)?;
         self.measured.push((row_index, p.id));
         Ok(())
@@ -452,13 +460,13 @@ impl Run<'_> {
         let mut r = self.row(g, p);
         r.status = Status::Failed;
         r.notes.insert(0, why.clone());
-        self.w.push(r)?;
-        self.w
+        self.s.w.push(r)?;
+        self.s
+            .w
             .artifact
             .notes
             .push(format!("run stopped early: {label}: {why}"));
-        self.w.artifact.env = self.gpu.env();
-        let path = self.w.finish()?;
+        let path = self.s.finish_as_is()?;
         let text = report::render(&crate::artifact::read_artifact(&path)?);
         crate::artifact::write_bytes_atomic(&self.args.report_path(), text.as_bytes())?;
         bail!(
