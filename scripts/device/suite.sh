@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On a GPU machine: the whole suite in one call, each benchmark at its default (committed)
-# configuration: layernorm, gemm, llm (candle at batch 1/4/16 + the model ladder + the
-# opbench's own decode path at batch 1/4/16), and kernel_bench's example with ncu. The
+# configuration: layernorm, gemm, llm (candle and opbench on the model ladder at batch 1 and
+# TinyLlama at batch 4/16), and kernel_bench's example with ncu. The
 # transformers and torch peers run in llm.sh.
 # Exactly 8 files land in $OUT (the device tool's limit): layernorm.json, gemm.json,
 # gemm_report.txt, llm.json, kernels.json, kernels_report.txt, env.json, suite.log.
