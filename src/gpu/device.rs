@@ -4,6 +4,10 @@ use crate::env::{Env, GpuProbe, HostEnv};
 use anyhow::{Context, Result};
 use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtrMut};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How often timing loops read NVML's throttle reasons at the most.
+pub const THROTTLE_READ_INTERVAL: Duration = Duration::from_millis(20);
 
 /// One GPU, its candle device and the stream everything runs on.
 pub struct Gpu {
@@ -15,6 +19,8 @@ pub struct Gpu {
     probe: Option<GpuProbe>,
     probe_error: Option<String>,
     l2_flush: CudaSlice<u8>,
+    /// When NVML's throttle reasons were last read, and whether any was set.
+    throttle_read: Option<(Instant, bool)>,
     /// L2 size read off the device.
     pub l2_bytes: usize,
     pub sm_count: usize,
@@ -57,6 +63,7 @@ impl Gpu {
             probe,
             probe_error,
             l2_flush,
+            throttle_read: None,
             l2_bytes,
             sm_count,
         })
@@ -89,9 +96,20 @@ impl Gpu {
         }
     }
 
-    /// Whether the GPU reports a clock-throttle reason now (false when NVML is unavailable).
-    pub fn throttled_now(&mut self) -> bool {
-        self.probe.as_mut().is_some_and(|p| p.throttled_now())
+    /// Whether the GPU reported a clock-throttle reason at the latest NVML reading, taken
+    /// now if the last one is older than [`THROTTLE_READ_INTERVAL`] (false without NVML).
+    /// Reading NVML after every short sample perturbs what is timed, so readings are spaced.
+    pub fn throttled_recently(&mut self) -> bool {
+        let Some(p) = self.probe.as_mut() else {
+            return false;
+        };
+        let stale = self
+            .throttle_read
+            .is_none_or(|(at, _)| at.elapsed() >= THROTTLE_READ_INTERVAL);
+        if stale {
+            self.throttle_read = Some((Instant::now(), p.throttled_now()));
+        }
+        self.throttle_read.is_some_and(|(_, t)| t)
     }
 
     /// Evicts L2 by writing a buffer twice its size, in stream order.

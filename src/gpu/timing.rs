@@ -105,13 +105,15 @@ pub fn measure(
             .stream
             .record_event(flags)
             .context("recording end event")?;
+        // Read while the sample runs, so the host's NVML call stays out of the next sample.
+        let throttled = gpu.throttled_recently();
         let ms = start
             .elapsed_ms(&end)
             .context("reading event time (a kernel may have faulted)")?;
         Ok(Sample {
             us: ms as f64 * 1e3 / per_sample as f64,
             wall: t.elapsed(),
-            throttled: gpu.throttled_now(),
+            throttled,
         })
     })?;
     gpu.synchronize()?;
@@ -213,13 +215,14 @@ pub fn measure_rotating(
             host_bound += 1;
         }
         hold_for = hold_after(took);
+        let throttled = gpu.throttled_recently();
         let ms = start
             .elapsed_ms(&end)
             .context("reading event time (a kernel may have faulted)")?;
         Ok(Sample {
             us: ms as f64 * 1e3 / per_sample as f64,
             wall: wall.elapsed(),
-            throttled: gpu.throttled_now(),
+            throttled,
         })
     })?;
     let samples_us = &sampled.samples_us;

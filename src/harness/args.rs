@@ -40,7 +40,7 @@ pub struct SamplingArgs {
     #[arg(
         long,
         alias = "budget-ms",
-        default_value_t = 200.0,
+        default_value_t = 300.0,
         value_name = "MS",
         allow_negative_numbers = true,
         value_parser = crate::cli::positive_f64
@@ -54,7 +54,7 @@ impl Default for SamplingArgs {
             ci_target_pct: 0.25,
             min_samples: 20,
             max_samples: 2000,
-            point_budget_ms: 200.0,
+            point_budget_ms: 300.0,
         }
     }
 }
@@ -111,7 +111,7 @@ mod tests {
         );
         let p = c.s.sampling();
         assert_eq!(p.target_rel, 0.0025);
-        assert_eq!(p.budget, Duration::from_millis(200));
+        assert_eq!(p.budget, Duration::from_millis(300));
         let c = Cli::try_parse_from(["x", "--budget-ms", "50", "--ci-target-pct", "0"]).unwrap();
         assert_eq!(c.s.point_budget_ms, 50.0);
         assert_eq!(c.s.sampling().target_rel, 0.0);

@@ -121,7 +121,8 @@ pub struct Sample {
     pub us: f64,
     /// Host wall time the sample took (queueing, waiting, reading the events).
     pub wall: Duration,
-    /// Whether the GPU reported a clock-throttle reason while it was taken.
+    /// Whether the GPU reported a clock-throttle reason at the latest reading (readings are
+    /// at most 20 ms apart, see `Gpu::throttled_recently`).
     pub throttled: bool,
 }
 
