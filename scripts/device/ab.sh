@@ -5,7 +5,7 @@
 # B layernorm, A kernels, B kernels, A llm, B llm. Exactly 8 files land in $OUT:
 # {a,b}-{gemm,layernorm,kernels,llm}.json; the log goes to stdout.
 #
-# Usage (repository root): OUT=... bash scripts/device/ab.sh DIR_A DIR_B
+# Usage (repository root): OUT=... A_COMMIT=<sha> B_COMMIT=<sha> bash scripts/device/ab.sh DIR_A DIR_B
 # where each DIR holds layernorm_bench.xz, gemm_bench.xz, kernel_bench.xz, llm_bench.xz
 # (`cargo build --release --features cuda`, stripped, xz-compressed).
 # Then, here: compare --base $OUT/a-<kind>.json --head $OUT/b-<kind>.json
@@ -26,6 +26,8 @@ status=0
 for kind in gemm layernorm kernels llm; do
     for side in a b; do
         bin=/tmp/ab/$side
+        commit=${A_COMMIT:-unknown}; [ $side = b ] && commit=${B_COMMIT:-unknown}
+        export OPBENCH_GIT_COMMIT=$commit OPBENCH_GIT_DIRTY=0
         out="$OUT/$side-$kind.json"
         step "$side: $kind"
         case $kind in
