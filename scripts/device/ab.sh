@@ -2,7 +2,7 @@
 # On a GPU machine: two builds of the suite's benchmarks (A and B, e.g. before and after a
 # change to the harness) run back to back in one call on one GPU, so `compare` can tell a
 # change of the code from a change of the machine. Order: A gemm, B gemm, A layernorm,
-# B layernorm, A kernels, B kernels, A llm, B llm. Exactly 8 files land in $OUT:
+# B layernorm, A kernels, B kernels, A llm, B llm (KINDS="gemm llm" picks). At most 8 files land in $OUT:
 # {a,b}-{gemm,layernorm,kernels,llm}.json; the log goes to stdout.
 #
 # Usage (repository root): OUT=... A_COMMIT=<sha> B_COMMIT=<sha> bash scripts/device/ab.sh DIR_A DIR_B
@@ -18,12 +18,13 @@ mkdir -p "$OUT" /tmp/ab/a /tmp/ab/b
 for side in a b; do
     dir=$A; [ $side = b ] && dir=$B
     for x in layernorm_bench gemm_bench kernel_bench llm_bench; do
+        [ -f "$dir/$x.xz" ] || continue
         xz -dc "$dir/$x.xz" > /tmp/ab/$side/$x && chmod +x /tmp/ab/$side/$x || { echo "cannot unpack $dir/$x.xz"; exit 1; }
     done
 done
 step() { echo "=== $(date +%T) $*"; }
 status=0
-for kind in gemm layernorm kernels llm; do
+for kind in ${KINDS:-gemm layernorm kernels llm}; do
     for side in a b; do
         bin=/tmp/ab/$side
         commit=${A_COMMIT:-unknown}; [ $side = b ] && commit=${B_COMMIT:-unknown}
