@@ -272,6 +272,21 @@ mod tests {
         assert_eq!(median_ci_ranks(100), (40, 61));
         let (lo, hi) = median_ci_ranks(1000);
         assert!(lo > 400 && hi < 600 && lo + hi == 1001);
+        // Normal approximation: n/2 - 1.96 sqrt(n)/2 = 469.0 for n = 1000; 4902.0 for 10000.
+        assert!((468..=470).contains(&lo), "{lo}");
+        let (lo, _) = median_ci_ranks(10_000);
+        assert!((4901..=4903).contains(&lo), "{lo}");
+    }
+
+    #[test]
+    fn median_interval_half_width_is_relative_to_the_median() {
+        // 1..=20: median 10.5, ranks (6, 15) -> [6, 15]: 4.5 / 10.5 either side.
+        let x: Vec<f64> = (1..=20).map(f64::from).collect();
+        let h = median_ci_halfwidth_rel(&x).unwrap();
+        assert!((h - 4.5 / 10.5).abs() < 1e-12, "{h}");
+        assert_eq!(median_ci_halfwidth_rel(&[5.0; 30]).unwrap(), 0.0);
+        assert!(median_ci_halfwidth_rel(&[0.0; 10]).unwrap().is_infinite());
+        assert!(median_ci_halfwidth_rel(&[]).is_err());
     }
 
     #[test]

@@ -190,6 +190,36 @@ fn negative_numbers_say_what_the_flag_takes() {
 }
 
 #[test]
+fn the_shared_sampling_flags_are_checked_alike_in_every_gpu_benchmark() {
+    let d = tempfile::tempdir().unwrap();
+    for exe in [
+        env!("CARGO_BIN_EXE_layernorm_bench"),
+        env!("CARGO_BIN_EXE_gemm_bench"),
+        env!("CARGO_BIN_EXE_kernel_bench"),
+    ] {
+        let (rc, _, err) = bin(exe, &["--ci-target-pct", "150"], d.path());
+        assert_eq!(rc, Some(2), "{exe}: {err}");
+        assert!(
+            err.contains("--ci-target-pct") && err.contains("percentage from 0 to under 100"),
+            "{exe}: {err}"
+        );
+        let (rc, _, err) = bin(exe, &["--min-samples", "0"], d.path());
+        assert_eq!(rc, Some(2), "{exe}: {err}");
+        assert!(err.contains("--min-samples"), "{exe}: {err}");
+        let (rc, out, _) = bin(exe, &["--help"], d.path());
+        assert_eq!(rc, Some(0));
+        for flag in [
+            "--ci-target-pct",
+            "--min-samples",
+            "--max-samples",
+            "--point-budget-ms",
+        ] {
+            assert!(out.contains(flag), "{exe} --help lacks {flag}");
+        }
+    }
+}
+
+#[test]
 fn layernorm_table_refuses_another_kind_of_artifact() {
     let d = tempfile::tempdir().unwrap();
     let gemm = write_fixture(d.path(), "gemm.json", &fixture_artifact("gemm", "g1"));

@@ -155,7 +155,7 @@ impl Sampled {
             target_median_ci_pct: s.target_rel * 100.0,
             min_samples: s.min_samples,
             max_samples: s.max_samples,
-            budget_ms: (s.budget != Duration::MAX).then(|| s.budget.as_secs_f64() * 1e3),
+            budget_ms: (s.budget != Duration::MAX).then_some(s.budget.as_secs_f64() * 1e3),
             throttled_samples: self.throttled,
         }
     }
@@ -230,7 +230,7 @@ mod tests {
             Ok(Sample {
                 us,
                 wall: Duration::from_micros(wall_us),
-                throttled: throttled_every > 0 && i % throttled_every == 0,
+                throttled: throttled_every > 0 && i.is_multiple_of(throttled_every),
             })
         }
     }

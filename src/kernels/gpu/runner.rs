@@ -224,8 +224,8 @@ impl Run<'_> {
         let mut rng = StdRng::seed_from_u64(seed);
         let names: Vec<String> = m.buffers.iter().map(|b| b.name.clone()).collect();
         let prepared = fresh_inputs(m, g, &mut rng).and_then(|host| {
-            let mut bufs = Buffers::alloc(&mut self.s.gpu, &g.buffers, &names)?;
-            upload_inputs(&mut self.s.gpu, &mut bufs, &host)?;
+            let mut bufs = Buffers::alloc(&self.s.gpu, &g.buffers, &names)?;
+            upload_inputs(&self.s.gpu, &mut bufs, &host)?;
             Ok((host, bufs))
         });
         let (host, mut bufs) = match prepared {
@@ -241,7 +241,7 @@ impl Run<'_> {
         };
         // The reference output, and the reference's own check.
         let reference = match run_once(
-            &mut self.s.gpu,
+            &self.s.gpu,
             &self.funcs[first.kernel],
             first,
             m,
@@ -282,14 +282,7 @@ impl Run<'_> {
                 (ref_check.clone(), None)
             } else {
                 let against = format!("kernel:{}", m.reference);
-                match run_once(
-                    &mut self.s.gpu,
-                    &self.funcs[p.kernel],
-                    p,
-                    m,
-                    &mut bufs,
-                    &host,
-                ) {
+                match run_once(&self.s.gpu, &self.funcs[p.kernel], p, m, &mut bufs, &host) {
                     Ok(out) => {
                         let (c, d) = compare(m, &out, &reference, &against, &used_buffers(p));
                         (Some(c), Some(d))
