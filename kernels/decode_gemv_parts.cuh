@@ -6,6 +6,12 @@
 
 namespace {
 
+// 16-byte asynchronous global -> shared copy (bypasses L1 and the registers).
+__device__ __forceinline__ void cp_async16(__half *dst, const __half *src) {
+    const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
+}
+
 __device__ __forceinline__ uint4 ld_stream(const __half *p) {
     uint4 v;
     asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
@@ -59,13 +65,17 @@ __device__ __forceinline__ void epilogue(const GemvArgs &a, int r, int p, float 
     }
 }
 
-// Stages x (B rows, rows >= m zero) into shared memory, xs_stride halves apart: merged from
-// attention partials when a.merge.part_o is set, else copied, then RMS-normalized when
-// a.norm_w is set. Every thread of the block must call it.
+// Stages x (B rows) into shared memory, xs_stride halves apart: merged from attention partials
+// when a.merge.part_o is set (rows >= m zero), else copied, then RMS-normalized when a.norm_w
+// is set (rows >= m not written: they hold whatever shared memory held). Both products keep
+// batch rows apart (row b of x only reaches output row b, and rows >= m are never stored), so
+// those rows cost nothing and need no zeros; reads past k are guarded by the callers.
+// Every thread of the block must call it.
 template <int B>
 __device__ __forceinline__ void stage_x(const GemvArgs &a, __half *xs, int xs_stride) {
     __shared__ float inv_rms[B];
-    const int k = a.k, kv = k >> 3, total = B * kv;
+    const int rows = min(B, a.m);  // rows >= m are left as they are (see above)
+    const int k = a.k, kv = k >> 3, total = rows * kv;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     if (a.merge.part_o) {
         // x[r] = attention output merged from its splits (online softmax rescaling), 4 dims
@@ -108,24 +118,16 @@ __device__ __forceinline__ void stage_x(const GemvArgs &a, __half *xs, int xs_st
         __syncthreads();
         return;
     }
-    for (int i0 = threadIdx.x; i0 < total; i0 += 4 * blockDim.x) {
-        uint4 v[4];
-#pragma unroll
-        for (int j = 0; j < 4; j++) {
-            const int i = i0 + j * blockDim.x, r = i / kv, c = i % kv;
-            v[j] = make_uint4(0, 0, 0, 0);
-            if (i < total && r < a.m)
-                v[j] = *reinterpret_cast<const uint4 *>(a.x + (size_t)r * a.x_stride + c * 8);
-        }
-#pragma unroll
-        for (int j = 0; j < 4; j++) {
-            const int i = i0 + j * blockDim.x, r = i / kv, c = i % kv;
-            if (i < total) *reinterpret_cast<uint4 *>(xs + (size_t)r * xs_stride + c * 8) = v[j];
-        }
+    // Every chunk of the block's share is in flight at once (cp.async: no registers held),
+    // so staging costs one L2 round trip at any batch.
+    for (int i = threadIdx.x; i < total; i += blockDim.x) {
+        const int r = i / kv, c = i % kv;
+        cp_async16(xs + (size_t)r * xs_stride + c * 8, a.x + (size_t)r * a.x_stride + c * 8);
     }
+    asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
     __syncthreads();
     if (!a.norm_w) return;
-    for (int r = warp; r < B; r += 8) {
+    for (int r = warp; r < rows; r += 8) {
         float ss = 0.f;
         for (int c = lane; c < kv; c += 32) {
             const uint4 v = *reinterpret_cast<const uint4 *>(xs + (size_t)r * xs_stride + c * 8);
@@ -145,6 +147,7 @@ __device__ __forceinline__ void stage_x(const GemvArgs &a, __half *xs, int xs_st
         const __half2 *gh = reinterpret_cast<const __half2 *>(&g);
 #pragma unroll
         for (int r = 0; r < B; r++) {
+            if (r >= rows) break;
             __half *p = xs + (size_t)r * xs_stride + c * 8;
             const uint4 v = *reinterpret_cast<const uint4 *>(p);
             const __half2 *h = reinterpret_cast<const __half2 *>(&v);

@@ -3,12 +3,13 @@
 //! fused prologue (attention merge or RMSNorm while staging x) and epilogues as decode_gemv.cu.
 //!
 //! A warp owns a tile of 16 weight rows (8 adjacent pairs) and `ksplit` warps share a tile,
-//! each taking every ksplit-th group of four 16-byte column chunks. The tile's rows are the
+//! each taking every ksplit-th span of 4U 16-byte column chunks (whole 128-byte lines of each
+//! row, read by one warp). The tile's rows are the
 //! 16-row A operand and x (rows = batch, staged in shared memory) the n = 8 B operand, one
 //! n-tile per 8 batch rows, so each weight element is read from DRAM once, straight into the
 //! registers the tensor core takes:
 //! - lane (g = lane / 4, t = lane % 4) loads chunk c (8 halves) of weight rows 2g and 2g + 1
-//!   of the tile and chunk c of x row g, where c runs over four adjacent chunks per warp step;
+//!   of the tile and chunk c of x row g, where c runs over four adjacent chunks per mma step;
 //! - the 8 halves of a chunk feed two k16 steps: halves 4j..4j+3 of chunk c stand for the
 //!   mma's k indices {2t, 2t+1, 2t+8, 2t+9} of step j, in A (rows 2g -> mma row g, 2g + 1 ->
 //!   mma row g + 8) and B (x row g -> mma column g) alike. A dot product does not care in
@@ -33,14 +34,13 @@ __device__ __forceinline__ void mma_16816(float *d, unsigned a0, unsigned a1, un
                  : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
-// Chunks base + u * stride of rows w0 and w1; zeros past k or for a pair beyond n.
+// Chunks base + 4u of rows w0 and w1; zeros past k or for a pair beyond n.
 template <int U>
 __device__ __forceinline__ void load_tc_chunks(const __half *w0, const __half *w1, bool live,
-                                               int base, int stride, int kv, uint4 *ra,
-                                               uint4 *rb) {
+                                               int base, int kv, uint4 *ra, uint4 *rb) {
 #pragma unroll
     for (int u = 0; u < U; u++) {
-        const int c = base + u * stride;
+        const int c = base + 4 * u;
         if (live && c < kv) {
             ra[u] = ld_stream(w0 + c * 8);
             rb[u] = ld_stream(w1 + c * 8);
@@ -64,15 +64,15 @@ template <int NT, int U> __device__ void gemv_tc_body(const GemvArgs a) {
     const bool tile_live = 16 * tile < a.n;  // warp-uniform
     const int p = tile * 8 + g;              // this lane's pair of weight rows
     const bool live = 2 * p < a.n;
-    const int wstep = 4 * a.ksplit;          // chunks between a warp's steps
+    const int wstep = 4 * U * a.ksplit;      // chunks between a warp's spans of 4U
     const __half *w0 = a.w + (size_t)(2 * p) * k;
     const __half *w1 = w0 + k;
 
     // The weights do not depend on the previous kernel: the first U chunks per row are in
     // flight before waiting for it.
     uint4 ra[U], rb[U];
-    int base = wig * 4;  // warp-uniform: every lane takes part in every mma
-    load_tc_chunks<U>(w0, w1, live, base + t, wstep, kv, ra, rb);
+    int base = wig * 4 * U;  // warp-uniform: every lane takes part in every mma
+    load_tc_chunks<U>(w0, w1, live, base + t, kv, ra, rb);
     pdl_launch();
     pdl_wait();
 
@@ -95,7 +95,7 @@ template <int NT, int U> __device__ void gemv_tc_body(const GemvArgs a) {
         while (base < kv) {
 #pragma unroll
             for (int u = 0; u < U; u++) {
-                const int c = base + t + u * wstep;
+                const int c = base + t + 4 * u;
                 uint4 xv[NT];
 #pragma unroll
                 for (int nt = 0; nt < NT; nt++) {
@@ -110,8 +110,8 @@ template <int NT, int U> __device__ void gemv_tc_body(const GemvArgs a) {
                     mma_16816(acc[nt], ra[u].z, rb[u].z, ra[u].w, rb[u].w, xv[nt].z, xv[nt].w);
                 }
             }
-            base += wstep * U;
-            if (base < kv) load_tc_chunks<U>(w0, w1, live, base + t, wstep, kv, ra, rb);
+            base += wstep;
+            if (base < kv) load_tc_chunks<U>(w0, w1, live, base + t, kv, ra, rb);
         }
     }
     if (a.ksplit > 1) {
