@@ -1,6 +1,7 @@
-//! Decode skinny-matrix product on the tensor cores: out = W x for up to 8 (decode_gemv_tc_b8) or 16 (_b16)
-//! rows of x, f16 weights and inputs, f32 accumulation with mma.sync.m16n8k16, and the same
-//! fused prologue (attention merge or RMSNorm while staging x) and epilogues as decode_gemv.cu.
+//! Decode skinny-matrix product on the tensor cores: out = W x for up to 8 (decode_gemv_tc_b8)
+//! or 16 (_b16) rows of x, f16 weights and inputs, f32 accumulation with mma.sync.m16n8k16, the
+//! same fused prologue (attention merge or RMSNorm while staging x) and epilogues as
+//! decode_gemv.cu.
 //!
 //! A warp owns a tile of 16 weight rows (8 adjacent pairs) and `ksplit` warps share a tile,
 //! each taking every ksplit-th span of 4U 16-byte column chunks (whole 128-byte lines of each
@@ -17,8 +18,9 @@
 //! - the accumulator of lane (g, t) then holds rows 2g and 2g + 1 (a pair: RoPE, SiLU * up)
 //!   for batch rows 2t and 2t + 1, which is what the pair epilogue takes.
 //! x rows are padded by TC_X_PAD halves so the eight rows of one load land in distinct banks.
-//! The first U chunks are issued before waiting on the previous kernel (programmatic
-//! dependent launch), as in decode_gemv.cu.
+//! The first two spans are issued before waiting on the previous kernel (programmatic
+//! dependent launch), as in decode_gemv.cu, and two register buffers alternate so that one
+//! span's loads are in flight while the other's mma steps run.
 #include "decode_gemv_parts.cuh"
 
 // Halves of padding after each x row in shared memory (plan::TC_X_PAD).
@@ -50,6 +52,29 @@ __device__ __forceinline__ void load_tc_chunks(const __half *w0, const __half *w
     }
 }
 
+// The mma steps of one span: chunks base + t + 4u of the lane's two rows against x.
+template <int NT, int U>
+__device__ __forceinline__ void mma_span(float (&acc)[NT][4], const uint4 *ra, const uint4 *rb,
+                                         const __half *xs, int xst, int base, int t, int g,
+                                         int kv) {
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        const int c = base + t + 4 * u;
+        uint4 xv[NT];
+#pragma unroll
+        for (int nt = 0; nt < NT; nt++) {
+            xv[nt] = make_uint4(0, 0, 0, 0);
+            if (c < kv)
+                xv[nt] = *reinterpret_cast<const uint4 *>(xs + (size_t)(nt * 8 + g) * xst + c * 8);
+        }
+#pragma unroll
+        for (int nt = 0; nt < NT; nt++) {
+            mma_16816(acc[nt], ra[u].x, rb[u].x, ra[u].y, rb[u].y, xv[nt].x, xv[nt].y);
+            mma_16816(acc[nt], ra[u].z, rb[u].z, ra[u].w, rb[u].w, xv[nt].z, xv[nt].w);
+        }
+    }
+}
+
 template <int NT, int U> __device__ void gemv_tc_body(const GemvArgs a) {
     constexpr int B = 8 * NT;
     extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -68,11 +93,13 @@ template <int NT, int U> __device__ void gemv_tc_body(const GemvArgs a) {
     const __half *w0 = a.w + (size_t)(2 * p) * k;
     const __half *w1 = w0 + k;
 
-    // The weights do not depend on the previous kernel: the first U chunks per row are in
-    // flight before waiting for it.
-    uint4 ra[U], rb[U];
+    // The weights do not depend on the previous kernel: the warp's first two spans (2U chunks
+    // per row) are in flight before waiting for it. Then two register buffers alternate: a
+    // span's mma steps run while the next span's loads are in flight.
+    uint4 ra[U], rb[U], sa[U], sb[U];
     int base = wig * 4 * U;  // warp-uniform: every lane takes part in every mma
     load_tc_chunks<U>(w0, w1, live, base + t, kv, ra, rb);
+    load_tc_chunks<U>(w0, w1, live, base + wstep + t, kv, sa, sb);
     pdl_launch();
     pdl_wait();
 
@@ -93,25 +120,15 @@ template <int NT, int U> __device__ void gemv_tc_body(const GemvArgs a) {
     for (int nt = 0; nt < NT; nt++) acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.f;
     if (tile_live) {
         while (base < kv) {
-#pragma unroll
-            for (int u = 0; u < U; u++) {
-                const int c = base + t + 4 * u;
-                uint4 xv[NT];
-#pragma unroll
-                for (int nt = 0; nt < NT; nt++) {
-                    xv[nt] = make_uint4(0, 0, 0, 0);
-                    if (c < kv)
-                        xv[nt] = *reinterpret_cast<const uint4 *>(
-                            xs + (size_t)(nt * 8 + g) * xst + c * 8);
-                }
-#pragma unroll
-                for (int nt = 0; nt < NT; nt++) {
-                    mma_16816(acc[nt], ra[u].x, rb[u].x, ra[u].y, rb[u].y, xv[nt].x, xv[nt].y);
-                    mma_16816(acc[nt], ra[u].z, rb[u].z, ra[u].w, rb[u].w, xv[nt].z, xv[nt].w);
-                }
-            }
+            mma_span<NT, U>(acc, ra, rb, xs, xst, base, t, g, kv);
+            if (base + 2 * wstep < kv)
+                load_tc_chunks<U>(w0, w1, live, base + 2 * wstep + t, kv, ra, rb);
             base += wstep;
-            if (base < kv) load_tc_chunks<U>(w0, w1, live, base + t, kv, ra, rb);
+            if (base >= kv) break;
+            mma_span<NT, U>(acc, sa, sb, xs, xst, base, t, g, kv);
+            if (base + 2 * wstep < kv)
+                load_tc_chunks<U>(w0, w1, live, base + 2 * wstep + t, kv, sa, sb);
+            base += wstep;
         }
     }
     if (a.ksplit > 1) {
@@ -147,5 +164,5 @@ template <int NT, int U> __device__ void gemv_tc_body(const GemvArgs a) {
         gemv_tc_body<B / 8, U>(a);                                                               \
     }
 
-GEMV_TC_KERNEL(8, 8)
-GEMV_TC_KERNEL(16, 8)
+GEMV_TC_KERNEL(8, 4)
+GEMV_TC_KERNEL(16, 4)
