@@ -16,6 +16,7 @@ BIN=/tmp/llm_bench
 xz -dc "$DIR/llm_bench.xz" > $BIN && chmod +x $BIN || exit 1
 mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.max.mem,driver_version --format=csv | tee "$OUT/env.txt"
+echo "clocks sm/mem, throttle reasons at start: $(nvidia-smi --query-gpu=clocks.sm,clocks.mem,clocks_throttle_reasons.active --format=csv,noheader)" | tee -a "$OUT/env.txt"
 echo "=== $(date +%T) self-test"
 timeout 120 $BIN --self-test > "$OUT/selftest.txt" 2>&1; echo "self-test rc $?"
 grep -c PASS "$OUT/selftest.txt"; grep -v PASS "$OUT/selftest.txt" | head
@@ -43,4 +44,5 @@ for f in ["llm.json", "ladder.json"]:
             for n in r.get("notes", []):
                 print("   ", n)
 PY
+echo "clocks sm/mem, throttle reasons at end: $(nvidia-smi --query-gpu=clocks.sm,clocks.mem,clocks_throttle_reasons.active --format=csv,noheader)" | tee -a "$OUT/env.txt"
 echo "=== $(date +%T) done"

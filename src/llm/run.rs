@@ -586,10 +586,15 @@ fn measure_opbench(
     let ks = e.ksplits();
     row.notes.push(format!(
         "opbench: {} decode kernels per step in one CUDA graph (programmatic dependent launch \
-         {}); ksplit qkv/o/gate_up/down/lm_head = {ks:?}; attention: {} splits over the {max_ctx} \
-         cached positions, merged {}",
+         {}); products on the {}, ksplit qkv/o/gate_up/down/lm_head = {ks:?}; attention: {} \
+         splits over the {max_ctx} cached positions, merged {}",
         super::fast::plan::step_plan(e.dims(), b, max_ctx).len(),
         if o.pdl { "on" } else { "off" },
+        if e.tensor_cores() {
+            "tensor cores (mma.sync m16n8k16)"
+        } else {
+            "CUDA cores (f32 FMA)"
+        },
         e.decode_splits(),
         if super::fast::plan::merge_in_o_proj(b) {
             "by o_proj while it stages its input"
@@ -647,7 +652,13 @@ fn measure_opbench(
         let ab = e.ablation_us(50)?;
         let full = ab.first().map(|x| x.1).unwrap_or(f64::NAN);
         let mut parts = Vec::new();
+        let mut swapped = String::new();
         for (name, us) in &ab {
+            if name.starts_with("products_on_") {
+                row.metrics.insert(format!("ablation_{name}_us"), *us);
+                swapped = format!("; whole step with the {name}: {us:.1}");
+                continue;
+            }
             row.metrics
                 .insert(format!("ablation_without_{name}_us"), *us);
             if name != "none" {
@@ -656,7 +667,7 @@ fn measure_opbench(
         }
         row.notes.push(format!(
             "ablation (graph replays back to back, us per step): full step {full:.1}; cost of \
-             each class inside the graph (full minus the step without it): {}",
+             each class inside the graph (full minus the step without it): {}{swapped}",
             parts.join(", ")
         ));
     }

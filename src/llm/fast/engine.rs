@@ -4,7 +4,8 @@
 
 use super::kernels::{AttnCall, DecodeKernels, Dev, GemvCall, GemvOut, MergeIn, QkvTarget};
 use super::plan::{
-    attn_split_len, decode_split_len, gemv_ksplit, gemv_tile, merge_in_o_proj, BufferSizes, Dims,
+    attn_split_len, decode_split_len, gemv_tensor_cores, gemv_tile, merge_in_o_proj, step_ksplits,
+    BufferSizes, Dims,
 };
 use super::weights::FastWeights;
 use crate::gpu::Gpu;
@@ -100,7 +101,10 @@ pub struct Engine {
     pub batch: usize,
     pub prompt_len: usize,
     pub max_ctx: usize,
+    /// The step's products run on the tensor cores (plan::gemv_tensor_cores).
+    tc: bool,
     ksplit: [usize; 5],
+    sm_count: usize,
     views: Views,
     layers: Vec<LayerViews>,
     embed: Dev,
@@ -214,14 +218,8 @@ impl Engine {
             })
             .collect();
         let sm = gpu.sm_count;
-        let (h, i) = (dims.hidden, dims.inter);
-        let ksplit = ksplit.unwrap_or([
-            gemv_ksplit(dims.qkv_rows(), h, sm),
-            gemv_ksplit(h, dims.q_rows(), sm),
-            gemv_ksplit(2 * i, h, sm),
-            gemv_ksplit(h, i, sm),
-            gemv_ksplit(dims.vocab, h, sm),
-        ]);
+        let tc = gemv_tensor_cores(batch);
+        let ksplit = ksplit.unwrap_or(step_ksplits(&dims, sm, tc));
         let mut e = Engine {
             graph: None,
             embed: v(&weights.embed),
@@ -235,7 +233,9 @@ impl Engine {
             batch,
             prompt_len,
             max_ctx,
+            tc,
             ksplit,
+            sm_count: sm,
             views,
             layers,
             host_pos: 0,
@@ -258,6 +258,11 @@ impl Engine {
     /// Weight bytes in kernel layout.
     pub fn weight_bytes(&self) -> usize {
         self._weights.bytes()
+    }
+
+    /// Whether the step's products run on the tensor cores.
+    pub fn tensor_cores(&self) -> bool {
+        self.tc
     }
 
     /// The ksplit chosen for qkv, o, gate/up, down and lm_head.
@@ -317,6 +322,7 @@ impl Engine {
             k: d.hidden,
             m: self.batch,
             ksplit: self.ksplit[4],
+            tensor_cores: self.tc,
             out: GemvOut::F32 {
                 out: self.views.logits,
                 stride: d.vocab,
@@ -353,6 +359,7 @@ impl Engine {
                     k: h,
                     m: b,
                     ksplit: self.ksplit[0],
+                    tensor_cores: self.tc,
                     out: GemvOut::Qkv(self.qkv_target(l, 1)),
                 })?;
             }
@@ -383,6 +390,7 @@ impl Engine {
                     k: d.q_rows(),
                     m: b,
                     ksplit: self.ksplit[1],
+                    tensor_cores: self.tc,
                     out: GemvOut::Resid {
                         out: vw.resid,
                         stride: h,
@@ -401,6 +409,7 @@ impl Engine {
                     k: h,
                     m: b,
                     ksplit: self.ksplit[2],
+                    tensor_cores: self.tc,
                     out: GemvOut::Silu {
                         out: vw.h,
                         stride: i,
@@ -419,6 +428,7 @@ impl Engine {
                     k: i,
                     m: b,
                     ksplit: self.ksplit[3],
+                    tensor_cores: self.tc,
                     out: GemvOut::Resid {
                         out: vw.resid,
                         stride: h,
@@ -461,7 +471,9 @@ impl Engine {
     /// Timing ablation: microseconds per replay of the whole step and of the step without
     /// each kernel class (`STEP_CLASSES`), each graph replayed back to back `reps` times from
     /// position prompt_len (outputs are meaningless; only the time is kept). The difference to
-    /// the full step is what that class costs inside the graph, launch gaps included.
+    /// the full step is what that class costs inside the graph, launch gaps included. The last
+    /// entry, `products_on_tensor_cores` or `products_on_cuda_cores`, is the whole step with
+    /// the other product kernels (the ksplit rule of that family): what the choice is worth.
     pub fn ablation_us(&mut self, reps: usize) -> Result<Vec<(String, f64)>> {
         let reps = reps
             .min(self.max_ctx.saturating_sub(self.prompt_len + 1))
@@ -470,26 +482,43 @@ impl Engine {
         let variants = std::iter::once("none").chain(STEP_CLASSES.iter().copied());
         for v in variants {
             let g = self.capture_graph(&[v])?;
-            let pos = [self.prompt_len as i32];
-            let mut best = f64::INFINITY;
-            for _ in 0..3 {
-                self.stream.memcpy_htod(&pos, &mut self._bufs.pos)?;
-                self.stream.synchronize()?;
-                let t = std::time::Instant::now();
-                for _ in 0..reps {
-                    g.launch().context("opbench: ablation replay")?;
-                }
-                self.stream
-                    .synchronize()
-                    .context("opbench: ablation replay")?;
-                best = best.min(t.elapsed().as_secs_f64() * 1e6 / reps as f64);
-            }
-            out.push((v.to_string(), best));
+            out.push((v.to_string(), self.replay_us(&g, reps)?));
         }
+        let (tc, ks) = (self.tc, self.ksplit);
+        self.tc = !tc;
+        self.ksplit = step_ksplits(&self.dims, self.sm_count, self.tc);
+        let g = self.capture_graph(&[]);
+        (self.tc, self.ksplit) = (tc, ks);
+        let name = if tc {
+            "products_on_cuda_cores"
+        } else {
+            "products_on_tensor_cores"
+        };
+        out.push((name.to_string(), self.replay_us(&g?, reps)?));
         self.stream
             .memcpy_htod(&[self.prompt_len as i32], &mut self._bufs.pos)?;
         self.host_pos = self.prompt_len;
         Ok(out)
+    }
+
+    /// Best of 3 rounds of `reps` back-to-back replays of `g` from position prompt_len, in
+    /// microseconds per replay.
+    fn replay_us(&mut self, g: &CudaGraph, reps: usize) -> Result<f64> {
+        let pos = [self.prompt_len as i32];
+        let mut best = f64::INFINITY;
+        for _ in 0..3 {
+            self.stream.memcpy_htod(&pos, &mut self._bufs.pos)?;
+            self.stream.synchronize()?;
+            let t = std::time::Instant::now();
+            for _ in 0..reps {
+                g.launch().context("opbench: ablation replay")?;
+            }
+            self.stream
+                .synchronize()
+                .context("opbench: ablation replay")?;
+            best = best.min(t.elapsed().as_secs_f64() * 1e6 / reps as f64);
+        }
+        Ok(best)
     }
 
     /// Row-major y[m][n] = x[m][k] . w[n][k]^T (+ beta * y) on cuBLAS, f32 accumulation.

@@ -6,7 +6,10 @@
 //! caller owns and keeps alive past the launch (and past any graph that captured it); event
 //! tracking is off (checked when the engine opens), so stream order alone orders the accesses.
 
-use super::plan::{attn_smem_bytes, gemv_blocks, Dims, ATTN_CHUNK, ATTN_MAX_SPLIT, GEMV_WARPS};
+use super::plan::{
+    attn_smem_bytes, gemv_blocks, gemv_tc_blocks, gemv_tc_smem_bytes, Dims, ATTN_CHUNK,
+    ATTN_MAX_SPLIT, GEMV_WARPS,
+};
 use crate::gpu::Gpu;
 use anyhow::{bail, Context, Result};
 use cudarc::driver::{
@@ -15,7 +18,7 @@ use cudarc::driver::{
 use std::ffi::c_void;
 use std::sync::Arc;
 
-#[allow(dead_code)] // ptx.rs holds every kernels/*.cu module; this file uses three.
+#[allow(dead_code)] // ptx.rs holds every kernels/*.cu module; this file uses four.
 mod ptx {
     include!(concat!(env!("OUT_DIR"), "/ptx.rs"));
 }
@@ -193,7 +196,10 @@ pub struct GemvCall {
     pub n: usize,
     pub k: usize,
     pub m: usize,
+    /// Warps sharing a pair of weight rows (CUDA cores) or a 16-row tile (tensor cores).
     pub ksplit: usize,
+    /// Run on the tensor cores (decode_gemv_tc_b*) rather than f32 FMAs (decode_gemv_b*).
+    pub tensor_cores: bool,
     pub out: GemvOut,
 }
 
@@ -225,6 +231,7 @@ pub struct AttnCall {
 /// The loaded decode kernels.
 pub struct DecodeKernels {
     gemv: Vec<(usize, CudaFunction)>,
+    gemv_tc: Vec<(usize, CudaFunction)>,
     attn: CudaFunction,
     embed: CudaFunction,
     rmsnorm: CudaFunction,
@@ -266,6 +273,18 @@ impl DecodeKernels {
             .with_context(|| format!("decode_gemv_b{t}: {smem} bytes of shared memory for x"))?;
             gemv.push((t, f));
         }
+        let mut gemv_tc = Vec::new();
+        for t in super::plan::GEMV_TC_TILES {
+            let name = format!("decode_gemv_tc_b{t}");
+            let f = gpu.function("decode_gemv_tc", ptx::DECODE_GEMV_TC, &name)?;
+            let smem = gemv_tc_smem_bytes(t, dims.hidden.max(dims.inter));
+            f.set_attribute(
+                F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                smem as i32,
+            )
+            .with_context(|| format!("{name}: {smem} bytes of shared memory for x"))?;
+            gemv_tc.push((t, f));
+        }
         let attn = gpu.function("decode_attn", ptx::DECODE_ATTN, "decode_attn")?;
         let smem = attn_smem_bytes(&dims, ATTN_MAX_SPLIT);
         attn.set_attribute(
@@ -276,6 +295,7 @@ impl DecodeKernels {
         let misc = |n: &str| gpu.function("decode_misc", ptx::DECODE_MISC, n);
         Ok(DecodeKernels {
             gemv,
+            gemv_tc,
             attn,
             embed: misc("decode_embed")?,
             rmsnorm: misc("decode_rmsnorm")?,
@@ -327,7 +347,12 @@ impl DecodeKernels {
     /// `max_ctx` minus the rows per sequence: the caller's host-side position guards that.
     pub fn gemv(&self, c: &GemvCall) -> Result<()> {
         let d = &self.dims;
-        let Some((tile, func)) = self.gemv.iter().find(|(t, _)| *t >= c.m) else {
+        let family = if c.tensor_cores {
+            &self.gemv_tc
+        } else {
+            &self.gemv
+        };
+        let Some((tile, func)) = family.iter().find(|(t, _)| *t >= c.m) else {
             bail!("gemv: {} rows, the kernel takes at most 16", c.m);
         };
         if c.m == 0 || c.n == 0 || !c.n.is_multiple_of(2) || c.k == 0 || !c.k.is_multiple_of(8) {
@@ -431,15 +456,25 @@ impl DecodeKernels {
                 a.mode = 3;
             }
         }
+        let (blocks, smem, name) = if c.tensor_cores {
+            (
+                gemv_tc_blocks(c.n, c.ksplit),
+                gemv_tc_smem_bytes(*tile, c.k),
+                "decode_gemv_tc",
+            )
+        } else {
+            (gemv_blocks(c.n, c.ksplit), tile * c.k * 2, "decode_gemv")
+        };
         let cfg = LaunchConfig {
-            grid_dim: (gemv_blocks(c.n, c.ksplit) as u32, 1, 1),
+            grid_dim: (blocks as u32, 1, 1),
             block_dim: (32 * GEMV_WARPS as u32, 1, 1),
-            shared_mem_bytes: (tile * c.k * 2) as u32,
+            shared_mem_bytes: smem as u32,
         };
         // SAFETY: every buffer was checked above to hold what the kernel reads or writes for
-        // these m, n, k, strides and mode; `func` is decode_gemv_b{tile} with tile >= m.
+        // these m, n, k, strides and mode; `func` is {name}_b{tile} with tile >= m, and its
+        // shared-memory limit was raised at load for the widest k allowed above.
         unsafe { launch_gemv(&self.stream, func, cfg, a, self.pdl) }
-            .with_context(|| format!("launching decode_gemv_b{tile} n={} k={}", c.n, c.k))
+            .with_context(|| format!("launching {name}_b{tile} n={} k={}", c.n, c.k))
     }
 
     /// Enqueues attention of m rows over the cache.
@@ -626,7 +661,8 @@ impl DecodeKernels {
 ///
 /// # Safety
 /// `a` must describe buffers that hold what the kernel touches for its m, n, k and mode, and
-/// `cfg` must give the kernel tile * k * 2 bytes of dynamic shared memory.
+/// `cfg` must give the kernel its x tile in dynamic shared memory (decode_gemv_b*: tile * k * 2
+/// bytes; decode_gemv_tc_b*: plan::gemv_tc_smem_bytes).
 unsafe fn launch_gemv(
     stream: &Arc<CudaStream>,
     func: &CudaFunction,

@@ -126,6 +126,76 @@ pub fn gemv_blocks(n: usize, ksplit: usize) -> usize {
     (n / 2).div_ceil(GEMV_WARPS / ksplit)
 }
 
+/// Batch tiles of the tensor-core product (`decode_gemv_tc_b{tile}`): one or two n = 8
+/// operands of mma.m16n8k16.
+pub const GEMV_TC_TILES: [usize; 2] = [8, 16];
+/// Weight rows per warp tile of the tensor-core product (the mma's m).
+pub const GEMV_TC_ROWS: usize = 16;
+/// Halves of padding after each x row in the tensor-core product's shared memory
+/// (kernels/decode_gemv_tc.cu TC_X_PAD): 64 bytes, so the 8 rows one load touches fall in
+/// distinct banks when a row is a multiple of 128 bytes.
+pub const TC_X_PAD: usize = 32;
+
+/// Whether the decode step's products run on the tensor cores at this batch. At batch >= 2 the
+/// CUDA-core kernel does `batch` f32 FMAs per weight element and is bound by them at 4 and 16;
+/// the mma kernel does the same work in a few instructions per 16 x 16 weights.
+pub fn gemv_tensor_cores(batch: usize) -> bool {
+    batch >= 2
+}
+
+/// The compiled tensor-core batch tile that serves `batch` rows, or None above 16.
+pub fn gemv_tc_tile(batch: usize) -> Option<usize> {
+    GEMV_TC_TILES.iter().copied().find(|&t| t >= batch)
+}
+
+/// Warps sharing one 16-row tile of the tensor-core product: the fewest that give about one
+/// block per SM (at least 90% of the SMs busy), and no more than leave each warp one step of
+/// 4 chunks (32 columns) per 16-row tile.
+pub fn gemv_tc_ksplit(n: usize, k: usize, sm_count: usize) -> usize {
+    let tiles = n.div_ceil(GEMV_TC_ROWS);
+    let steps = (k / 8).div_ceil(4);
+    let mut best = 1;
+    for ks in [1usize, 2, 4, 8] {
+        if ks > steps.max(1) {
+            break;
+        }
+        best = ks;
+        let blocks = tiles.div_ceil(GEMV_WARPS / ks);
+        if 10 * blocks >= 9 * sm_count {
+            break;
+        }
+    }
+    best
+}
+
+/// ksplit of the step's products (qkv, o, gate/up, down, lm_head) on one GPU, for the
+/// tensor-core kernel or the CUDA-core one.
+pub fn step_ksplits(d: &Dims, sm_count: usize, tensor_cores: bool) -> [usize; 5] {
+    let f = if tensor_cores {
+        gemv_tc_ksplit
+    } else {
+        gemv_ksplit
+    };
+    let (h, i) = (d.hidden, d.inter);
+    [
+        f(d.qkv_rows(), h, sm_count),
+        f(h, d.q_rows(), sm_count),
+        f(2 * i, h, sm_count),
+        f(h, i, sm_count),
+        f(d.vocab, h, sm_count),
+    ]
+}
+
+/// Blocks of the tensor-core product for `n` output rows at `ksplit`.
+pub fn gemv_tc_blocks(n: usize, ksplit: usize) -> usize {
+    n.div_ceil(GEMV_TC_ROWS).div_ceil(GEMV_WARPS / ksplit)
+}
+
+/// Dynamic shared memory of the tensor-core product: `tile` padded rows of x of k halves.
+pub fn gemv_tc_smem_bytes(tile: usize, k: usize) -> usize {
+    tile * (k + TC_X_PAD) * 2
+}
+
 /// Longest stretch of positions one attention block stages in shared memory.
 pub const ATTN_MAX_SPLIT: usize = 256;
 
@@ -406,6 +476,39 @@ mod tests {
         assert_eq!(attn_splits(33), 1);
         assert_eq!(attn_splits(1000), 4);
         assert_eq!(attn_split_len(1000), 256);
+    }
+
+    #[test]
+    fn tensor_core_shapes_for_tinyllama_on_132_sms() {
+        let d = tiny();
+        let ks = [
+            gemv_tc_ksplit(d.qkv_rows(), d.hidden, 132),
+            gemv_tc_ksplit(d.hidden, d.q_rows(), 132),
+            gemv_tc_ksplit(2 * d.inter, d.hidden, 132),
+            gemv_tc_ksplit(d.hidden, d.inter, 132),
+            gemv_tc_ksplit(d.vocab, d.hidden, 132),
+        ];
+        // qkv: 160 tiles of 16 rows; o and down: 128; gate/up: 704; lm_head: 2000.
+        assert_eq!(ks, [8, 8, 2, 8, 1]);
+        assert_eq!(step_ksplits(&d, 132, true), ks);
+        assert_eq!(step_ksplits(&d, 132, false), [1, 1, 1, 1, 1]);
+        assert_eq!(gemv_tc_blocks(d.qkv_rows(), 8), 160);
+        assert_eq!(gemv_tc_blocks(d.hidden, 8), 128);
+        assert_eq!(gemv_tc_blocks(2 * d.inter, 2), 176);
+        assert_eq!(gemv_tc_blocks(d.vocab, 1), 250);
+        // A partial last tile still gets a warp: 1002 rows = 62 tiles + 10 rows.
+        assert_eq!(gemv_tc_blocks(1002, 1), 8);
+        assert_eq!(gemv_tc_blocks(1002, 8), 63);
+        // k = 64 is two warp steps of 32 columns: at most 2 warps share a tile.
+        assert_eq!(gemv_tc_ksplit(64, 64, 132), 2);
+        assert_eq!(gemv_tc_tile(1), Some(8));
+        assert_eq!(gemv_tc_tile(8), Some(8));
+        assert_eq!(gemv_tc_tile(9), Some(16));
+        assert_eq!(gemv_tc_tile(17), None);
+        assert!(!gemv_tensor_cores(1) && gemv_tensor_cores(4) && gemv_tensor_cores(16));
+        // x of 16 rows of the widest k (5632) fits the 227 KB a block may have.
+        assert_eq!(gemv_tc_smem_bytes(16, d.inter), 16 * 5664 * 2);
+        assert!(gemv_tc_smem_bytes(16, d.inter) + 8 * 32 * 8 * 4 <= 227 * 1024);
     }
 
     #[test]

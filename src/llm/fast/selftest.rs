@@ -109,6 +109,15 @@ impl Ctx<'_> {
     }
 }
 
+/// The product kernel family a check ran.
+fn kname(tensor_cores: bool) -> &'static str {
+    if tensor_cores {
+        "gemv_tc"
+    } else {
+        "gemv"
+    }
+}
+
 fn check(name: String, got: &[f64], want: &[f64], tolerance: f64) -> Check {
     let (mut num, mut den, mut max_abs) = (0f64, 0f64, 0f64);
     for (g, w) in got.iter().zip(want) {
@@ -180,7 +189,14 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
     let (w, w_d) = c.rand16(d.vocab * h, 0.05)?;
     let gv: Vec<f64> = c.randn(h, 0.3).iter().map(|v| 1.0 + v).collect();
     let (g, g_d) = c.up16(&gv)?;
-    for m in [1usize, 3, 16] {
+    for (tc, m) in [
+        (false, 1usize),
+        (false, 3),
+        (false, 16),
+        (true, 1),
+        (true, 9),
+        (true, 16),
+    ] {
         for ks in [1usize, 2, 4, 8] {
             let (x, x_d) = c.rand16(m * h, 1.0)?;
             let y_d = c.poisoned::<f32>(m * d.vocab)?;
@@ -195,6 +211,7 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
                 k: h,
                 m,
                 ksplit: ks,
+                tensor_cores: tc,
                 out: GemvOut::F32 {
                     out: c.dev(&y_d),
                     stride: d.vocab,
@@ -207,7 +224,11 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
                 })
                 .collect();
             out.push(check(
-                format!("gemv f32+norm n={} k={h} m={m} ksplit={ks}", d.vocab),
+                format!(
+                    "{} f32+norm n={} k={h} m={m} ksplit={ks}",
+                    kname(tc),
+                    d.vocab
+                ),
                 &c.down32(&y_d)?,
                 &want,
                 2e-3,
@@ -216,7 +237,13 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
     }
 
     // down_proj shape: residual add in place.
-    for m in [1usize, 5] {
+    for (tc, m) in [
+        (false, 1usize),
+        (false, 5),
+        (true, 1),
+        (true, 5),
+        (true, 16),
+    ] {
         let (w, w_d) = c.rand16(h * i, 0.05)?;
         let (x, x_d) = c.rand16(m * i, 1.0)?;
         let (res, res_d) = c.rand16(m * h, 1.0)?;
@@ -231,6 +258,7 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
             k: i,
             m,
             ksplit: 4,
+            tensor_cores: tc,
             out: GemvOut::Resid {
                 out: c.dev(&res_d),
                 stride: h,
@@ -246,7 +274,7 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
             })
             .collect();
         out.push(check(
-            format!("gemv residual n={h} k={i} m={m}"),
+            format!("{} residual n={h} k={i} m={m}", kname(tc)),
             &c.down16(&res_d)?,
             &want,
             2e-3,
@@ -254,46 +282,52 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
     }
 
     // gate/up: interleaved rows, SiLU * up, norm fused.
-    let m = 3;
     let (gate, _) = c.rand16(i * h, 0.05)?;
     let (up, _) = c.rand16(i * h, 0.05)?;
     let cat: Vec<f64> = gate.iter().chain(&up).copied().collect();
     let (_, gu_d) = c.up16(&permute(&cat, &gate_up_row_order(&d), h))?;
-    let (x, x_d) = c.rand16(m * h, 1.0)?;
-    let h_d = c.poisoned::<f16>(m * i)?;
-    k.gemv(&GemvCall {
-        merge: None,
-        w: c.dev(&gu_d),
-        x: c.dev(&x_d),
-        x_stride: h,
-        norm_w: Some(c.dev(&g_d)),
-        eps: d.eps,
-        n: 2 * i,
-        k: h,
-        m,
-        ksplit: 1,
-        out: GemvOut::Silu {
-            out: c.dev(&h_d),
-            stride: i,
-        },
-    })?;
-    let want: Vec<f64> = (0..m)
-        .flat_map(|r| {
-            let xn = rmsnorm_ref(&x[r * h..(r + 1) * h], &g, d.eps as f64);
-            let a = matvec(&gate, &xn, i, h);
-            let b = matvec(&up, &xn, i, h);
-            a.iter()
-                .zip(&b)
-                .map(|(a, b)| a / (1.0 + (-a).exp()) * b)
-                .collect::<Vec<_>>()
-        })
-        .collect();
-    out.push(check(
-        format!("gemv silu(gate)*up+norm n={} k={h} m={m}", 2 * i),
-        &c.down16(&h_d)?,
-        &want,
-        3e-3,
-    ));
+    for (tc, m, ks) in [(false, 3usize, 1usize), (true, 3, 2), (true, 16, 1)] {
+        let (x, x_d) = c.rand16(m * h, 1.0)?;
+        let h_d = c.poisoned::<f16>(m * i)?;
+        k.gemv(&GemvCall {
+            merge: None,
+            w: c.dev(&gu_d),
+            x: c.dev(&x_d),
+            x_stride: h,
+            norm_w: Some(c.dev(&g_d)),
+            eps: d.eps,
+            n: 2 * i,
+            k: h,
+            m,
+            ksplit: ks,
+            tensor_cores: tc,
+            out: GemvOut::Silu {
+                out: c.dev(&h_d),
+                stride: i,
+            },
+        })?;
+        let want: Vec<f64> = (0..m)
+            .flat_map(|r| {
+                let xn = rmsnorm_ref(&x[r * h..(r + 1) * h], &g, d.eps as f64);
+                let a = matvec(&gate, &xn, i, h);
+                let b = matvec(&up, &xn, i, h);
+                a.iter()
+                    .zip(&b)
+                    .map(|(a, b)| a / (1.0 + (-a).exp()) * b)
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        out.push(check(
+            format!(
+                "{} silu(gate)*up+norm n={} k={h} m={m} ksplit={ks}",
+                kname(tc),
+                2 * i
+            ),
+            &c.down16(&h_d)?,
+            &want,
+            3e-3,
+        ));
+    }
 
     // QKV + RoPE + cache write (decode rows: one per sequence) and the prefill path
     // (rope_cache over f32 rows), then attention over the cache they filled.
@@ -320,19 +354,6 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
         rows_per_seq: 1,
         max_ctx,
     };
-    k.gemv(&GemvCall {
-        merge: None,
-        w: c.dev(&wf_d),
-        x: c.dev(&x_d),
-        x_stride: h,
-        norm_w: Some(c.dev(&g_d)),
-        eps: d.eps,
-        n: n_qkv,
-        k: h,
-        m,
-        ksplit: 2,
-        out: GemvOut::Qkv(target),
-    })?;
     let hd = d.head_dim;
     let mut qref = Vec::new();
     for r in 0..m {
@@ -352,24 +373,45 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
             vref[base..base + hd].copy_from_slice(&y[v0..v0 + hd]);
         }
     }
-    out.push(check(
-        format!("gemv qkv+rope q rows={n_qkv} k={h} m={m} pos={pos_val}"),
-        &c.down32(&q_d)?,
-        &qref,
-        2e-3,
-    ));
-    out.push(check(
-        "gemv qkv+rope K cache".into(),
-        &c.down16(&kc_d)?,
-        &kref,
-        2e-3,
-    ));
-    out.push(check(
-        "gemv qkv V cache".into(),
-        &c.down16(&vc_d)?,
-        &vref,
-        2e-3,
-    ));
+    // Both product kernels write the same new positions; each run is checked in full.
+    for tc in [true, false] {
+        c.poison_view(c.dev(&q_d))?;
+        k.gemv(&GemvCall {
+            merge: None,
+            w: c.dev(&wf_d),
+            x: c.dev(&x_d),
+            x_stride: h,
+            norm_w: Some(c.dev(&g_d)),
+            eps: d.eps,
+            n: n_qkv,
+            k: h,
+            m,
+            ksplit: 2,
+            tensor_cores: tc,
+            out: GemvOut::Qkv(target),
+        })?;
+        out.push(check(
+            format!(
+                "{} qkv+rope q rows={n_qkv} k={h} m={m} pos={pos_val}",
+                kname(tc)
+            ),
+            &c.down32(&q_d)?,
+            &qref,
+            2e-3,
+        ));
+        out.push(check(
+            format!("{} qkv+rope K cache", kname(tc)),
+            &c.down16(&kc_d)?,
+            &kref,
+            2e-3,
+        ));
+        out.push(check(
+            format!("{} qkv V cache", kname(tc)),
+            &c.down16(&vc_d)?,
+            &vref,
+            2e-3,
+        ));
+    }
 
     // Decode attention over 71 positions (3 splits of 32, the last partial), grid for 80.
     let kc_now = c.down16(&kc_d)?;
@@ -417,7 +459,12 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
         )
     };
     let (wo, wo_d) = c.rand16(h * d.q_rows(), 0.05)?;
-    let (res0, res_d) = c.rand16(3 * h, 1.0)?;
+    let res0_16: Vec<f16> = c
+        .randn(3 * h, 1.0)
+        .iter()
+        .map(|&v| f16::from_f64(v))
+        .collect();
+    let res0: Vec<f64> = res0_16.iter().map(|v| v.to_f64()).collect();
     let splits = max_ctx.div_ceil(32);
     let part_o = c.poisoned::<f32>(48 * splits * d.q_rows())?;
     let part_ml = c.poisoned::<f32>(48 * splits * d.heads * 2)?;
@@ -467,29 +514,6 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
         merge_in_block: false,
         ..call(3, 1, max_ctx, 32, &q_d)
     })?;
-    k.gemv(&GemvCall {
-        w: c.dev(&wo_d),
-        x: c.dev(&att_d),
-        merge: Some(MergeIn {
-            part_o: c.dev(&part_o),
-            part_ml: c.dev(&part_ml),
-            pos: c.dev(&pos_d),
-            rows_per_seq: 1,
-            splits: 3,
-            split_len: 32,
-        }),
-        x_stride: d.q_rows(),
-        norm_w: None,
-        eps: d.eps,
-        n: h,
-        k: d.q_rows(),
-        m: 3,
-        ksplit: 1,
-        out: GemvOut::Resid {
-            out: c.dev(&res_d),
-            stride: h,
-        },
-    })?;
     let att_want = attn_ref(3, 1, pos_val, &q_now);
     let want: Vec<f64> = (0..3)
         .flat_map(|r| {
@@ -505,12 +529,42 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
                 .collect::<Vec<_>>()
         })
         .collect();
-    out.push(check(
-        "attention partials (3 splits) merged in o_proj gemv + residual".into(),
-        &c.down16(&res_d)?,
-        &want,
-        3e-3,
-    ));
+    for tc in [false, true] {
+        let res_d = c.gpu.stream.clone_htod(&res0_16)?;
+        k.gemv(&GemvCall {
+            w: c.dev(&wo_d),
+            x: c.dev(&att_d),
+            merge: Some(MergeIn {
+                part_o: c.dev(&part_o),
+                part_ml: c.dev(&part_ml),
+                pos: c.dev(&pos_d),
+                rows_per_seq: 1,
+                splits: 3,
+                split_len: 32,
+            }),
+            x_stride: d.q_rows(),
+            norm_w: None,
+            eps: d.eps,
+            n: h,
+            k: d.q_rows(),
+            m: 3,
+            ksplit: 1,
+            tensor_cores: tc,
+            out: GemvOut::Resid {
+                out: c.dev(&res_d),
+                stride: h,
+            },
+        })?;
+        out.push(check(
+            format!(
+                "attention partials (3 splits) merged in o_proj {} + residual",
+                kname(tc)
+            ),
+            &c.down16(&res_d)?,
+            &want,
+            3e-3,
+        ));
+    }
 
     // Prefill path: 2 sequences of 23 rows from position 0 (f32 rows -> rope_cache), then
     // causal attention of all 46 rows.
