@@ -15,6 +15,7 @@ pub mod kernels;
 pub mod layernorm;
 pub mod llm;
 pub mod progress;
+pub mod sampling;
 pub mod site;
 pub mod stats;
 pub mod summary;

@@ -4,7 +4,7 @@
 use super::rotation;
 use super::Gpu;
 use crate::artifact::Timing;
-use crate::harness::{sample_until, Sample, Sampled, Sampling};
+use crate::sampling::{sample_until, Sample, Sampled, Sampling};
 use crate::stats::{summarize, Summary};
 use anyhow::{Context, Result};
 use cudarc::driver::sys::CUevent_flags;

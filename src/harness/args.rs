@@ -1,7 +1,7 @@
 //! The sampling flags every GPU benchmark shares (`--ci-target-pct`, `--min-samples`,
 //! `--max-samples`, `--point-budget-ms`), one definition flattened into each binary's Args.
 
-use super::sampling::Sampling;
+use crate::sampling::Sampling;
 use clap::Args;
 use std::time::Duration;
 

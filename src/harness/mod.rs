@@ -1,19 +1,18 @@
-//! The one harness every GPU benchmark runs on: noise-stopped sampling (`sampling`, pure and
-//! tested on the CPU with a mock executor), its flags (`args`), the artifact start every run
+//! The one harness every GPU benchmark runs on: noise-stopped sampling (`crate::sampling`,
+//! pure and tested on the CPU with a mock executor, re-exported here), its flags (`args`), the artifact start every run
 //! shares (`start`), the failed-row rule (`rows`), and the GPU session (`session`: the device,
 //! the ceilings measured once per process, the environment block and notes, the artifact
 //! writer with `.partial`, and the end-of-run re-measure).
 
 pub mod args;
 pub mod rows;
-pub mod sampling;
 #[cfg(feature = "cuda")]
 mod session;
 pub mod start;
 
+pub use crate::sampling::{sample_until, Executor, Sample, Sampled, Sampling, Stop};
 pub use args::SamplingArgs;
 pub use rows::failed;
-pub use sampling::{sample_until, Executor, Sample, Sampled, Sampling, Stop};
 #[cfg(feature = "cuda")]
 pub use session::{Session, SessionSpec};
 pub use start::start_artifact;

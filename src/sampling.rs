@@ -1,8 +1,10 @@
-//! Noise-stopped sampling: take timed samples until the median's 95% interval is within a
-//! target of the median, a time budget runs out, or a sample cap is reached; record which.
+//! Noise-stopped sampling, the harness's loop: take timed samples until the median's 95%
+//! interval is within a target of the median, a time budget runs out, or a sample cap is
+//! reached; record which.
 //!
 //! The loop is pure over an [`Executor`] (one timed sample per call), so it runs on the CPU
-//! against a mock in tests and on the GPU against CUDA events in `gpu::timing`.
+//! against a mock in tests and on the GPU against CUDA events in `gpu::timing`. It sits below
+//! both `gpu` and `harness` (which re-exports it), so neither imports the other in a circle.
 
 use crate::artifact::SamplingRecord;
 use crate::stats::median_ci_halfwidth_rel;
