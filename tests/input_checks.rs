@@ -206,6 +206,24 @@ fn the_shared_sampling_flags_are_checked_alike_in_every_gpu_benchmark() {
         let (rc, _, err) = bin(exe, &["--min-samples", "0"], d.path());
         assert_eq!(rc, Some(2), "{exe}: {err}");
         assert!(err.contains("--min-samples"), "{exe}: {err}");
+        // Refused before any work, on the CPU too, naming both flags.
+        let (rc, _, err) = bin(
+            exe,
+            &[
+                "--device",
+                "cpu",
+                "--min-samples",
+                "50",
+                "--max-samples",
+                "10",
+            ],
+            d.path(),
+        );
+        assert_eq!(rc, Some(1), "{exe}: {err}");
+        assert!(
+            err.contains("--min-samples 50 is above --max-samples 10"),
+            "{exe}: {err}"
+        );
         let (rc, out, _) = bin(exe, &["--help"], d.path());
         assert_eq!(rc, Some(0));
         for flag in [

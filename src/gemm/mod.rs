@@ -24,6 +24,7 @@ use args::DeviceKind;
 /// Runs the sweep the arguments describe.
 pub fn run(args: &GemmArgs) -> Result<()> {
     let args = &args.deduplicated();
+    args.sampling.sampling().check()?;
     let points = plan::build(args)?;
     match args.device {
         DeviceKind::Cpu => cpu::run(args, &points),

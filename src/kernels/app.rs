@@ -13,6 +13,7 @@ use std::fmt::Write;
 
 /// Runs kernel_bench with parsed arguments.
 pub fn main(args: Args) -> Result<()> {
+    args.sampling.sampling().check()?;
     let (plan, source) = load(&args)?;
     match args.device {
         Device::Cpu => {
