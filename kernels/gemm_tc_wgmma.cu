@@ -8,64 +8,16 @@
 // Any M (rows past M zero-filled, never stored); needs N % 256 == 0, K % 64 == 0.
 // Dynamic shared memory: 4 x (16 KiB A + 32 KiB B) + 1 KiB alignment slack = 197632 bytes.
 // 1-D grid of (N/256) * ceil(M/128) blocks, grouped order.
-#include "gemm_common.cuh"
+#include "gemm_hopper.cuh"
 
 namespace {
+
+using namespace hopper;
 
 constexpr int BM = 128, BN = 256, BK = 64, STAGES = 4, THREADS = 256;
 constexpr int A_BYTES = BM * BK * 2;   // 16 KiB: 128 rows of 128 B
 constexpr int B_BYTES = BK * BN * 2;   // 32 KiB: 4 column chunks of 64 x (64 rows of 128 B)
 constexpr int B_CHUNK_BYTES = BK * 128;  // one 64-column chunk of B: 8 KiB
-
-// Shared-memory matrix descriptor field: address bits [17:4].
-__device__ __forceinline__ uint64_t enc(uint32_t x) { return (uint64_t)((x & 0x3FFFF) >> 4); }
-
-// 128B-swizzle descriptor: start address, leading byte offset, stride byte offset (8 rows).
-__device__ __forceinline__ uint64_t make_desc(uint32_t addr, uint32_t lbo) {
-    return enc(addr) | (enc(lbo) << 16) | (enc(1024) << 32) | (1ull << 62);
-}
-
-__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wgmma_wait0() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
-__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
-
-template <typename T>
-struct Wgmma;
-
-// D[64x256] += A[64x16] (K-major, smem) * B[16x256] (N-major, smem), f32 accumulators.
-// One specialization per input type; only the PTX type suffix differs.
-#define WGMMA_M64N256K16(CTYPE, PTYPE) \
-template <> \
-struct Wgmma<CTYPE> { \
-    __device__ __forceinline__ static void run(float (&d)[128], uint64_t desc_a, uint64_t desc_b) { \
-    asm volatile( \
-        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n" \
-        "wgmma.mma_async.sync.aligned.m64n256k16.f32." PTYPE "." PTYPE " " \
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, 1;\n}\n" \
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
-          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
-          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
-          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
-          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
-          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
-          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), \
-          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
-          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), \
-          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), \
-          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), \
-          "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), \
-          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), \
-          "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), \
-          "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127]) \
-        : "l"(desc_a), "l"(desc_b)); \
-    } \
-};
-
-WGMMA_M64N256K16(__nv_bfloat16, "bf16")
-WGMMA_M64N256K16(__half, "f16")
-#undef WGMMA_M64N256K16
 
 template <typename T>
 __device__ __forceinline__ void wgmma_gemm(const T* __restrict__ A, const T* __restrict__ B,
@@ -126,9 +78,9 @@ __device__ __forceinline__ void wgmma_gemm(const T* __restrict__ A, const T* __r
         wgmma_fence();
 #pragma unroll
         for (int t = 0; t < BK / 16; ++t)
-            Wgmma<T>::run(d, make_desc(a_tile + t * 32, 16), make_desc(b_tile + t * 2048, B_CHUNK_BYTES));
+            Wgmma<T, BN>::template run<1>(d, make_desc(a_tile + t * 32, 16), make_desc(b_tile + t * 2048, B_CHUNK_BYTES));
         wgmma_commit();
-        wgmma_wait0();
+        wgmma_wait<0>();
     }
     gemm::cp_async_wait<0>();
 

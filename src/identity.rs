@@ -56,7 +56,7 @@ pub const DECLARED: &[Declared] = &[
             "layer_op",
             "tokens",
         ],
-        settings: &["impl_kind", "ladder_step"],
+        settings: &["impl_kind", "ladder_step", "block_tile", "k_splits"],
     },
     Declared {
         kind: "kernels",

@@ -13,7 +13,7 @@ bin=/tmp/gemm_bench
 xz -dc "$here/gemm_bench.xz" >"$bin" && chmod +x "$bin" || { echo "cannot unpack $here/gemm_bench.xz"; exit 1; }
 nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,power.limit --format=csv | tee "$out/gpu.txt"
 
-ours="naive coalesced smem_tiled blocktile_2d vectorized_2d warptile_bk8 warptile_bk16 mma_smem mma_pipelined_128x128 mma_pipelined_128x256 wgmma_128x256"
+ours="naive coalesced smem_tiled blocktile_2d vectorized_2d warptile_bk8 warptile_bk16 mma_smem mma_pipelined_128x128 mma_pipelined_128x256 wgmma_128x256 tma_128x256 tma_ws_128x256 tma_ws_persistent_128x256 tma_ws_cluster2_128x256 tma_ws_splitk"
 smoke=(--square 256 --m 130 --n 256 --k 128 --dtypes f32,f16,bf16 --model tinyllama-1.1b
        --tokens 1,33 --layer-ops k_v_proj,down_proj --ceiling-size 0 --budget-ms 20)
 skip=""

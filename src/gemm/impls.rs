@@ -46,6 +46,26 @@ pub enum Impl {
     /// Tensor cores 3: Hopper wgmma (m64n256k16) from 128B-swizzled shared memory, 128x256 tile.
     #[value(name = "wgmma_128x256")]
     Wgmma128x256,
+    /// Tensor cores 4: tiles by TMA into an mbarrier-guarded ring; consumer thread 0 issues
+    /// the loads between its own MMAs; one wgmma group kept in flight.
+    #[value(name = "tma_128x256")]
+    Tma128x256,
+    /// Tensor cores 5: a producer warpgroup issues the TMA loads (warp specialization with
+    /// setmaxnreg), two consumer warpgroups only multiply.
+    #[value(name = "tma_ws_128x256")]
+    TmaWs128x256,
+    /// Tensor cores 6: step 5 launched persistent (one CTA per SM walking the tiles), so the
+    /// producer loads the next tile while the consumers store the last.
+    #[value(name = "tma_ws_persistent_128x256")]
+    TmaWsPersistent128x256,
+    /// Tensor cores 7: step 6 in 2-CTA clusters on vertically adjacent tiles, each CTA loading
+    /// half of the shared B tile and multicasting it to both.
+    #[value(name = "tma_ws_cluster2_128x256")]
+    TmaWsCluster2,
+    /// Tensor cores 8: step 6 with the tile (64x128, 128x128 or 128x256) and a K split chosen
+    /// per shape so skinny products fill the GPU; partial tiles meet in an f32 workspace.
+    #[value(name = "tma_ws_splitk")]
+    TmaWsSplitK,
 }
 
 /// What kind of code an implementation is (param `impl_kind`).
@@ -70,7 +90,7 @@ const F32_ONLY: &[Dtype] = &[Dtype::F32];
 const HALF: &[Dtype] = &[Dtype::F16, Dtype::Bf16];
 
 impl Impl {
-    pub const ALL: [Impl; 13] = [
+    pub const ALL: [Impl; 18] = [
         Impl::Cublas,
         Impl::Candle,
         Impl::Naive,
@@ -84,6 +104,11 @@ impl Impl {
         Impl::MmaPipelined128x128,
         Impl::MmaPipelined128x256,
         Impl::Wgmma128x256,
+        Impl::Tma128x256,
+        Impl::TmaWs128x256,
+        Impl::TmaWsPersistent128x256,
+        Impl::TmaWsCluster2,
+        Impl::TmaWsSplitK,
     ];
 
     /// The `implementation` field of a result row.
@@ -102,6 +127,11 @@ impl Impl {
             Impl::MmaPipelined128x128 => "mma_pipelined_128x128",
             Impl::MmaPipelined128x256 => "mma_pipelined_128x256",
             Impl::Wgmma128x256 => "wgmma_128x256",
+            Impl::Tma128x256 => "tma_128x256",
+            Impl::TmaWs128x256 => "tma_ws_128x256",
+            Impl::TmaWsPersistent128x256 => "tma_ws_persistent_128x256",
+            Impl::TmaWsCluster2 => "tma_ws_cluster2_128x256",
+            Impl::TmaWsSplitK => "tma_ws_splitk",
         }
     }
 
@@ -118,7 +148,12 @@ impl Impl {
             Impl::MmaSmem
             | Impl::MmaPipelined128x128
             | Impl::MmaPipelined128x256
-            | Impl::Wgmma128x256 => ImplKind::TensorCore,
+            | Impl::Wgmma128x256
+            | Impl::Tma128x256
+            | Impl::TmaWs128x256
+            | Impl::TmaWsPersistent128x256
+            | Impl::TmaWsCluster2
+            | Impl::TmaWsSplitK => ImplKind::TensorCore,
         }
     }
 
@@ -132,6 +167,11 @@ impl Impl {
             Impl::Blocktile2d => 4,
             Impl::Vectorized2d => 5,
             Impl::WarptileBk8 | Impl::WarptileBk16 => 6,
+            Impl::Tma128x256 => 4,
+            Impl::TmaWs128x256 => 5,
+            Impl::TmaWsPersistent128x256 => 6,
+            Impl::TmaWsCluster2 => 7,
+            Impl::TmaWsSplitK => 8,
         }
     }
 
@@ -145,16 +185,18 @@ impl Impl {
         }
     }
 
-    /// Whether it runs on the model (TinyLlama) shapes by default: the libraries and the
-    /// pipelined and wgmma tensor-core kernels (the top of the ladder).
+    /// Whether it runs on the model (TinyLlama) shapes by default: the libraries and the top
+    /// of the tensor-core ladder (the cp.async wgmma kernel for reference, the persistent,
+    /// cluster and split-K TMA kernels).
     pub fn in_model_sweep(self) -> bool {
         matches!(
             self,
             Impl::Cublas
                 | Impl::Candle
-                | Impl::MmaPipelined128x128
-                | Impl::MmaPipelined128x256
                 | Impl::Wgmma128x256
+                | Impl::TmaWsPersistent128x256
+                | Impl::TmaWsCluster2
+                | Impl::TmaWsSplitK
         )
     }
 
@@ -225,6 +267,16 @@ impl Impl {
                 need("N", n, 256)?;
                 need("K", k, 64)
             }
+            // TMA row strides must be multiples of 16 bytes; edges are zero-filled boxes and
+            // predicated stores.
+            Impl::Tma128x256
+            | Impl::TmaWs128x256
+            | Impl::TmaWsPersistent128x256
+            | Impl::TmaWsCluster2
+            | Impl::TmaWsSplitK => {
+                need("N", n, 8)?;
+                need("K", k, 8)
+            }
         }
     }
 }
@@ -272,6 +324,11 @@ mod tests {
         assert!(Impl::Wgmma128x256.supports(1, 5632, 2048).is_ok());
         assert!(Impl::Wgmma128x256.supports(128, 256, 96).is_err());
         assert!(Impl::Naive.supports(3, 5, 7).is_ok());
+        // TMA kernels take any M and edge tiles, but 16-byte row strides.
+        assert!(Impl::TmaWsSplitK.supports(1, 256, 2048).is_ok());
+        assert!(Impl::TmaWsCluster2.supports(333, 1000, 1032).is_ok());
+        let e = Impl::TmaWs128x256.supports(64, 1001, 64).unwrap_err();
+        assert!(e.contains("N % 8"), "{e}");
         assert!(Impl::Cublas.supports(0, 5, 7).is_err());
     }
 }

@@ -15,6 +15,7 @@ pub mod plan;
 pub mod record;
 pub mod report;
 pub mod shapes;
+pub mod splitk;
 
 pub use args::GemmArgs;
 

@@ -249,11 +249,11 @@ mod tests {
                                                     // tf32 is cuBLAS only.
         let tf = square.iter().find(|p| p.dtype == Dtype::Tf32).unwrap();
         assert_eq!(tf.runnable().collect::<Vec<_>>(), vec![Impl::Cublas]);
-        // model shapes: libraries and the pipelined tensor-core kernels, cuBLAS first.
+        // model shapes: libraries and the top of the tensor-core ladder, cuBLAS first.
         let m1 = model[0];
         assert_eq!(m1.impls[0].imp, Impl::Cublas);
         assert!(m1.runnable().all(|i| i.in_model_sweep()));
-        assert_eq!(m1.runnable().count(), 5);
+        assert_eq!(m1.runnable().count(), 6);
     }
 
     #[test]
@@ -302,7 +302,12 @@ mod tests {
                 Impl::Cublas,
                 Impl::MmaPipelined128x128,
                 Impl::MmaPipelined128x256,
-                Impl::Wgmma128x256
+                Impl::Wgmma128x256,
+                Impl::Tma128x256,
+                Impl::TmaWs128x256,
+                Impl::TmaWsPersistent128x256,
+                Impl::TmaWsCluster2,
+                Impl::TmaWsSplitK,
             ]
         );
         let e = build(&args(&["--m", "1"])).unwrap_err();

@@ -2,12 +2,15 @@
 //! kernel (grid, block, shared memory), and [`Kernels::launch`], the safe, checked entry.
 
 use super::operands::{check_gemm, DevMat, Elem};
+use super::tma::{encode, Half, MatrixBox, TensorMap};
 use crate::gemm::dtype::Dtype;
 use crate::gemm::impls::Impl;
+use crate::gemm::splitk::{plan_split, tma_smem_bytes, SplitPlan, TmaTile, TMA_BK};
 use crate::gpu::Gpu;
 use anyhow::{anyhow, bail, Context, Result};
-use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg};
 use std::collections::HashMap;
+use std::sync::Mutex;
 
 #[allow(dead_code)]
 mod ptx {
@@ -137,6 +140,145 @@ unsafe fn launch_wgmma(s: &CudaStream, f: &CudaFunction, p: &Args) -> Result<()>
     unsafe { launch_raw(s, f, cfg((blocks, 1), (256, 1), WGMMA_SMEM_BYTES), p) }
 }
 
+/// The compiled TMA kernels (kernels/gemm_tc_tma.cu).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum TmaKernel {
+    /// No producer warpgroup: consumer thread 0 issues the loads.
+    Inline128x256,
+    /// Producer warpgroup + consumers, one CTA per SM or per unit.
+    Ws(TmaTile),
+    /// Producer warpgroup, 2-CTA clusters with B multicast.
+    Cluster2,
+}
+
+impl TmaKernel {
+    fn tile(self) -> TmaTile {
+        match self {
+            TmaKernel::Ws(t) => t,
+            TmaKernel::Inline128x256 | TmaKernel::Cluster2 => TmaTile::T128x256,
+        }
+    }
+
+    fn threads(self) -> u32 {
+        let consumers = self.tile().bm() as u32 / 64;
+        match self {
+            TmaKernel::Inline128x256 => 128 * consumers,
+            _ => 128 * (consumers + 1),
+        }
+    }
+
+    fn function_name(self, sfx: &str) -> String {
+        match self {
+            TmaKernel::Inline128x256 => format!("gemm_tc_tma_128x256_{sfx}"),
+            TmaKernel::Ws(t) => format!("gemm_tc_tma_ws_{}_{sfx}", t.name()),
+            TmaKernel::Cluster2 => format!("gemm_tc_tma_ws_cluster2_128x256_{sfx}"),
+        }
+    }
+
+    /// The kernels an implementation may launch.
+    fn of(imp: Impl) -> &'static [TmaKernel] {
+        match imp {
+            Impl::Tma128x256 => &[TmaKernel::Inline128x256],
+            Impl::TmaWs128x256 | Impl::TmaWsPersistent128x256 => {
+                &[TmaKernel::Ws(TmaTile::T128x256)]
+            }
+            Impl::TmaWsCluster2 => &[TmaKernel::Cluster2],
+            Impl::TmaWsSplitK => &[
+                TmaKernel::Ws(TmaTile::T64x128),
+                TmaKernel::Ws(TmaTile::T128x128),
+                TmaKernel::Ws(TmaTile::T128x256),
+            ],
+            _ => &[],
+        }
+    }
+}
+
+/// f32 workspace for split-K partial tiles (64 MiB) and the per-tile arrival counters; the
+/// counters start zeroed and the last unit of every tile resets its own.
+const SPLIT_WORKSPACE_FLOATS: usize = 16 << 20;
+const SPLIT_COUNTERS: usize = 1 << 16;
+
+struct SplitWorkspace {
+    partials: CudaSlice<f32>,
+    counters: CudaSlice<i32>,
+}
+
+/// The driver's count of 2-CTA clusters of `f` that can be resident at once.
+fn max_active_clusters(gpu: &Gpu, f: &CudaFunction, tk: TmaKernel) -> Result<usize> {
+    use cudarc::driver::sys;
+    gpu.stream
+        .context()
+        .bind_to_thread()
+        .context("binding the CUDA context")?;
+    // SAFETY: a zeroed launch attribute is valid plain data; id and value are set below.
+    let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+    attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim.x = 2;
+    attr.value.clusterDim.y = 1;
+    attr.value.clusterDim.z = 1;
+    let conf = sys::CUlaunchConfig {
+        gridDimX: 2 * gpu.sm_count as u32,
+        gridDimY: 1,
+        gridDimZ: 1,
+        blockDimX: tk.threads(),
+        blockDimY: 1,
+        blockDimZ: 1,
+        sharedMemBytes: tma_smem_bytes(tk.tile()),
+        hStream: gpu.stream.cu_stream(),
+        attrs: &mut attr,
+        numAttrs: 1,
+    };
+    let mut n: std::ffi::c_int = 0;
+    // SAFETY: conf and attr outlive the call; the function handle is live.
+    unsafe { sys::cuOccupancyMaxActiveClusters(&mut n, f.cu_function(), &conf) }
+        .result()
+        .context("cuOccupancyMaxActiveClusters")?;
+    if n <= 0 {
+        bail!("the driver says no 2-CTA cluster of the cluster kernel fits on this GPU");
+    }
+    Ok(n as usize)
+}
+
+/// How a TMA implementation launches at one shape (`max_clusters`: resident 2-CTA clusters).
+fn tma_launch_plan(
+    imp: Impl,
+    m: usize,
+    n: usize,
+    k: usize,
+    sms: usize,
+    max_clusters: usize,
+    ws_floats: usize,
+) -> (TmaKernel, SplitPlan, u32) {
+    let whole = |tile: TmaTile| SplitPlan {
+        tile,
+        splits: 1,
+        units: tile.tiles(m, n),
+    };
+    match imp {
+        Impl::Tma128x256 => {
+            let p = whole(TmaTile::T128x256);
+            (TmaKernel::Inline128x256, p, p.units as u32)
+        }
+        Impl::TmaWs128x256 => {
+            let p = whole(TmaTile::T128x256);
+            (TmaKernel::Ws(TmaTile::T128x256), p, p.units as u32)
+        }
+        Impl::TmaWsPersistent128x256 => {
+            let p = whole(TmaTile::T128x256);
+            (TmaKernel::Ws(TmaTile::T128x256), p, p.units.min(sms) as u32)
+        }
+        Impl::TmaWsCluster2 => {
+            let p = whole(TmaTile::T128x256);
+            let pairs = m.div_ceil(256) * n.div_ceil(256);
+            (TmaKernel::Cluster2, p, 2 * pairs.min(max_clusters) as u32)
+        }
+        _ => {
+            let p = plan_split(m, n, k, sms, ws_floats);
+            (TmaKernel::Ws(p.tile), p, p.grid(sms) as u32)
+        }
+    }
+}
+
 /// (module constant, kernel function name) of an implementation at a dtype.
 fn entry(imp: Impl, d: Dtype) -> Option<(&'static str, &'static str, String)> {
     let sfx = match d {
@@ -225,6 +367,12 @@ fn dynamic_smem(imp: Impl) -> Option<u32> {
 /// Every ladder kernel, loaded.
 pub struct Kernels {
     funcs: HashMap<(Impl, Dtype), CudaFunction>,
+    tma: HashMap<(TmaKernel, Dtype), CudaFunction>,
+    /// Tensor maps by (matrix, box), encoded once per operand.
+    maps: Mutex<HashMap<(MatrixBox, bool), TensorMap>>,
+    split: Option<SplitWorkspace>,
+    /// How many 2-CTA clusters of the cluster kernel fit on the GPU at once.
+    max_clusters: usize,
 }
 
 impl Kernels {
@@ -249,7 +397,167 @@ impl Kernels {
                 funcs.insert((imp, d), f);
             }
         }
-        Ok(Kernels { funcs })
+        let mut tma = HashMap::new();
+        for &imp in wanted {
+            for &tk in TmaKernel::of(imp) {
+                for d in [Dtype::F16, Dtype::Bf16] {
+                    if tma.contains_key(&(tk, d)) {
+                        continue;
+                    }
+                    let name = tk.function_name(if d == Dtype::F16 { "f16" } else { "bf16" });
+                    let f = gpu.function("gemm_tc_tma", ptx::GEMM_TC_TMA, &name)?;
+                    use cudarc::driver::sys::CUfunction_attribute as A;
+                    f.set_attribute(
+                        A::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                        tma_smem_bytes(tk.tile()) as i32,
+                    )
+                    .with_context(|| format!("allowing {name} its dynamic shared memory"))?;
+                    tma.insert((tk, d), f);
+                }
+            }
+        }
+        let mut max_clusters = gpu.sm_count / 2;
+        if let Some(f) = tma.get(&(TmaKernel::Cluster2, Dtype::Bf16)) {
+            max_clusters = max_active_clusters(gpu, f, TmaKernel::Cluster2)?;
+            eprintln!(
+                "tma_ws_cluster2_128x256: {max_clusters} clusters of 2 CTAs resident at once"
+            );
+        }
+        let split = if wanted.contains(&Impl::TmaWsSplitK) {
+            Some(SplitWorkspace {
+                partials: gpu
+                    .stream
+                    .alloc_zeros::<f32>(SPLIT_WORKSPACE_FLOATS)
+                    .context("allocating the split-K workspace")?,
+                counters: gpu
+                    .stream
+                    .alloc_zeros::<i32>(SPLIT_COUNTERS)
+                    .context("allocating the split-K counters")?,
+            })
+        } else {
+            None
+        };
+        Ok(Kernels {
+            funcs,
+            tma,
+            maps: Mutex::new(HashMap::new()),
+            split,
+            max_clusters,
+        })
+    }
+
+    /// The tensor map of a matrix read in boxes, encoded on first use.
+    fn map(&self, half: Half, b: MatrixBox) -> Result<TensorMap> {
+        let mut maps = self
+            .maps
+            .lock()
+            .map_err(|_| anyhow!("tensor-map cache poisoned"))?;
+        if let Some(m) = maps.get(&(b, half == Half::Bf16)) {
+            return Ok(*m);
+        }
+        let m = encode(half, &b)?;
+        maps.insert((b, half == Half::Bf16), m);
+        Ok(m)
+    }
+
+    /// The tile and K split `imp` uses at this shape (params of the result row), if it is a
+    /// TMA kernel.
+    pub fn split_plan(
+        &self,
+        gpu: &Gpu,
+        imp: Impl,
+        m: usize,
+        n: usize,
+        k: usize,
+    ) -> Option<SplitPlan> {
+        if TmaKernel::of(imp).is_empty() {
+            return None;
+        }
+        let ws = self.split.as_ref().map_or(0, |_| SPLIT_WORKSPACE_FLOATS);
+        Some(tma_launch_plan(imp, m, n, k, gpu.sm_count, self.max_clusters, ws).1)
+    }
+
+    /// # Safety
+    /// As [`launch_raw`]: `a`, `b`, `c` hold M*K, K*N, M*N elements of `dtype` (checked by
+    /// the caller), N % 8 == 0, K % 8 == 0.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn launch_tma(
+        &self,
+        gpu: &Gpu,
+        imp: Impl,
+        dtype: Dtype,
+        a: u64,
+        b: u64,
+        c: u64,
+        (m, n, k): (usize, usize, usize),
+    ) -> Result<()> {
+        let ws_floats = self.split.as_ref().map_or(0, |_| SPLIT_WORKSPACE_FLOATS);
+        let (tk, plan, grid) =
+            tma_launch_plan(imp, m, n, k, gpu.sm_count, self.max_clusters, ws_floats);
+        let f = self
+            .tma
+            .get(&(tk, dtype))
+            .ok_or_else(|| anyhow!("{} has no {dtype} kernel loaded", imp.name()))?;
+        let half = if dtype == Dtype::F16 {
+            Half::F16
+        } else {
+            Half::Bf16
+        };
+        let tile = tk.tile();
+        let ta = self.map(
+            half,
+            MatrixBox {
+                ptr: a,
+                rows: m,
+                cols: k,
+                box_rows: tile.bm() as u32,
+                box_cols: TMA_BK as u32,
+            },
+        )?;
+        let tb = self.map(
+            half,
+            MatrixBox {
+                ptr: b,
+                rows: k,
+                cols: n,
+                box_rows: TMA_BK as u32,
+                box_cols: 64,
+            },
+        )?;
+        let (ws_ptr, counters_ptr) = match &self.split {
+            Some(w) => (
+                w.partials.device_ptr(&gpu.stream).0,
+                w.counters.device_ptr(&gpu.stream).0,
+            ),
+            None => (0, 0),
+        };
+        if plan.splits > 1 && plan.tile.tiles(m, n) > SPLIT_COUNTERS {
+            bail!(
+                "{} split plan needs more tile counters than allocated",
+                imp.name()
+            );
+        }
+        let (mi, ni, ki, splits) = (m as i32, n as i32, k as i32, plan.splits as i32);
+        let mut bld = gpu.stream.launch_builder(f);
+        bld.arg(&ta)
+            .arg(&tb)
+            .arg(&c)
+            .arg(&mi)
+            .arg(&ni)
+            .arg(&ki)
+            .arg(&splits)
+            .arg(&ws_ptr)
+            .arg(&counters_ptr);
+        let cfg = LaunchConfig {
+            grid_dim: (grid, 1, 1),
+            block_dim: (tk.threads(), 1, 1),
+            shared_mem_bytes: tma_smem_bytes(tile),
+        };
+        // SAFETY: the argument list matches the TMA kernels' (map, map, ptr, int x4, ptr, ptr);
+        // the tensor maps describe the caller's A and B; the workspace outlives the launch.
+        unsafe { bld.launch(cfg) }
+            .map(|_| ())
+            .with_context(|| format!("launching {}", imp.name()))
     }
 
     /// Enqueues C = A * B with `imp` at `dtype` on the GPU's stream, after checking shapes,
@@ -263,14 +571,18 @@ impl Kernels {
         b: &DevMat,
         c: &DevMat,
     ) -> Result<()> {
-        let f = self
-            .funcs
-            .get(&(imp, dtype))
-            .ok_or_else(|| anyhow!("{} has no {dtype} kernel", imp.name()))?;
         let (m, n, k) = check_gemm(a, b, c, Elem::of(dtype))?;
         if let Err(why) = imp.supports(m, n, k) {
             bail!("{why}");
         }
+        if !TmaKernel::of(imp).is_empty() {
+            // SAFETY: check_gemm proved the buffer sizes and `supports` the 16-byte strides.
+            return unsafe { self.launch_tma(gpu, imp, dtype, a.ptr, b.ptr, c.ptr, (m, n, k)) };
+        }
+        let f = self
+            .funcs
+            .get(&(imp, dtype))
+            .ok_or_else(|| anyhow!("{} has no {dtype} kernel", imp.name()))?;
         let p = Args {
             a: a.ptr,
             b: b.ptr,
@@ -296,6 +608,11 @@ impl Kernels {
                     launch_mma_pipelined(s, f, &p, pipelined_tile(imp).expect("pipelined tile"))
                 }
                 Impl::Wgmma128x256 => launch_wgmma(s, f, &p),
+                Impl::Tma128x256
+                | Impl::TmaWs128x256
+                | Impl::TmaWsPersistent128x256
+                | Impl::TmaWsCluster2
+                | Impl::TmaWsSplitK => bail!("{} launches through launch_tma", imp.name()),
                 Impl::Cublas | Impl::Candle => {
                     bail!("{} is a library, not one of our kernels", imp.name())
                 }

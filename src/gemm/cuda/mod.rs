@@ -5,6 +5,7 @@
 mod cublas;
 mod kernels;
 mod operands;
+mod tma;
 
 pub use cublas::Cublas;
 pub use kernels::Kernels;
@@ -253,6 +254,14 @@ fn run_point(
         }
         progress.start(p.progress_label(imp));
         let mut row = base_row(&p.shape, d, imp);
+        if let Some(plan) = ctx
+            .kernels
+            .split_plan(&ctx.s.gpu, imp, p.shape.m, p.shape.n, p.shape.k)
+        {
+            row = row
+                .param("block_tile", plan.tile.name())
+                .param("k_splits", plan.splits);
+        }
         let result = (|| -> Result<()> {
             let got = if imp == Impl::Cublas {
                 cublas_out.clone()

@@ -1,0 +1,266 @@
+// Tensor-core GEMM steps 4-7 (f16/bf16 in, f32 accumulate) on Hopper: tiles arrive by TMA
+// (tensor maps built on the host, 128-byte swizzle, out-of-bounds boxes zero-filled) into a
+// ring of STAGES shared-memory stages guarded by mbarriers (full: the bytes landed; empty:
+// every consumer warpgroup finished reading). Consumer warpgroup c multiplies rows 64c..64c+63
+// of the block tile by the whole BN-wide B tile with wgmma m64nBNk16, keeping one wgmma group
+// in flight. C = A[M,K] * B[K,N], row-major; B tiles are read N-major (the transpose bit).
+//
+// One template, four ideas switched on or off:
+//   WS       a producer warpgroup (one thread issuing TMA, registers given to the consumers by
+//            setmaxnreg) instead of consumer thread 0 issuing loads between its own MMAs;
+//   units    the grid walks work units (tile, K split) in steps of gridDim: launched with one
+//            CTA per unit it is a plain grid, with one CTA per SM it is persistent, and the
+//            producer streams the next unit's tiles while the consumers store the last one;
+//   CLUSTER  2 CTAs on vertically adjacent tiles share one B tile: each loads half of it and
+//            TMA multicasts it into both CTAs' shared memory;
+//   splits   K split over `splits` units per tile: each stores its partial tile (rows past M
+//            skipped) in an f32 workspace; the last to arrive (a per-tile counter, reset by it
+//            for the next launch) adds the others' partials and stores C.
+// Needs N % 8 == 0 and K % 8 == 0 (TMA strides are multiples of 16 bytes); any M.
+#include "gemm_hopper.cuh"
+
+namespace {
+
+using namespace hopper;
+
+constexpr int BK = 64;
+
+template <int CONS, int BN, int STAGES>
+struct Tile {
+    static constexpr int BM = 64 * CONS;
+    static constexpr int A_BYTES = BM * BK * 2;  // BM rows of 128 B
+    static constexpr int B_BYTES = BK * BN * 2;  // BN/64 boxes of 64 k-rows x 128 B
+    static constexpr int B_BOX_BYTES = BK * 128;
+    static constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
+    static constexpr int ACC = BN / 2;  // f32 accumulators per consumer thread (64 x BN / 128)
+    static constexpr int CONSUMER_THREADS = 128 * CONS;
+};
+
+template <typename T, int CONS, int BN, int STAGES, bool WS, int CLUSTER>
+__device__ __forceinline__ void tma_gemm(const TmaDesc* ta, const TmaDesc* tb, T* __restrict__ C, int M, int N,
+                                         int K, int splits, float* __restrict__ ws, int* __restrict__ counters) {
+    using TL = Tile<CONS, BN, STAGES>;
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    // The 128-byte swizzle pattern repeats every 1024 bytes: align the tiles to it.
+    const uint32_t raw = gemm::smem_addr(smem_raw);
+    const uint32_t base = (raw + 1023u) & ~1023u;
+    const uint32_t a_base = base, b_base = base + STAGES * TL::A_BYTES;
+    const uint32_t bars = b_base + STAGES * TL::B_BYTES;
+    auto full = [&](int s) { return bars + 8u * s; };
+    auto empty = [&](int s) { return bars + 8u * (STAGES + s); };
+    volatile int* last_flag = reinterpret_cast<volatile int*>(smem_raw + (bars + 16u * STAGES - raw));
+
+    const int tid = threadIdx.x;
+    const uint32_t rank = CLUSTER > 1 ? cluster_rank() : 0;
+    if (tid == 0) {
+        prefetch_tma_desc(ta);
+        prefetch_tma_desc(tb);
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(full(s), 1);
+            mbar_init(empty(s), CONS * CLUSTER);
+        }
+        fence_barrier_init();
+    }
+    if constexpr (CLUSTER > 1) {
+        cluster_sync();
+    } else {
+        __syncthreads();
+    }
+
+    const int grid_m = (M + TL::BM - 1) / TL::BM, grid_n = (N + BN - 1) / BN;
+    const int grid_mc = (grid_m + CLUSTER - 1) / CLUSTER;
+    const int KT = (K + BK - 1) / BK;
+    const int units = grid_mc * grid_n * splits;
+    const int first_unit = blockIdx.x / CLUSTER, unit_step = gridDim.x / CLUSTER;
+
+    // Unit u: its output tile (grouped order for L2 reuse) and its K range.
+    auto coords = [&](int u, int& m_tile, int& n_tile, int& split, int& kt0, int& kt1) {
+        const int tile = u / splits;
+        split = u - tile * splits;
+        int pm, pn;
+        gemm::grouped_block<8>(tile, grid_mc, grid_n, pm, pn);
+        m_tile = pm * CLUSTER + (int)rank;
+        n_tile = pn;
+        kt0 = (int)((long long)split * KT / splits);
+        kt1 = (int)((long long)(split + 1) * KT / splits);
+    };
+
+    // The it-th k-tile of this CTA into stage it % STAGES, once its previous contents are read.
+    auto issue = [&](int it, int m_tile, int n_tile, int kt) {
+        const int s = it % STAGES;
+        if (it >= STAGES) mbar_wait(empty(s), ((it / STAGES) + 1) & 1);
+        mbar_expect_tx(full(s), TL::STAGE_BYTES);
+        tma_load_2d(a_base + s * TL::A_BYTES, ta, full(s), kt * BK, m_tile * TL::BM);
+        const uint32_t b_stage = b_base + s * TL::B_BYTES;
+        if constexpr (CLUSTER == 1) {
+#pragma unroll
+            for (int j = 0; j < BN / 64; ++j)
+                tma_load_2d(b_stage + j * TL::B_BOX_BYTES, tb, full(s), n_tile * BN + 64 * j, kt * BK);
+        } else {
+            constexpr int PER = BN / 64 / CLUSTER;
+#pragma unroll
+            for (int i = 0; i < PER; ++i) {
+                const int j = (int)rank * PER + i;
+                tma_load_2d_multicast(b_stage + j * TL::B_BOX_BYTES, tb, full(s), n_tile * BN + 64 * j, kt * BK,
+                                      (uint16_t)((1u << CLUSTER) - 1));
+            }
+        }
+    };
+
+    // Stage s may be refilled: one arrival per consumer warpgroup, on every CTA that writes it.
+    auto release = [&](int s, int ctid) {
+        if ((ctid & 127) == 0) {
+            if constexpr (CLUSTER == 1) {
+                mbar_arrive(empty(s));
+            } else {
+#pragma unroll
+                for (int r = 0; r < CLUSTER; ++r) mbar_arrive_cluster(empty(s), r);
+            }
+        }
+    };
+
+    // Accumulator layout (m64nNk16 D fragment): warp w of the warpgroup holds rows 16w..16w+15;
+    // d[4i + 0/1] at (row lane/4, cols 8i + 2(lane%4) + 0/1), d[4i + 2/3] at row lane/4 + 8.
+    auto store = [&](const float (&d)[TL::ACC], int m_tile, int n_tile, int c, int ctid) {
+        const int lane = ctid & 31, warp = (ctid >> 5) & 3;
+        const int row = m_tile * TL::BM + c * 64 + warp * 16 + (lane >> 2);
+        const int col = n_tile * BN + 2 * (lane & 3);
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int r = row + 8 * h;
+            if (r >= M) continue;
+            T* dst = C + (size_t)r * N;
+#pragma unroll
+            for (int i = 0; i < BN / 8; ++i) {
+                const int cc = col + 8 * i;
+                if (cc < N)
+                    *reinterpret_cast<uint32_t*>(dst + cc) = gemm::pack2(d[4 * i + 2 * h], d[4 * i + 2 * h + 1], T());
+            }
+        }
+    };
+
+    if (WS && tid < 128) {
+        // Producer warpgroup: one thread streams every unit's k-tiles.
+        if constexpr (WS && CONS == 2) regs_shrink<40>();
+        if (tid == 0) {
+            int it = 0;
+            for (int u = first_unit; u < units; u += unit_step) {
+                int m_tile, n_tile, split, kt0, kt1;
+                coords(u, m_tile, n_tile, split, kt0, kt1);
+                for (int kt = kt0; kt < kt1; ++kt) issue(it++, m_tile, n_tile, kt);
+            }
+        }
+    } else {
+        if constexpr (WS && CONS == 2) regs_grow<232>();
+        const int ctid = WS ? tid - 128 : tid;
+        const int c = ctid >> 7;
+        int it = 0;
+        for (int u = first_unit; u < units; u += unit_step) {
+            int m_tile, n_tile, split, kt0, kt1;
+            coords(u, m_tile, n_tile, split, kt0, kt1);
+            if constexpr (!WS) {
+                if (tid == 0)
+                    for (int i = 0; i < STAGES && kt0 + i < kt1; ++i) issue(it + i, m_tile, n_tile, kt0 + i);
+            }
+            float d[TL::ACC];
+#pragma unroll
+            for (int i = 0; i < TL::ACC; ++i) d[i] = 0.f;
+            for (int kt = kt0; kt < kt1; ++kt, ++it) {
+                const int s = it % STAGES;
+                mbar_wait(full(s), (it / STAGES) & 1);
+                const uint32_t a_tile = a_base + s * TL::A_BYTES + c * 64 * 128;
+                const uint32_t b_tile = b_base + s * TL::B_BYTES;
+                fence_operands(d);
+                wgmma_fence();
+#pragma unroll
+                for (int t = 0; t < BK / 16; ++t)
+                    Wgmma<T, BN>::template run<1>(d, make_desc(a_tile + t * 32, 16),
+                                                  make_desc(b_tile + t * 2048, TL::B_BOX_BYTES));
+                wgmma_commit();
+                wgmma_wait<1>();  // the previous k-tile's group is done: its stage can go
+                fence_operands(d);
+                if (kt > kt0) {
+                    const int prev = (it - 1) % STAGES;
+                    release(prev, ctid);
+                    if constexpr (!WS) {
+                        if (tid == 0 && kt - 1 + STAGES < kt1) issue(it - 1 + STAGES, m_tile, n_tile, kt - 1 + STAGES);
+                    }
+                }
+            }
+            wgmma_wait<0>();
+            fence_operands(d);
+            if (kt1 > kt0) release((it - 1) % STAGES, ctid);
+
+            if (CLUSTER == 1 && splits > 1) {
+                // Each unit stores its partial tile in float4 chunks (chunk q of thread t at
+                // q * CONSUMER_THREADS + t: a warp writes 512 contiguous bytes); the last unit of
+                // the tile to arrive adds the others' chunks to its registers. Chunks whose rows
+                // all lie past M (or columns past N) are neither written nor read.
+                constexpr int TILE4 = TL::BM * BN / 4;
+                const int tile_id = m_tile * grid_n + n_tile;
+                float4* tile_ws = reinterpret_cast<float4*>(ws) + (size_t)tile_id * splits * TILE4;
+                const bool rows_in = m_tile * TL::BM + c * 64 + ((ctid >> 5) & 3) * 16 + ((ctid & 31) >> 2) < M;
+                const int col0 = n_tile * BN + 2 * (ctid & 3);
+                float4* mine = tile_ws + (size_t)split * TILE4;
+#pragma unroll
+                for (int q = 0; q < TL::ACC / 4; ++q)
+                    if (rows_in && col0 + 8 * q < N)
+                        __stcg(mine + q * TL::CONSUMER_THREADS + ctid,
+                               make_float4(d[4 * q], d[4 * q + 1], d[4 * q + 2], d[4 * q + 3]));
+                __threadfence();
+                named_barrier(1, TL::CONSUMER_THREADS);
+                if (ctid == 0) {
+                    const int last = atomicAdd(counters + tile_id, 1) == splits - 1;
+                    if (last) counters[tile_id] = 0;
+                    *last_flag = last;
+                }
+                named_barrier(1, TL::CONSUMER_THREADS);
+                const bool last = *last_flag != 0;
+                named_barrier(1, TL::CONSUMER_THREADS);
+                if (!last) continue;
+                __threadfence();
+                for (int other = 0; other < splits; ++other) {
+                    if (other == split) continue;
+                    const float4* theirs = tile_ws + (size_t)other * TILE4;
+#pragma unroll
+                    for (int q = 0; q < TL::ACC / 4; ++q) {
+                        if (!(rows_in && col0 + 8 * q < N)) continue;
+                        const float4 v = __ldcg(theirs + q * TL::CONSUMER_THREADS + ctid);
+                        d[4 * q] += v.x;
+                        d[4 * q + 1] += v.y;
+                        d[4 * q + 2] += v.z;
+                        d[4 * q + 3] += v.w;
+                    }
+                }
+            }
+            store(d, m_tile, n_tile, c, ctid);
+        }
+    }
+    // No CTA may leave while its cluster peer can still multicast into it or arrive on it.
+    if constexpr (CLUSTER > 1) cluster_sync();
+}
+
+}  // namespace
+
+// (name, type, consumer warpgroups, BN, stages, producer warpgroup, cluster CTAs); one consumer
+// warpgroup = 64x128 tiles in a 96 KiB ring, two CTAs per SM.
+#define TMA_GEMM(NAME, T, CONS, BN, STAGES, WS, CLUSTER, ATTRS)                                                  \
+    extern "C" __global__ void ATTRS __launch_bounds__(128 * (CONS + (WS ? 1 : 0)), CONS == 1 ? 2 : 1)                        \
+        NAME(const __grid_constant__ hopper::TmaDesc ta, const __grid_constant__ hopper::TmaDesc tb,           \
+             T* __restrict__ C, int M, int N, int K, int splits, float* __restrict__ ws, int* __restrict__ counters) { \
+        tma_gemm<T, CONS, BN, STAGES, WS, CLUSTER>(&ta, &tb, C, M, N, K, splits, ws, counters);              \
+    }
+
+#define NO_ATTRS
+#define CLUSTER2 __cluster_dims__(2, 1, 1)
+
+TMA_GEMM(gemm_tc_tma_128x256_bf16, __nv_bfloat16, 2, 256, 4, false, 1, NO_ATTRS)
+TMA_GEMM(gemm_tc_tma_128x256_f16, __half, 2, 256, 4, false, 1, NO_ATTRS)
+TMA_GEMM(gemm_tc_tma_ws_128x256_bf16, __nv_bfloat16, 2, 256, 4, true, 1, NO_ATTRS)
+TMA_GEMM(gemm_tc_tma_ws_128x256_f16, __half, 2, 256, 4, true, 1, NO_ATTRS)
+TMA_GEMM(gemm_tc_tma_ws_128x128_bf16, __nv_bfloat16, 2, 128, 6, true, 1, NO_ATTRS)
+TMA_GEMM(gemm_tc_tma_ws_128x128_f16, __half, 2, 128, 6, true, 1, NO_ATTRS)
+TMA_GEMM(gemm_tc_tma_ws_64x128_bf16, __nv_bfloat16, 1, 128, 4, true, 1, NO_ATTRS)
+TMA_GEMM(gemm_tc_tma_ws_64x128_f16, __half, 1, 128, 4, true, 1, NO_ATTRS)
+TMA_GEMM(gemm_tc_tma_ws_cluster2_128x256_bf16, __nv_bfloat16, 2, 256, 4, true, 2, CLUSTER2)
+TMA_GEMM(gemm_tc_tma_ws_cluster2_128x256_f16, __half, 2, 256, 4, true, 2, CLUSTER2)
