@@ -13,9 +13,9 @@
 //            producer streams the next unit's tiles while the consumers store the last one;
 //   CLUSTER  2 CTAs on vertically adjacent tiles share one B tile: each loads half of it and
 //            TMA multicasts it into both CTAs' shared memory;
-//   splits   K split over `splits` units per tile: each stores its partial tile (rows past M
-//            skipped) in an f32 workspace; the last to arrive (a per-tile counter, reset by it
-//            for the next launch) adds the others' partials and stores C.
+//   splits   K split over `splits` units per tile: each adds its partial tile (rows past M
+//            skipped) into a zeroed f32 workspace with float4 red.add; the last to arrive (a
+//            per-tile counter) converts the sum, stores C, and zeroes workspace and counter.
 // Needs N % 8 == 0 and K % 8 == 0 (TMA strides are multiples of 16 bytes); any M.
 #include "gemm_hopper.cuh"
 
@@ -192,21 +192,19 @@ __device__ __forceinline__ void tma_gemm(const TmaDesc* ta, const TmaDesc* tb, T
             if (kt1 > kt0) release((it - 1) % STAGES, ctid);
 
             if (CLUSTER == 1 && splits > 1) {
-                // Each unit stores its partial tile in float4 chunks (chunk q of thread t at
-                // q * CONSUMER_THREADS + t: a warp writes 512 contiguous bytes); the last unit of
-                // the tile to arrive adds the others' chunks to its registers. Chunks whose rows
-                // all lie past M (or columns past N) are neither written nor read.
-                constexpr int TILE4 = TL::BM * BN / 4;
+                // Partial tile added into the zeroed workspace in float4 chunks (chunk q of thread
+                // t at q * CONSUMER_THREADS + t: a warp adds 512 contiguous bytes); the last unit
+                // of the tile to arrive reads the sum and zeroes it for the next launch. Chunks
+                // whose rows all lie past M (or columns past N) are neither added nor read.
                 const int tile_id = m_tile * grid_n + n_tile;
-                float4* tile_ws = reinterpret_cast<float4*>(ws) + (size_t)tile_id * splits * TILE4;
+                float4* wt = reinterpret_cast<float4*>(ws) + (size_t)tile_id * (TL::BM * BN / 4);
                 const bool rows_in = m_tile * TL::BM + c * 64 + ((ctid >> 5) & 3) * 16 + ((ctid & 31) >> 2) < M;
                 const int col0 = n_tile * BN + 2 * (ctid & 3);
-                float4* mine = tile_ws + (size_t)split * TILE4;
 #pragma unroll
                 for (int q = 0; q < TL::ACC / 4; ++q)
                     if (rows_in && col0 + 8 * q < N)
-                        __stcg(mine + q * TL::CONSUMER_THREADS + ctid,
-                               make_float4(d[4 * q], d[4 * q + 1], d[4 * q + 2], d[4 * q + 3]));
+                        atomicAdd(wt + q * TL::CONSUMER_THREADS + ctid,
+                                  make_float4(d[4 * q], d[4 * q + 1], d[4 * q + 2], d[4 * q + 3]));
                 __threadfence();
                 named_barrier(1, TL::CONSUMER_THREADS);
                 if (ctid == 0) {
@@ -219,18 +217,16 @@ __device__ __forceinline__ void tma_gemm(const TmaDesc* ta, const TmaDesc* tb, T
                 named_barrier(1, TL::CONSUMER_THREADS);
                 if (!last) continue;
                 __threadfence();
-                for (int other = 0; other < splits; ++other) {
-                    if (other == split) continue;
-                    const float4* theirs = tile_ws + (size_t)other * TILE4;
 #pragma unroll
-                    for (int q = 0; q < TL::ACC / 4; ++q) {
-                        if (!(rows_in && col0 + 8 * q < N)) continue;
-                        const float4 v = __ldcg(theirs + q * TL::CONSUMER_THREADS + ctid);
-                        d[4 * q] += v.x;
-                        d[4 * q + 1] += v.y;
-                        d[4 * q + 2] += v.z;
-                        d[4 * q + 3] += v.w;
-                    }
+                for (int q = 0; q < TL::ACC / 4; ++q) {
+                    if (!(rows_in && col0 + 8 * q < N)) continue;
+                    float4* p = wt + q * TL::CONSUMER_THREADS + ctid;
+                    const float4 v = __ldcg(p);
+                    d[4 * q] = v.x;
+                    d[4 * q + 1] = v.y;
+                    d[4 * q + 2] = v.z;
+                    d[4 * q + 3] = v.w;
+                    __stcg(p, make_float4(0.f, 0.f, 0.f, 0.f));
                 }
             }
             store(d, m_tile, n_tile, c, ctid);
@@ -242,10 +238,9 @@ __device__ __forceinline__ void tma_gemm(const TmaDesc* ta, const TmaDesc* tb, T
 
 }  // namespace
 
-// (name, type, consumer warpgroups, BN, stages, producer warpgroup, cluster CTAs); one consumer
-// warpgroup = 64x128 tiles in a 96 KiB ring, two CTAs per SM.
+// (name, type, consumer warpgroups, BN, stages, producer warpgroup, cluster CTAs)
 #define TMA_GEMM(NAME, T, CONS, BN, STAGES, WS, CLUSTER, ATTRS)                                                  \
-    extern "C" __global__ void ATTRS __launch_bounds__(128 * (CONS + (WS ? 1 : 0)), CONS == 1 ? 2 : 1)                        \
+    extern "C" __global__ void ATTRS __launch_bounds__(128 * (CONS + (WS ? 1 : 0)), 1)                        \
         NAME(const __grid_constant__ hopper::TmaDesc ta, const __grid_constant__ hopper::TmaDesc tb,           \
              T* __restrict__ C, int M, int N, int K, int splits, float* __restrict__ ws, int* __restrict__ counters) { \
         tma_gemm<T, CONS, BN, STAGES, WS, CLUSTER>(&ta, &tb, C, M, N, K, splits, ws, counters);              \
@@ -260,7 +255,7 @@ TMA_GEMM(gemm_tc_tma_ws_128x256_bf16, __nv_bfloat16, 2, 256, 4, true, 1, NO_ATTR
 TMA_GEMM(gemm_tc_tma_ws_128x256_f16, __half, 2, 256, 4, true, 1, NO_ATTRS)
 TMA_GEMM(gemm_tc_tma_ws_128x128_bf16, __nv_bfloat16, 2, 128, 6, true, 1, NO_ATTRS)
 TMA_GEMM(gemm_tc_tma_ws_128x128_f16, __half, 2, 128, 6, true, 1, NO_ATTRS)
-TMA_GEMM(gemm_tc_tma_ws_64x128_bf16, __nv_bfloat16, 1, 128, 4, true, 1, NO_ATTRS)
-TMA_GEMM(gemm_tc_tma_ws_64x128_f16, __half, 1, 128, 4, true, 1, NO_ATTRS)
+TMA_GEMM(gemm_tc_tma_ws_64x128_bf16, __nv_bfloat16, 1, 128, 8, true, 1, NO_ATTRS)
+TMA_GEMM(gemm_tc_tma_ws_64x128_f16, __half, 1, 128, 8, true, 1, NO_ATTRS)
 TMA_GEMM(gemm_tc_tma_ws_cluster2_128x256_bf16, __nv_bfloat16, 2, 256, 4, true, 2, CLUSTER2)
 TMA_GEMM(gemm_tc_tma_ws_cluster2_128x256_f16, __half, 2, 256, 4, true, 2, CLUSTER2)

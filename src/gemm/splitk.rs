@@ -25,8 +25,7 @@ impl TmaTile {
         }
     }
 
-    /// Shared-memory ring depth: as many 64-deep k-tiles as fit in 192 KiB, or in 96 KiB for
-    /// the one-warpgroup tile, which runs two CTAs per SM.
+    /// Shared-memory ring depth: as many 64-deep k-tiles as fit in 192 KiB per CTA.
     pub fn stages(self) -> usize {
         (192 * 1024) / self.ctas_per_sm() / ((self.bm() + self.bn()) * 128)
     }
@@ -34,8 +33,7 @@ impl TmaTile {
     /// CTAs resident per SM (shared memory and registers allow).
     pub fn ctas_per_sm(self) -> usize {
         match self {
-            TmaTile::T64x128 => 2,
-            TmaTile::T128x128 | TmaTile::T128x256 => 1,
+            TmaTile::T64x128 | TmaTile::T128x128 | TmaTile::T128x256 => 1,
         }
     }
 
@@ -72,10 +70,10 @@ pub struct SplitPlan {
 }
 
 impl SplitPlan {
-    /// f32 workspace the partial tiles need: one per unit (0 without a split).
+    /// f32 workspace the partial sums need: one tile per output tile (0 without a split).
     pub fn workspace_floats(&self, m: usize, n: usize) -> usize {
         if self.splits > 1 {
-            self.tile.tiles(m, n) * self.splits * self.tile.bm() * self.tile.bn()
+            self.tile.tiles(m, n) * self.tile.bm() * self.tile.bn()
         } else {
             0
         }
@@ -89,7 +87,7 @@ impl SplitPlan {
 
 /// Chooses the tile and split for an M x N x K product on `sms` SMs, with at most
 /// `workspace_floats` of f32 workspace: 64-row tiles for up to 64 rows, and up to 128 while
-/// their tiles do not fill the resident CTAs; 128x256 where those fill half the SMs, else
+/// their tiles do not fill the SMs; 128x256 where those fill half the SMs, else
 /// 128x128. Then as many K ranges as make the units fill the resident CTAs once, each range
 /// at least two k-tiles deep.
 pub fn plan_split(m: usize, n: usize, k: usize, sms: usize, workspace_floats: usize) -> SplitPlan {
@@ -131,9 +129,8 @@ mod tests {
     fn stage_rings_fill_192_kib() {
         assert_eq!(TmaTile::T128x256.stages(), 4);
         assert_eq!(TmaTile::T128x128.stages(), 6);
-        assert_eq!(TmaTile::T64x128.stages(), 4);
-        // The kernel's own layout: 4 x 48 KiB + 1 KiB + 4 x 16 + 16; two 64x128 CTAs fit an SM.
-        assert!(2 * (tma_smem_bytes(TmaTile::T64x128) + 1024) <= 228 * 1024);
+        assert_eq!(TmaTile::T64x128.stages(), 8);
+        // The kernel's own layout: 4 x 48 KiB + 1 KiB + 4 x 16 + 16.
         assert_eq!(tma_smem_bytes(TmaTile::T128x256), 196608 + 1024 + 80);
         for t in [TmaTile::T64x128, TmaTile::T128x128, TmaTile::T128x256] {
             assert!(tma_smem_bytes(t) <= 227 * 1024, "{t:?}");
@@ -148,14 +145,14 @@ mod tests {
         assert_eq!(p.splits, 16);
         assert_eq!(p.units, 32);
         assert_eq!(p.grid(132), 32);
-        // q/o at 32 tokens: 16 tiles, 264 resident CTAs -> 16 ranges of 2 k-tiles.
+        // q/o at 32 tokens: 16 tiles -> 8 ranges of 4 k-tiles, 128 units.
         let p = plan_split(32, 2048, 2048, 132, WS);
-        assert_eq!((p.splits, p.units), (16, 256));
-        // down at 128 tokens: 32 tiles of 64x128, K = 5632 (88 k-tiles) -> 8 ranges.
+        assert_eq!((p.splits, p.units), (8, 128));
+        // down at 128 tokens: 32 tiles of 64x128, K = 5632 (88 k-tiles) -> 4 ranges.
         let p = plan_split(128, 2048, 5632, 132, WS);
         assert_eq!(p.tile, TmaTile::T64x128);
-        assert_eq!((p.splits, p.units), (8, 256));
-        assert_eq!(p.workspace_floats(128, 2048), 256 * 64 * 128);
+        assert_eq!((p.splits, p.units), (4, 128));
+        assert_eq!(p.workspace_floats(128, 2048), 32 * 64 * 128);
         // lm_head at 128 tokens: 500 tiles of 64x128 would not fit at once -> 128x128, no split.
         let p = plan_split(128, 32000, 2048, 132, WS);
         assert_eq!((p.tile, p.splits), (TmaTile::T128x128, 1));
@@ -168,9 +165,9 @@ mod tests {
         assert_eq!(p.tile, TmaTile::T128x256);
         assert_eq!((p.splits, p.units), (1, 512));
         assert_eq!(p.workspace_floats(4096, 4096), 0);
-        // lm_head at one token: 250 tiles of 64x128 already cover the SMs (264 resident).
+        // lm_head at one token: 250 tiles of 64x128 already cover the SMs.
         assert_eq!(plan_split(1, 32000, 2048, 132, WS).splits, 1);
-        assert_eq!(plan_split(1, 32000, 2048, 132, WS).grid(132), 250);
+        assert_eq!(plan_split(1, 32000, 2048, 132, WS).grid(132), 132);
     }
 
     #[test]
