@@ -25,16 +25,9 @@ impl TmaTile {
         }
     }
 
-    /// Shared-memory ring depth: as many 64-deep k-tiles as fit in 192 KiB per CTA.
+    /// Shared-memory ring depth: as many 64-deep k-tiles as fit in 192 KiB (one CTA per SM).
     pub fn stages(self) -> usize {
-        (192 * 1024) / self.ctas_per_sm() / ((self.bm() + self.bn()) * 128)
-    }
-
-    /// CTAs resident per SM (shared memory and registers allow).
-    pub fn ctas_per_sm(self) -> usize {
-        match self {
-            TmaTile::T64x128 | TmaTile::T128x128 | TmaTile::T128x256 => 1,
-        }
+        (192 * 1024) / ((self.bm() + self.bn()) * 128)
     }
 
     pub fn name(self) -> &'static str {
@@ -79,21 +72,20 @@ impl SplitPlan {
         }
     }
 
-    /// CTAs to launch: every unit, or as many as can be resident (they walk the rest).
+    /// CTAs to launch: every unit, or one per SM (they walk the rest).
     pub fn grid(&self, sms: usize) -> usize {
-        self.units.min(sms * self.tile.ctas_per_sm())
+        self.units.min(sms)
     }
 }
 
 /// Chooses the tile and split for an M x N x K product on `sms` SMs, with at most
 /// `workspace_floats` of f32 workspace: 64-row tiles for up to 64 rows, and up to 128 while
 /// their tiles do not fill the SMs; 128x256 where those fill half the SMs, else
-/// 128x128. Then as many K ranges as make the units fill the resident CTAs once, each range
+/// 128x128. Then as many K ranges as make the units fill the SMs once, each range
 /// at least two k-tiles deep.
 pub fn plan_split(m: usize, n: usize, k: usize, sms: usize, workspace_floats: usize) -> SplitPlan {
-    let small = TmaTile::T64x128;
-    let tile = if m <= 64 || (m <= 128 && small.tiles(m, n) < sms * small.ctas_per_sm()) {
-        small
+    let tile = if m <= 64 || (m <= 128 && TmaTile::T64x128.tiles(m, n) < sms) {
+        TmaTile::T64x128
     } else if m <= 128 || TmaTile::T128x256.tiles(m, n) < sms / 2 {
         TmaTile::T128x128
     } else {
@@ -101,8 +93,7 @@ pub fn plan_split(m: usize, n: usize, k: usize, sms: usize, workspace_floats: us
     };
     let tiles = tile.tiles(m, n);
     let k_tiles = k.div_ceil(TMA_BK);
-    let resident = sms * tile.ctas_per_sm();
-    let mut splits = (resident / tiles).clamp(1, (k_tiles / 2).max(1));
+    let mut splits = (sms / tiles).clamp(1, (k_tiles / 2).max(1));
     let mut plan = SplitPlan {
         tile,
         splits,

@@ -460,6 +460,11 @@ impl Kernels {
         Ok(m)
     }
 
+    /// f32 workspace a split may use (none unless the split-K kernel was loaded).
+    fn workspace_floats(&self) -> usize {
+        self.split.as_ref().map_or(0, |_| SPLIT_WORKSPACE_FLOATS)
+    }
+
     /// The tile and K split `imp` uses at this shape (params of the result row), if it is a
     /// TMA kernel.
     pub fn split_plan(
@@ -473,8 +478,18 @@ impl Kernels {
         if TmaKernel::of(imp).is_empty() {
             return None;
         }
-        let ws = self.split.as_ref().map_or(0, |_| SPLIT_WORKSPACE_FLOATS);
-        Some(tma_launch_plan(imp, m, n, k, gpu.sm_count, self.max_clusters, ws).1)
+        Some(
+            tma_launch_plan(
+                imp,
+                m,
+                n,
+                k,
+                gpu.sm_count,
+                self.max_clusters,
+                self.workspace_floats(),
+            )
+            .1,
+        )
     }
 
     /// # Safety
