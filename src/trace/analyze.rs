@@ -1,7 +1,8 @@
 //! Per-step arithmetic on a trace: GPU busy time (union of activity intervals), idle gaps
 //! between activities, and time per operation class and per layer.
 
-use super::classify::{attribute, AnchorReport, Attribution, Layer, OpClass};
+use super::classify::{AnchorReport, Attribution, Layer, OpClass};
+use super::layout::{attribute, Layout};
 use super::record::{Activity, ActivityKind, StepWindow, Trace};
 use std::collections::BTreeMap;
 
@@ -95,10 +96,18 @@ pub fn pct(part: u64, whole: u64) -> f64 {
     }
 }
 
-/// Analyses one step of `trace` for a model with `layers` decoder layers.
-pub fn analyze_step(trace: &Trace, w: &StepWindow, layers: usize) -> StepAnalysis {
+/// The analysed steps of one implementation's traced generation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImplSteps {
+    /// The artifact's `implementation` ("candle", "opbench").
+    pub implementation: String,
+    pub steps: Vec<StepAnalysis>,
+}
+
+/// Analyses one step of `trace`, placing its activities in layers by `layout`.
+pub fn analyze_step(trace: &Trace, w: &StepWindow, layout: &Layout) -> StepAnalysis {
     let acts = trace.step_activities(w);
-    let (attr, anchors) = attribute(&acts, layers);
+    let (attr, anchors) = attribute(&acts, layout);
     let iv: Vec<(u64, u64)> = acts.iter().map(|a| (a.start_ns, a.end_ns)).collect();
     let busy = busy_ns(&iv);
     let first = acts.iter().map(|a| a.start_ns).min();
