@@ -50,7 +50,10 @@ pub fn charts(rows: &TraceRows) -> Vec<ChartView> {
         for imp in &rows.impls {
             let mine: Vec<&Point> = pts.iter().copied().filter(|p| p.imp() == imp).collect();
             if !mine.is_empty() {
-                out.push(stacked(rows, n, imp, &label, &mine));
+                let mut c = stacked(rows, n, imp, &label, &mine);
+                // Half width, so the implementations' stacks of a phase sit side by side.
+                c.compact = rows.impls.len() > 1;
+                out.push(c);
                 n += 1;
             }
         }
