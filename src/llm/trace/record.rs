@@ -157,6 +157,21 @@ fn record(
             ws.join(", ")
         );
     }
+    let kernels = |w: &StepWindow| {
+        trace
+            .step_activities(w)
+            .iter()
+            .filter(|a| a.kind == crate::trace::ActivityKind::Kernel)
+            .count()
+    };
+    if let Some(w) = trace.steps.iter().find(|w| kernels(w) == 0) {
+        bail!(
+            "CUPTI recorded no kernel in {} ({} records in its window): its kernels were not \
+             traced",
+            w.label(),
+            trace.step_activities(w).len()
+        );
+    }
     Ok(trace)
 }
 
@@ -250,6 +265,15 @@ pub fn trace_opbench(
     untraced: (Option<f64>, Option<f64>),
 ) -> Result<ImplTrace> {
     use crate::llm::fast::{generate::generate_observed, trace_layout::trace_layout};
+    use crate::trace::cupti;
+    // The graph was instantiated before CUPTI was on: instantiate it again while activity
+    // recording is on, so its kernel nodes are recorded on replay; that capture's records go.
+    cupti::init()?;
+    cupti::enable()?;
+    let captured = engine.recapture();
+    cupti::disable()?;
+    captured?;
+    cupti::take()?;
     let dims = *engine.dims();
     let trace = record(t, prompt[0].len(), |n, obs| {
         generate_observed(engine, prompt, n, Some(obs)).map(|_| ())
