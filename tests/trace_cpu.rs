@@ -440,3 +440,69 @@ fn untraced_times_go_on_the_decode_mean_and_prefill_rows() {
         .iter()
         .all(|r| !r.metrics.contains_key("untraced_ttft_us")));
 }
+
+/// Kernels that overlap, as programmatic dependent launch makes them: each starts while its
+/// predecessor runs. Summed durations exceed the busy time; the busy time each class adds
+/// (`busy_us`) sums to it.
+#[test]
+fn overlapping_kernels_split_the_busy_time_between_classes() {
+    let mut acts = vec![
+        Activity::kernel("decode_gemv_b1", 1_000, 11_000),
+        Activity::kernel("decode_attn", 5_000, 15_000),
+        Activity::kernel("decode_gemv_b1", 6_000, 30_000),
+    ];
+    acts.push(Activity::kernel("decode_argmax", 40_000, 42_000));
+    let w = StepWindow {
+        phase: Phase::Decode,
+        step: 1,
+        tokens: 1,
+        context_len: 2,
+        start_ns: 0,
+        end_ns: 50_000,
+    };
+    let trace = Trace {
+        steps: vec![w.clone()],
+        activities: acts,
+        dropped_records: 0,
+    };
+    let s = analyze_step(&trace, &w, &Layout::Plan(Vec::new()));
+    assert_eq!(s.busy_ns, 29_000 + 2_000);
+    let mb = ModelBytes {
+        layers: 1,
+        layer_weight_bytes: 1,
+        head_weight_bytes: 1,
+        kv_bytes_per_position_layer: 1,
+        dtype_bytes: 2,
+        batch: 1,
+    };
+    let t = ImplSteps {
+        implementation: "opbench".into(),
+        steps: vec![s],
+    };
+    let rows = trace_rows(&t, &mb, None, &[]);
+    let class = |c: &str| {
+        rows.iter()
+            .find(|r| {
+                r.benchmark == "trace_class"
+                    && r.params["scope"].to_string() == "step"
+                    && r.params["class"].to_string() == c
+            })
+            .unwrap()
+            .metrics
+            .clone()
+    };
+    let mm = class("matmul");
+    assert_eq!(mm["time_us"], 10.0 + 24.0);
+    assert_eq!(mm["busy_us"], 10.0 + 15.0);
+    assert_eq!(class("attention")["busy_us"], 4.0);
+    let busy: f64 = ["matmul", "attention", "sampling"]
+        .iter()
+        .map(|c| class(c)["busy_us"])
+        .sum();
+    assert_eq!(busy, 31.0);
+    let shares: f64 = ["matmul", "attention", "sampling"]
+        .iter()
+        .map(|c| class(c)["busy_share_pct"])
+        .sum();
+    assert!((shares - 100.0).abs() < 1e-9);
+}

@@ -90,6 +90,8 @@ fn class_metrics(
     m.insert("count".into(), a.count as f64);
     m.insert("time_us".into(), us(a.time_ns));
     m.insert("pct_of_busy".into(), pct(a.time_ns, s.busy_ns));
+    m.insert("busy_us".into(), us(a.busy_ns));
+    m.insert("busy_share_pct".into(), pct(a.busy_ns, s.busy_ns));
     m.insert("pct_of_wall".into(), pct(a.time_ns, s.wall_ns));
     match c {
         OpClass::Matmul => {
@@ -127,9 +129,11 @@ fn layer_metrics(
     m.insert("count".into(), a.count as f64);
     m.insert("time_us".into(), us(a.time_ns));
     m.insert("pct_of_busy".into(), pct(a.time_ns, s.busy_ns));
+    m.insert("busy_us".into(), us(a.busy_ns));
     for c in OpClass::ALL {
         if let Some(x) = s.by_layer_class.get(&(l, c)) {
             m.insert(format!("{}_time_us", c.as_str()), us(x.time_ns));
+            m.insert(format!("{}_busy_us", c.as_str()), us(x.busy_ns));
         }
     }
     if let Some(mm) = s.by_layer_class.get(&(l, OpClass::Matmul)) {

@@ -2,7 +2,7 @@
 //! the implementations side by side.
 
 use super::classes::{class_color, class_rank};
-use super::rows::{dims, m, p_str, phase_of, shown, TraceRows, PHASES, TRACED};
+use super::rows::{dims, gpu_us, m, p_str, phase_of, shown, TraceRows, PHASES, TRACED};
 use crate::site::chart::{pt_cat, ChartView, Trace};
 use crate::site::fmt;
 use crate::site::points::Point;
@@ -11,11 +11,16 @@ use crate::site::points::Point;
 fn bar(p: &Point) -> Option<(String, f64, String)> {
     match p.row.benchmark.as_str() {
         "trace_class" => {
-            let t = m(p, "time_us")?;
+            let t = gpu_us(p)?;
             let mut extra = format!(
-                "{} kernels, {} of busy",
+                "{} kernels, {} of busy; summed kernel durations {} µs",
                 fmt::count(m(p, "count").unwrap_or(0.0)),
-                fmt::pct(m(p, "pct_of_busy").unwrap_or(f64::NAN))
+                fmt::pct(
+                    m(p, "busy_share_pct")
+                        .or(m(p, "pct_of_busy"))
+                        .unwrap_or(f64::NAN)
+                ),
+                fmt::num(m(p, "time_us").unwrap_or(f64::NAN))
             );
             if let (Some(g), Some(pc)) = (m(p, "floor_gbps"), m(p, "floor_pct_of_copy_bw")) {
                 extra += &format!(
@@ -67,10 +72,11 @@ fn chart(rows: &TraceRows, phase: &str) -> Option<ChartView> {
     let mut c = ChartView::new(
         &id,
         &format!("Step time by operation class: {label}"),
-        "x: implementation; y: µs per step; stacked: each class's summed kernel time \
-         (trace_class time_us) and the idle time (trace_step idle_us = wall − busy), so a bar \
-         is the traced wall. Kernels that overlap (opbench's programmatic dependent launch) \
-         count fully in their class, so a bar can exceed the wall by that overlap.",
+        "x: implementation; y: µs per step; stacked: the GPU busy time of each class \
+         (trace_class busy_us: what its kernels add to the busy time in start order, so an \
+         opbench kernel launched early by programmatic dependent launch counts from its \
+         predecessor's end) and the idle time (trace_step idle_us = wall − busy), so a bar is \
+         the traced wall. Hover: the summed kernel durations (time_us).",
         "implementation",
         "time per step (µs)",
     );

@@ -2,7 +2,7 @@
 //! untraced step, and the GPU time of every operation class.
 
 use super::classes::class_rank;
-use super::rows::{m, p_str, phase_of, shown, untraced_us, TraceRows, PHASES};
+use super::rows::{gpu_us, m, p_str, phase_of, shown, untraced_us, TraceRows, PHASES};
 use crate::site::chart::Dims;
 use crate::site::fmt;
 use crate::site::pages::common::NamedTable;
@@ -56,17 +56,16 @@ fn table(rows: &TraceRows, phase: &str) -> Option<NamedTable> {
     classes.sort_by_key(|c| class_rank(c));
     classes.dedup();
     for class in classes {
-        let mut cells = vec![format!("{class} (µs, kernels)")];
+        let mut cells = vec![format!("{class}: busy µs (kernels; summed µs)")];
         for imp in &rows.impls {
             let r = class_rows
                 .iter()
                 .find(|p| p.imp() == imp && p_str(p, "class") == class);
-            cells.push(
-                match r.and_then(|p| Some((m(p, "time_us")?, m(p, "count")?))) {
-                    Some((t, n)) => format!("{} ({})", fmt::num(t), fmt::count(n)),
-                    None => "—".into(),
-                },
-            );
+            let fig = r.and_then(|p| Some((gpu_us(p)?, m(p, "count")?, m(p, "time_us")?)));
+            cells.push(match fig {
+                Some((b, n, t)) => format!("{} ({}; {})", fmt::num(b), fmt::count(n), fmt::num(t)),
+                None => "—".into(),
+            });
         }
         let mut f = Dims::new();
         f.insert("class".into(), class);
@@ -80,7 +79,10 @@ fn table(rows: &TraceRows, phase: &str) -> Option<NamedTable> {
         caption: "Traced figures from the trace_step and trace_class rows of each \
                   implementation's own traced generation (same model, batch, prompt and \
                   steps); the untraced step is the same point's p50 from its timed repeats, \
-                  and the GPU busy share of it is busy / untraced step."
+                  and the GPU busy share of it is busy / untraced step. A class's busy µs is \
+                  what its kernels add to the busy time (the classes sum to GPU busy); summed \
+                  µs adds their durations, which counts kernels that overlap (opbench's \
+                  programmatic dependent launch) twice."
             .into(),
         table: plain_table(&columns, lines),
     })

@@ -2,7 +2,9 @@
 //! implementation's layers stacked by class.
 
 use super::classes::{class_color, class_rank};
-use super::rows::{dims, m, p_str, phase_of, shown, TraceRows, PHASES, TRACED};
+use super::rows::{
+    dims, gpu_us, layer_classes, m, p_str, phase_of, shown, TraceRows, PHASES, TRACED,
+};
 use crate::site::chart::{pt_cat, ChartView, Trace};
 use crate::site::fmt;
 use crate::site::pages::common::ordered_categories;
@@ -64,11 +66,10 @@ pub fn charts(rows: &TraceRows) -> Vec<ChartView> {
 /// The hover of one class's share of a layer.
 fn hover(p: &Point, layer: &str, class: &str, v: f64) -> String {
     let mut hover = format!(
-        "{} layer {layer}\n{class}: {} µs (layer total {} µs, {} of busy)",
+        "{} layer {layer}\n{class}: {} µs (layer total {} µs)",
         p.imp(),
         fmt::num(v),
-        fmt::num(m(p, "time_us").unwrap_or(f64::NAN)),
-        fmt::pct(m(p, "pct_of_busy").unwrap_or(f64::NAN))
+        fmt::num(gpu_us(p).unwrap_or(f64::NAN)),
     );
     if let (Some(g), Some(pc)) = (
         m(p, "matmul_floor_gbps"),
@@ -88,22 +89,18 @@ fn compare(rows: &TraceRows, phase: &str, label: &str, pts: &[&Point]) -> ChartV
     let mut c = ChartView::new(
         &format!("trace-layers-cmp-{phase}"),
         &format!("GPU time per layer, side by side: {label}"),
-        "x: layer; y: µs of GPU time in that layer (trace_layer time_us: its kernels' summed \
-         durations), one bar per implementation; hover: the layer's classes.",
+        "x: layer; y: µs of GPU busy time in that layer (trace_layer busy_us: what its \
+         kernels add to the step's busy time), one bar per implementation; hover: the layer's \
+         classes.",
         "layer",
         "GPU time (µs)",
     );
     for imp in &rows.impls {
         let mut t = Trace::new(imp.as_str(), rows.palette.of(imp), "bar");
         for p in pts.iter().filter(|p| p.imp() == imp) {
-            let Some(v) = m(p, "time_us") else { continue };
+            let Some(v) = gpu_us(p) else { continue };
             let layer = p_str(p, "layer");
-            let mut parts: Vec<(String, f64)> = p
-                .row
-                .metrics
-                .iter()
-                .filter_map(|(k, v)| Some((k.strip_suffix("_time_us")?.to_string(), *v)))
-                .collect();
+            let mut parts = layer_classes(p);
             parts.sort_by_key(|(c, _)| class_rank(c));
             let mut h = format!("{imp} layer {layer}: {} µs", fmt::num(v));
             for (class, t) in parts {
@@ -123,8 +120,8 @@ fn stacked(rows: &TraceRows, n: usize, imp: &str, label: &str, pts: &[&Point]) -
     let mut c = ChartView::new(
         &format!("trace-layers-{n}"),
         &format!("GPU time per layer by class: {imp}, {label}"),
-        "x: layer; y: µs of GPU time in that layer, stacked by class (the trace_layer \
-         <class>_time_us metrics); hover: the matmuls' must-move bytes / time.",
+        "x: layer; y: µs of GPU busy time in that layer, stacked by class (the trace_layer \
+         <class>_busy_us metrics); hover: the matmuls' must-move bytes / time.",
         "layer",
         "GPU time (µs)",
     );
@@ -132,22 +129,19 @@ fn stacked(rows: &TraceRows, n: usize, imp: &str, label: &str, pts: &[&Point]) -
     let mut traces: Vec<Trace> = Vec::new();
     for p in pts {
         let layer = p_str(p, "layer");
-        for (k, v) in &p.row.metrics {
-            let Some(class) = k.strip_suffix("_time_us") else {
-                continue;
-            };
+        for (class, v) in layer_classes(p) {
             let i = match traces.iter().position(|t| t.name == class) {
                 Some(i) => i,
                 None => {
-                    traces.push(Trace::new(class, class_color(class), "bar"));
+                    traces.push(Trace::new(&class, class_color(&class), "bar"));
                     traces.len() - 1
                 }
             };
             traces[i].points.push(pt_cat(
                 &layer,
-                *v,
-                hover(p, &layer, class, *v),
-                dims(imp, Some(class)),
+                v,
+                hover(p, &layer, &class, v),
+                dims(imp, Some(&class)),
             ));
         }
     }

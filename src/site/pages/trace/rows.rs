@@ -127,6 +127,26 @@ pub fn m(p: &Point, k: &str) -> Option<f64> {
     names::metric(p.row, &[k])
 }
 
+/// The GPU time a `trace_class` or `trace_layer` row accounts for: the busy time its kernels
+/// add (`busy_us`, which sums to the step's busy time when kernels overlap), or their summed
+/// durations (`time_us`) in artifacts written before `busy_us` existed.
+pub fn gpu_us(p: &Point) -> Option<f64> {
+    m(p, "busy_us").or_else(|| m(p, "time_us"))
+}
+
+/// A `trace_layer` row's time per class, from `<class>_busy_us` (or `<class>_time_us` in older
+/// artifacts), in the row's metric order.
+pub fn layer_classes(p: &Point) -> Vec<(String, f64)> {
+    let split = p.row.metrics.keys().any(|k| k.ends_with("_busy_us"));
+    let suffix = if split { "_busy_us" } else { "_time_us" };
+    p.row
+        .metrics
+        .iter()
+        .filter_map(|(k, v)| Some((k.strip_suffix(suffix)?.to_string(), *v)))
+        .filter(|(c, _)| !c.is_empty())
+        .collect()
+}
+
 /// "prefill" or "decode" (a decode step or the decode mean).
 pub fn phase_of(p: &Point) -> String {
     p_str(p, "phase")
