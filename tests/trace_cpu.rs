@@ -272,8 +272,9 @@ fn the_compact_trace_interns_names_and_keeps_one_row_per_activity() {
     assert_eq!(rows[0][5], 5_000);
 }
 
-/// The committed H200 trace: valid, complete, TinyLlama's 22 layers anchored in every step,
-/// and the per-class times add up to the kernel time of each step.
+/// The committed GPU trace: valid, complete, candle's and opbench's steps each with TinyLlama's
+/// 22 layers placed, the classes' busy times adding up to each step's busy time, and the compact
+/// trace's kernels matching the step rows.
 #[test]
 fn the_committed_gpu_trace_is_complete_and_consistent() {
     use opbench::artifact::read_artifact;
@@ -281,60 +282,85 @@ fn the_committed_gpu_trace_is_complete_and_consistent() {
     let a = read_artifact(&root.join("artifacts/llm_trace.json")).unwrap();
     assert_eq!(a.kind, "llm_trace");
     assert!(a.run.complete && a.run.git_commit.is_some() && a.env.gpu.is_some());
+    assert_eq!(a.run.git_dirty, Some(false));
     let p = |r: &opbench::artifact::ResultRow, k: &str| r.params[k].to_string();
-    let steps: Vec<_> = a
-        .results
-        .iter()
-        .filter(|r| r.benchmark == "trace_step" && p(r, "scope") == "step")
-        .collect();
-    assert_eq!(steps.len(), 4, "prefill + 3 decode steps");
-    for s in &steps {
-        assert_eq!(p(s, "layers_assigned"), "true");
-        let m = &s.metrics;
-        assert!(m["busy_us"] > 0.0 && m["busy_us"] <= m["wall_us"]);
-        assert!((m["idle_us"] + m["busy_us"] - m["wall_us"]).abs() < 1e-6);
-        let classes: f64 = a
-            .results
-            .iter()
-            .filter(|r| {
-                r.benchmark == "trace_class"
-                    && p(r, "scope") == "step"
-                    && p(r, "step") == p(s, "step")
-            })
-            .map(|r| r.metrics["time_us"])
-            .sum();
-        // Classes cover kernels and copies; busy is their union (one stream: no overlap).
-        assert!(
-            (classes - m["busy_us"]).abs() / m["busy_us"] < 0.01,
-            "{classes} vs {m:?}"
-        );
-        let layers = a
-            .results
-            .iter()
-            .filter(|r| {
-                r.benchmark == "trace_layer"
-                    && p(r, "scope") == "step"
-                    && p(r, "step") == p(s, "step")
-            })
-            .count();
-        assert_eq!(layers, 24, "embedding + 22 layers + head");
-    }
     let c: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(root.join("artifacts/llm_kernels.trace.json")).unwrap(),
     )
     .unwrap();
-    let kernels = c["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| r[0] == 1 && r[1] == "k")
-        .count();
-    assert_eq!(kernels as f64, steps[1].metrics["kernels"]);
+    let compact_steps = c["steps"].as_array().unwrap();
+    for imp in ["candle", "opbench"] {
+        let steps: Vec<_> = a
+            .results
+            .iter()
+            .filter(|r| {
+                r.implementation == imp && r.benchmark == "trace_step" && p(r, "scope") == "step"
+            })
+            .collect();
+        assert_eq!(steps.len(), 4, "{imp}: prefill + 3 decode steps");
+        for s in &steps {
+            assert_eq!(p(s, "layers_assigned"), "true", "{imp} {}", p(s, "step"));
+            let m = &s.metrics;
+            assert!(m["busy_us"] > 0.0 && m["busy_us"] <= m["wall_us"]);
+            assert!((m["idle_us"] + m["busy_us"] - m["wall_us"]).abs() < 1e-6);
+            let of = |bench: &'static str| {
+                a.results.iter().filter(move |r| {
+                    r.implementation == imp
+                        && r.benchmark == bench
+                        && p(r, "scope") == "step"
+                        && p(r, "step") == p(s, "step")
+                })
+            };
+            let busy: f64 = of("trace_class").map(|r| r.metrics["busy_us"]).sum();
+            assert!(
+                (busy - m["busy_us"]).abs() / m["busy_us"] < 1e-6,
+                "{imp}: class busy {busy} vs {m:?}"
+            );
+            assert_eq!(
+                of("trace_layer").count(),
+                24,
+                "embedding + 22 layers + head"
+            );
+            // The compact trace holds the same kernels for this step.
+            let si = compact_steps
+                .iter()
+                .position(|cs| cs["impl"] == imp && cs["label"].as_str() == Some(&p(s, "step")))
+                .unwrap();
+            let kernels = c["rows"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|r| r[0] == si && r[1] == "k")
+                .count();
+            assert_eq!(kernels as f64, m["kernels"], "{imp} {}", p(s, "step"));
+        }
+    }
+    let mean = |imp: &str| {
+        a.results
+            .iter()
+            .find(|r| {
+                r.implementation == imp
+                    && r.benchmark == "trace_step"
+                    && p(r, "scope") == "decode_mean"
+            })
+            .unwrap()
+            .metrics
+            .clone()
+    };
+    assert_eq!(mean("candle")["kernels"], 973.0);
+    assert_eq!(
+        mean("opbench")["kernels"],
+        113.0,
+        "plan::step_plan's 113 launches"
+    );
+    assert!(mean("opbench")["untraced_step_us"] > 0.0);
     let t: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(root.join("artifacts/llm_decode.trace.json")).unwrap(),
     )
     .unwrap();
-    assert!(t["traceEvents"].as_array().unwrap().len() > 3 * 973);
+    let ev = t["traceEvents"].as_array().unwrap();
+    assert!(ev.len() > 3 * (973 + 113));
+    assert!(ev.iter().any(|e| e["args"]["impl"] == "opbench"));
 }
 
 /// candle's step and the same step under another implementation's name, recorded later.
