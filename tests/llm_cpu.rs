@@ -453,14 +453,24 @@ fn trace_on_the_cpu_says_so_and_runs_without_it() {
         compact: tmp.path().join("k.trace.json"),
         overwrite: false,
     });
+    o.impls = vec![llm::fast::Impl::Candle, llm::fast::Impl::Opbench];
     let rows = llm::run(&o).unwrap();
-    assert_eq!(rows.len(), 1);
+    assert_eq!(rows.len(), 2);
     assert_eq!(rows[0].status, Status::Ok);
+    assert_eq!(rows[1].status, Status::Skipped);
     let a = read_artifact(&out).unwrap();
+    let has = |s: &[&str]| a.notes.iter().any(|n| s.iter().all(|w| n.contains(w)));
     assert!(
+        has(&["--trace: no candle trace made, ran without it", "CPU"]),
+        "{:?}",
         a.notes
-            .iter()
-            .any(|n| n.contains("--trace: no trace made") && n.contains("CPU")),
+    );
+    assert!(
+        has(&[
+            "--trace: no opbench trace made",
+            "first point",
+            "did not finish"
+        ]),
         "{:?}",
         a.notes
     );

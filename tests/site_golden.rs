@@ -174,10 +174,14 @@ fn the_fixture_site_has_the_pages_and_charts_it_promises() {
     }
     let t = ids("llm-trace.html");
     for id in [
-        "tl-decode",
-        "tl-prefill",
+        "tl-decode-candle",
+        "tl-prefill-candle",
+        "tl-decode-opbench",
+        "tl-prefill-opbench",
         "trace-classes",
+        "trace-kernels",
         "trace-idle",
+        "trace-layers-cmp-decode",
         "trace-layers-0",
     ] {
         assert!(
@@ -187,7 +191,7 @@ fn the_fixture_site_has_the_pages_and_charts_it_promises() {
     }
     let tl = page("llm-trace.html")
         .charts()
-        .find(|c| c.id == "tl-decode")
+        .find(|c| c.id == "tl-decode-candle")
         .unwrap();
     assert_eq!(
         tl.traces

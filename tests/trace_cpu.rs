@@ -6,8 +6,19 @@ use opbench::trace::chrome::chrome_trace;
 use opbench::trace::compact::compact_json;
 use opbench::trace::rows::{trace_rows, ModelBytes};
 use opbench::trace::{
-    analyze_step, Activity, ActivityKind, Layer, OpClass, Phase, StepWindow, Trace,
+    analyze_step, Activity, ActivityKind, ImplSteps, Layer, Layout, OpClass, Phase, StepAnalysis,
+    StepWindow, Trace,
 };
+
+/// candle's layout for the 2-layer fixture.
+const CANDLE2: Layout = Layout::NormAnchors { layers: 2 };
+
+fn candle(s: &StepAnalysis) -> ImplSteps {
+    ImplSteps {
+        implementation: "candle".into(),
+        steps: vec![s.clone()],
+    }
+}
 
 const GEMV: &str = "_ZN8internal5gemvx6kernelIiiffffLb0ELb1ELb1ELb0ELi7ELb0E18cublasGemvParamsExIi30cublasGemvTensorStridedBatchedIKfES5_S3_IfEfEEEvT11_";
 const SPLITK: &str = "_Z19splitKreduce_kernelILi32ELi16Ei6__halfS0_S0_fS0_Lb1ELb0ELb0EEv18cublasSplitKParamsIT4_EPKT2_S6_PS4_PKS1_PKT5_SB_PS7_PvlPS1_Pi";
@@ -123,9 +134,9 @@ fn fixture() -> (Trace, Vec<(OpClass, Layer)>) {
 #[test]
 fn a_recorded_decode_step_is_attributed_to_classes_and_layers() {
     let (trace, want) = fixture();
-    let s = analyze_step(&trace, &trace.steps[0], 2);
+    let s = analyze_step(&trace, &trace.steps[0], &CANDLE2);
     assert!(s.anchors.layers_assigned, "{:?}", s.anchors);
-    assert_eq!(s.anchors.rmsnorm_kernels, 5);
+    assert_eq!(s.anchors.found, 5);
     assert_eq!(s.attributed.len(), want.len());
     for (i, ((a, at), (c, l))) in s.attributed.iter().zip(&want).enumerate() {
         assert_eq!(at.class, *c, "activity {i} {}", a.name);
@@ -135,7 +146,7 @@ fn a_recorded_decode_step_is_attributed_to_classes_and_layers() {
     assert_eq!(s.by_class[&OpClass::Attention].count, 16);
     assert_eq!(s.by_layer[&Layer::Block(1)].count, layer_kernels().len());
     // The wrong layer count gives no layers, but classes by name still.
-    let s3 = analyze_step(&trace, &trace.steps[0], 3);
+    let s3 = analyze_step(&trace, &trace.steps[0], &Layout::NormAnchors { layers: 3 });
     assert!(!s3.anchors.layers_assigned);
     assert!(s3.attributed.iter().all(|(_, a)| a.layer.is_none()));
 }
@@ -143,7 +154,7 @@ fn a_recorded_decode_step_is_attributed_to_classes_and_layers() {
 #[test]
 fn busy_idle_and_gaps_of_a_step_add_up() {
     let (trace, want) = fixture();
-    let s = analyze_step(&trace, &trace.steps[0], 2);
+    let s = analyze_step(&trace, &trace.steps[0], &CANDLE2);
     let n = want.len() as u64;
     assert_eq!(s.kernels + s.memcpys, n as usize);
     assert_eq!(s.memcpys, 2);
@@ -162,7 +173,7 @@ fn busy_idle_and_gaps_of_a_step_add_up() {
 #[test]
 fn rows_carry_per_class_and_per_layer_times_and_matmul_bandwidth() {
     let (trace, _) = fixture();
-    let s = analyze_step(&trace, &trace.steps[0], 2);
+    let s = analyze_step(&trace, &trace.steps[0], &CANDLE2);
     let mb = ModelBytes {
         layers: 2,
         layer_weight_bytes: 1_000_000,
@@ -172,7 +183,7 @@ fn rows_carry_per_class_and_per_layer_times_and_matmul_bandwidth() {
         batch: 1,
     };
     let rows = trace_rows(
-        std::slice::from_ref(&s),
+        &candle(&s),
         &mb,
         Some(4000.0),
         &[("model", "fixture".into())],
@@ -207,11 +218,8 @@ fn rows_carry_per_class_and_per_layer_times_and_matmul_bandwidth() {
 #[test]
 fn the_chrome_export_is_valid_trace_event_json() {
     let (trace, want) = fixture();
-    let s = analyze_step(&trace, &trace.steps[0], 2);
-    let doc = chrome_trace(
-        std::slice::from_ref(&s),
-        serde_json::json!({"model": "fixture"}),
-    );
+    let s = analyze_step(&trace, &trace.steps[0], &CANDLE2);
+    let doc = chrome_trace(&[candle(&s)], serde_json::json!({"model": "fixture"}));
     let text = serde_json::to_string(&doc).unwrap();
     let back: serde_json::Value = serde_json::from_str(&text).unwrap();
     let ev = back["traceEvents"].as_array().unwrap();
@@ -244,8 +252,8 @@ fn the_chrome_export_is_valid_trace_event_json() {
 #[test]
 fn the_compact_trace_interns_names_and_keeps_one_row_per_activity() {
     let (trace, want) = fixture();
-    let s = analyze_step(&trace, &trace.steps[0], 2);
-    let c = compact_json(std::slice::from_ref(&s), serde_json::json!({}));
+    let s = analyze_step(&trace, &trace.steps[0], &CANDLE2);
+    let c = compact_json(&[candle(&s)], serde_json::json!({}), serde_json::json!({}));
     let rows = c["rows"].as_array().unwrap();
     assert_eq!(rows.len(), want.len());
     let names = c["names"].as_array().unwrap();
@@ -264,8 +272,9 @@ fn the_compact_trace_interns_names_and_keeps_one_row_per_activity() {
     assert_eq!(rows[0][5], 5_000);
 }
 
-/// The committed H200 trace: valid, complete, TinyLlama's 22 layers anchored in every step,
-/// and the per-class times add up to the kernel time of each step.
+/// The committed GPU trace: valid, complete, candle's and opbench's steps each with TinyLlama's
+/// 22 layers placed, the classes' busy times adding up to each step's busy time, and the compact
+/// trace's kernels matching the step rows.
 #[test]
 fn the_committed_gpu_trace_is_complete_and_consistent() {
     use opbench::artifact::read_artifact;
@@ -273,58 +282,253 @@ fn the_committed_gpu_trace_is_complete_and_consistent() {
     let a = read_artifact(&root.join("artifacts/llm_trace.json")).unwrap();
     assert_eq!(a.kind, "llm_trace");
     assert!(a.run.complete && a.run.git_commit.is_some() && a.env.gpu.is_some());
+    assert_eq!(a.run.git_dirty, Some(false));
     let p = |r: &opbench::artifact::ResultRow, k: &str| r.params[k].to_string();
-    let steps: Vec<_> = a
-        .results
-        .iter()
-        .filter(|r| r.benchmark == "trace_step" && p(r, "scope") == "step")
-        .collect();
-    assert_eq!(steps.len(), 4, "prefill + 3 decode steps");
-    for s in &steps {
-        assert_eq!(p(s, "layers_assigned"), "true");
-        let m = &s.metrics;
-        assert!(m["busy_us"] > 0.0 && m["busy_us"] <= m["wall_us"]);
-        assert!((m["idle_us"] + m["busy_us"] - m["wall_us"]).abs() < 1e-6);
-        let classes: f64 = a
-            .results
-            .iter()
-            .filter(|r| {
-                r.benchmark == "trace_class"
-                    && p(r, "scope") == "step"
-                    && p(r, "step") == p(s, "step")
-            })
-            .map(|r| r.metrics["time_us"])
-            .sum();
-        // Classes cover kernels and copies; busy is their union (one stream: no overlap).
-        assert!(
-            (classes - m["busy_us"]).abs() / m["busy_us"] < 0.01,
-            "{classes} vs {m:?}"
-        );
-        let layers = a
-            .results
-            .iter()
-            .filter(|r| {
-                r.benchmark == "trace_layer"
-                    && p(r, "scope") == "step"
-                    && p(r, "step") == p(s, "step")
-            })
-            .count();
-        assert_eq!(layers, 24, "embedding + 22 layers + head");
-    }
     let c: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(root.join("artifacts/llm_kernels.trace.json")).unwrap(),
     )
     .unwrap();
-    let kernels = c["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| r[0] == 1 && r[1] == "k")
-        .count();
-    assert_eq!(kernels as f64, steps[1].metrics["kernels"]);
+    let compact_steps = c["steps"].as_array().unwrap();
+    for imp in ["candle", "opbench"] {
+        let steps: Vec<_> = a
+            .results
+            .iter()
+            .filter(|r| {
+                r.implementation == imp && r.benchmark == "trace_step" && p(r, "scope") == "step"
+            })
+            .collect();
+        assert_eq!(steps.len(), 4, "{imp}: prefill + 3 decode steps");
+        for s in &steps {
+            assert_eq!(p(s, "layers_assigned"), "true", "{imp} {}", p(s, "step"));
+            let m = &s.metrics;
+            assert!(m["busy_us"] > 0.0 && m["busy_us"] <= m["wall_us"]);
+            assert!((m["idle_us"] + m["busy_us"] - m["wall_us"]).abs() < 1e-6);
+            let of = |bench: &'static str| {
+                a.results.iter().filter(move |r| {
+                    r.implementation == imp
+                        && r.benchmark == bench
+                        && p(r, "scope") == "step"
+                        && p(r, "step") == p(s, "step")
+                })
+            };
+            let busy: f64 = of("trace_class").map(|r| r.metrics["busy_us"]).sum();
+            assert!(
+                (busy - m["busy_us"]).abs() / m["busy_us"] < 1e-6,
+                "{imp}: class busy {busy} vs {m:?}"
+            );
+            assert_eq!(
+                of("trace_layer").count(),
+                24,
+                "embedding + 22 layers + head"
+            );
+            // The compact trace holds the same kernels for this step.
+            let si = compact_steps
+                .iter()
+                .position(|cs| cs["impl"] == imp && cs["label"].as_str() == Some(&p(s, "step")))
+                .unwrap();
+            let kernels = c["rows"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|r| r[0] == si && r[1] == "k")
+                .count();
+            assert_eq!(kernels as f64, m["kernels"], "{imp} {}", p(s, "step"));
+        }
+    }
+    let mean = |imp: &str| {
+        a.results
+            .iter()
+            .find(|r| {
+                r.implementation == imp
+                    && r.benchmark == "trace_step"
+                    && p(r, "scope") == "decode_mean"
+            })
+            .unwrap()
+            .metrics
+            .clone()
+    };
+    assert_eq!(mean("candle")["kernels"], 973.0);
+    assert_eq!(
+        mean("opbench")["kernels"],
+        113.0,
+        "plan::step_plan's 113 launches"
+    );
+    assert!(mean("opbench")["untraced_step_us"] > 0.0);
     let t: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(root.join("artifacts/llm_decode.trace.json")).unwrap(),
     )
     .unwrap();
-    assert!(t["traceEvents"].as_array().unwrap().len() > 3 * 973);
+    let ev = t["traceEvents"].as_array().unwrap();
+    assert!(ev.len() > 3 * (973 + 113));
+    assert!(ev.iter().any(|e| e["args"]["impl"] == "opbench"));
+}
+
+/// candle's step and the same step under another implementation's name, recorded later.
+fn two_impls() -> [ImplSteps; 2] {
+    let (mut trace, _) = fixture();
+    let s = analyze_step(&trace, &trace.steps[0], &CANDLE2);
+    let shift = 5_000_000_000u64;
+    for a in &mut trace.activities {
+        (a.start_ns, a.end_ns) = (a.start_ns + shift, a.end_ns + shift);
+    }
+    trace.steps[0].start_ns += shift;
+    trace.steps[0].end_ns += shift;
+    let later = analyze_step(&trace, &trace.steps[0], &CANDLE2);
+    [
+        candle(&s),
+        ImplSteps {
+            implementation: "opbench".into(),
+            steps: vec![later],
+        },
+    ]
+}
+
+#[test]
+fn each_implementation_gets_its_own_rows_and_labelled_export_tracks() {
+    let both = two_impls();
+    let mb = ModelBytes {
+        layers: 2,
+        layer_weight_bytes: 1_000_000,
+        head_weight_bytes: 500_000,
+        kv_bytes_per_position_layer: 1024,
+        dtype_bytes: 2,
+        batch: 1,
+    };
+    for t in &both {
+        let rows = trace_rows(t, &mb, None, &[]);
+        assert!(!rows.is_empty());
+        assert!(rows.iter().all(|r| r.implementation == t.implementation));
+    }
+    let c = compact_json(
+        &both,
+        serde_json::json!({"candle": "a", "opbench": "b"}),
+        serde_json::json!({}),
+    );
+    assert_eq!(c["version"], 2);
+    let steps = c["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2);
+    assert_eq!(steps[0]["impl"], "candle");
+    assert_eq!(steps[1]["impl"], "opbench");
+    // Each implementation's times start at its own first step.
+    assert_eq!(steps[0]["start_ns"], 0);
+    assert_eq!(steps[1]["start_ns"], 0);
+    assert_eq!(steps[1]["anchor_rule"], "rmsnorm kernels");
+    let rows = c["rows"].as_array().unwrap();
+    let of = |i: u64| rows.iter().filter(|r| r[0] == i).count();
+    assert_eq!(of(0), of(1));
+    assert!(of(1) > 0);
+    let doc = chrome_trace(&both, serde_json::json!({}));
+    let ev = doc["traceEvents"].as_array().unwrap();
+    let names: Vec<&str> = ev
+        .iter()
+        .filter(|e| e["name"] == "process_name")
+        .map(|e| e["args"]["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"candle: GPU activity (CUPTI)"), "{names:?}");
+    assert!(
+        names.contains(&"opbench: GPU activity (CUPTI)"),
+        "{names:?}"
+    );
+    let steps: Vec<_> = ev.iter().filter(|e| e["cat"] == "step").collect();
+    assert_eq!(steps.len(), 2);
+    assert_ne!(steps[0]["pid"], steps[1]["pid"]);
+    assert_eq!(steps[0]["ts"], steps[1]["ts"], "both start at 0");
+    assert!(ev
+        .iter()
+        .any(|e| e["ph"] == "X" && e["args"]["impl"] == "opbench" && e["cat"] == "matmul"));
+}
+
+#[test]
+fn untraced_times_go_on_the_decode_mean_and_prefill_rows() {
+    use opbench::trace::rows::add_untraced;
+    let (trace, _) = fixture();
+    let s = analyze_step(&trace, &trace.steps[0], &CANDLE2);
+    let mb = ModelBytes {
+        layers: 2,
+        layer_weight_bytes: 1,
+        head_weight_bytes: 1,
+        kv_bytes_per_position_layer: 1,
+        dtype_bytes: 2,
+        batch: 1,
+    };
+    let mut rows = trace_rows(&candle(&s), &mb, None, &[]);
+    add_untraced(&mut rows, Some(2.0), None);
+    let with: Vec<_> = rows
+        .iter()
+        .filter(|r| r.metrics.contains_key("untraced_step_us"))
+        .collect();
+    assert_eq!(with.len(), 1, "only the decode mean's step row");
+    assert_eq!(with[0].params["scope"].to_string(), "decode_mean");
+    let m = &with[0].metrics;
+    assert_eq!(m["untraced_step_us"], 2000.0);
+    assert!((m["untraced_busy_pct"] - 100.0 * m["busy_us"] / 2000.0).abs() < 1e-9);
+    assert!(rows
+        .iter()
+        .all(|r| !r.metrics.contains_key("untraced_ttft_us")));
+}
+
+/// Kernels that overlap, as programmatic dependent launch makes them: each starts while its
+/// predecessor runs. Summed durations exceed the busy time; the busy time each class adds
+/// (`busy_us`) sums to it.
+#[test]
+fn overlapping_kernels_split_the_busy_time_between_classes() {
+    let mut acts = vec![
+        Activity::kernel("decode_gemv_b1", 1_000, 11_000),
+        Activity::kernel("decode_attn", 5_000, 15_000),
+        Activity::kernel("decode_gemv_b1", 6_000, 30_000),
+    ];
+    acts.push(Activity::kernel("decode_argmax", 40_000, 42_000));
+    let w = StepWindow {
+        phase: Phase::Decode,
+        step: 1,
+        tokens: 1,
+        context_len: 2,
+        start_ns: 0,
+        end_ns: 50_000,
+    };
+    let trace = Trace {
+        steps: vec![w.clone()],
+        activities: acts,
+        dropped_records: 0,
+    };
+    let s = analyze_step(&trace, &w, &Layout::Plan(Vec::new()));
+    assert_eq!(s.busy_ns, 29_000 + 2_000);
+    let mb = ModelBytes {
+        layers: 1,
+        layer_weight_bytes: 1,
+        head_weight_bytes: 1,
+        kv_bytes_per_position_layer: 1,
+        dtype_bytes: 2,
+        batch: 1,
+    };
+    let t = ImplSteps {
+        implementation: "opbench".into(),
+        steps: vec![s],
+    };
+    let rows = trace_rows(&t, &mb, None, &[]);
+    let class = |c: &str| {
+        rows.iter()
+            .find(|r| {
+                r.benchmark == "trace_class"
+                    && r.params["scope"].to_string() == "step"
+                    && r.params["class"].to_string() == c
+            })
+            .unwrap()
+            .metrics
+            .clone()
+    };
+    let mm = class("matmul");
+    assert_eq!(mm["time_us"], 10.0 + 24.0);
+    assert_eq!(mm["busy_us"], 10.0 + 15.0);
+    assert_eq!(class("attention")["busy_us"], 4.0);
+    let busy: f64 = ["matmul", "attention", "sampling"]
+        .iter()
+        .map(|c| class(c)["busy_us"])
+        .sum();
+    assert_eq!(busy, 31.0);
+    let shares: f64 = ["matmul", "attention", "sampling"]
+        .iter()
+        .map(|c| class(c)["busy_share_pct"])
+        .sum();
+    assert!((shares - 100.0).abs() < 1e-9);
 }

@@ -138,10 +138,11 @@ pub struct Args {
     /// Sample device memory (cuMemGetInfo) before each synchronize, for peak_device_mem_bytes.
     #[arg(long, value_enum, default_value_t = OnOff::On)]
     mem_sample: OnOff,
-    /// Record one extra generation of the first point kernel by kernel with CUPTI (prefill and
-    /// --trace-decode-steps), attribute kernels to operation classes and layers, and write
-    /// --trace-out (an llm_trace artifact), --trace-compact and --trace-chrome. Without a GPU
-    /// or when CUPTI refuses, says so and runs without the trace.
+    /// Record one extra generation of the first point of each --impl kernel by kernel with
+    /// CUPTI (prefill and --trace-decode-steps; same model, batch and prompt for every
+    /// implementation), attribute kernels to operation classes and layers, and write them all
+    /// into --trace-out (an llm_trace artifact), --trace-compact and --trace-chrome. Without a
+    /// GPU or when CUPTI refuses, says so and runs without the trace.
     #[arg(long)]
     trace: bool,
     /// 1-based decode steps to trace (comma list).

@@ -373,7 +373,10 @@ pub fn run(o: &BenchOptions) -> Result<Vec<ResultRow>> {
         Progress::quiet(steps)
     };
     let mut profile_pending = o.profile_decode_step;
-    let mut trace_pending = o.trace.as_ref();
+    let mut traces = o
+        .trace
+        .clone()
+        .map(|t| super::trace::TraceRun::new(t, &o.impls));
     let mut rows = Vec::new();
     for load in models.iter_mut() {
         let l = load(&backend)?;
@@ -397,11 +400,26 @@ pub fn run(o: &BenchOptions) -> Result<Vec<ResultRow>> {
                 let mut row = base_row(&l, o, &backend, imp, b, p);
                 row.metrics
                     .insert("weight_bytes".into(), l.model.weight_bytes() as f64);
+                let point = super::trace::TracedPoint {
+                    model: l.label.clone(),
+                    batch: b,
+                    prompt_len: p,
+                };
+                let want = traces.as_mut().is_some_and(|t| t.wants(imp, &point));
+                let mut tracing = traces.as_mut().filter(|_| want);
                 let res = match imp {
                     Impl::Candle => {
                         measure_point(&l, o, &backend, b, p, &pb, &mut profile_pending, &mut row)
                     }
-                    Impl::Opbench => measure_opbench(&l, o, &backend, b, p, &pb, &mut row),
+                    Impl::Opbench => measure_opbench(
+                        &l,
+                        o,
+                        &backend,
+                        (b, p),
+                        &pb,
+                        &mut row,
+                        tracing.as_deref_mut().map(|t| (t, &point)),
+                    ),
                 };
                 match res {
                     Ok(()) => {
@@ -410,36 +428,16 @@ pub fn run(o: &BenchOptions) -> Result<Vec<ResultRow>> {
                             &mut row,
                             decode_bound(&l.model.arch, dt, b, p, o.new_tokens, copy_gbps),
                         );
-                        if let Some(t) = trace_pending.take_if(|_| imp == Impl::Candle) {
+                        if let Some(t) = tracing.filter(|_| imp == Impl::Candle) {
                             let prompt = prompt_for(&l, o, b, p)?;
-                            let p50 = |k: &str| row.stats.get(k).map(|s| s.p50);
-                            let r = super::trace::trace_point(
+                            let r = super::trace::trace_candle(
                                 &l.model,
-                                &l.label,
-                                &mut backend,
+                                &backend,
                                 &prompt,
-                                t,
-                                copy_gbps,
-                                p50("decode_step_ms"),
-                                p50("ttft_ms"),
+                                &t.opts,
+                                untraced_p50(&row),
                             );
-                            let msg = match r {
-                                Ok(s) => {
-                                    pb.suspend(|| s.lines.iter().for_each(|l| eprintln!("{l}")));
-                                    format!(
-                                        "--trace: {} (batch {b}, prompt {p}) traced into {}",
-                                        l.label,
-                                        t.out.display()
-                                    )
-                                }
-                                Err(e) => {
-                                    let m =
-                                        format!("--trace: no trace made, ran without it: {e:#}");
-                                    pb.note(&m);
-                                    m
-                                }
-                            };
-                            w.artifact.notes.push(msg);
+                            t.finish_impl(imp, &point, r);
                         }
                     }
                     Err(e) => {
@@ -455,10 +453,29 @@ pub fn run(o: &BenchOptions) -> Result<Vec<ResultRow>> {
                             .push(format!("{e:#}").trim_start_matches("skip: ").to_string());
                     }
                 }
+                for note in traces.as_mut().map(|t| t.take_notes()).unwrap_or_default() {
+                    pb.note(&note);
+                    w.artifact.notes.push(note);
+                }
                 pb.row(&row);
                 backend.sample_clocks();
                 w.push(row.clone())?;
                 rows.push(row);
+            }
+        }
+        // Every trace is made at the run's first point, so of this model.
+        if let Some(t) = traces.take() {
+            for note in t.missing() {
+                pb.note(&note);
+                w.artifact.notes.push(note);
+            }
+            match super::trace::write_outputs(&t, &l.model, &mut backend, copy_gbps) {
+                Ok(lines) => pb.suspend(|| lines.iter().for_each(|l| eprintln!("{l}"))),
+                Err(e) => {
+                    let note = format!("--trace: the trace outputs were not written: {e:#}");
+                    pb.note(&note);
+                    w.artifact.notes.push(note);
+                }
             }
         }
     }
@@ -552,17 +569,24 @@ fn backend_total(backend: &Backend) -> Option<u64> {
 /// timed.
 pub const PARITY_STEPS: usize = 32;
 
+/// The point's untraced decode step and TTFT p50 (ms), from its timed repeats.
+fn untraced_p50(row: &ResultRow) -> (Option<f64>, Option<f64>) {
+    let p50 = |k: &str| row.stats.get(k).map(|s| s.p50);
+    (p50("decode_step_ms"), p50("ttft_ms"))
+}
+
 /// One opbench point: engine (weights laid out, buffers, captured step), parity against
-/// candle on the point's own prompt, then warm-up and timed repeats like candle's.
+/// candle on the point's own prompt, then warm-up and timed repeats like candle's; `trace`:
+/// then one traced generation of the point (`--trace`).
 #[cfg(feature = "cuda")]
 fn measure_opbench(
     l: &Loaded,
     o: &BenchOptions,
     backend: &Backend,
-    b: usize,
-    p: usize,
+    (b, p): (usize, usize),
     pb: &Progress,
     row: &mut ResultRow,
+    trace: Option<(&mut super::trace::TraceRun, &super::trace::TracedPoint)>,
 ) -> Result<()> {
     use super::fast::{engine::Engine, generate as fgen, parity::LOGITS_TOLERANCE};
     let Backend::Cuda(gpu) = backend else {
@@ -673,6 +697,10 @@ fn measure_opbench(
     }
     fill_measured(row, b, p, &repeats)?;
     row.timing = Some(host_timing(o.warmup));
+    if let Some((t, point)) = trace {
+        let r = super::trace::trace_opbench(&mut e, &prompt, &t.opts, untraced_p50(row));
+        t.finish_impl(Impl::Opbench, point, r);
+    }
     Ok(())
 }
 
@@ -681,10 +709,10 @@ fn measure_opbench(
     _l: &Loaded,
     _o: &BenchOptions,
     _backend: &Backend,
-    _b: usize,
-    _p: usize,
+    _point: (usize, usize),
     _pb: &Progress,
     _row: &mut ResultRow,
+    _trace: Option<(&mut super::trace::TraceRun, &super::trace::TracedPoint)>,
 ) -> Result<()> {
     bail!("skip: opbench needs a build with the `cuda` feature and a GPU")
 }

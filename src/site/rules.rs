@@ -5,10 +5,10 @@
 use super::chart::ChartView;
 
 /// A chart shows at most this many legend entries: about ten, and no fewer than the GEMM
-/// ladder's kernels (13), which a roofline must name. A chart with more hides its legend (the
-/// hover names every series); a page should rather facet the chart or move a dimension (the
-/// GPU) to the marker symbol. `dashboard.js` hides legends of more than 6 entries on phones.
-pub const MAX_LEGEND_ENTRIES: usize = 14;
+/// sweep's implementations (18: two libraries and the ladder), which a roofline must name.
+/// A chart with more hides its legend (the hover names every series); a page should rather
+/// facet the chart or move a dimension (the GPU) to the marker symbol. `dashboard.js` hides legends of more than 6 entries on phones.
+pub const MAX_LEGEND_ENTRIES: usize = 18;
 
 /// Marker symbols per GPU, in first-seen order, where a chart tells GPUs apart by symbol
 /// (colour stays the implementation's, `super::palette`).

@@ -1,7 +1,8 @@
 //! Per-step arithmetic on a trace: GPU busy time (union of activity intervals), idle gaps
 //! between activities, and time per operation class and per layer.
 
-use super::classify::{attribute, AnchorReport, Attribution, Layer, OpClass};
+use super::classify::{AnchorReport, Attribution, Layer, OpClass};
+use super::layout::{attribute, Layout};
 use super::record::{Activity, ActivityKind, StepWindow, Trace};
 use std::collections::BTreeMap;
 
@@ -35,18 +36,38 @@ pub fn gaps_ns(intervals: &[(u64, u64)]) -> Vec<u64> {
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Agg {
     pub count: usize,
-    /// Sum of activity durations (ns).
+    /// Sum of activity durations (ns). Overlapping activities (a kernel launched with
+    /// programmatic dependent launch starts, and waits, while its predecessor runs) count fully.
     pub time_ns: u64,
+    /// The busy time the group's activities add (`busy_added_ns`): over all groups of a step
+    /// these sum to its busy time.
+    pub busy_ns: u64,
     /// Bytes copied/set by memcpy/memset records in the group.
     pub bytes: u64,
 }
 
 impl Agg {
-    fn add(&mut self, a: &Activity) {
+    fn add(&mut self, a: &Activity, busy_added: u64) {
         self.count += 1;
         self.time_ns += a.dur_ns();
+        self.busy_ns += busy_added;
         self.bytes += a.bytes;
     }
+}
+
+/// The busy time each interval adds to the union of those before it in start order: from the
+/// later of its start and the latest end so far, to its end (0 when it ends earlier). For
+/// intervals sorted by start, the sum equals `busy_ns`.
+pub fn busy_added_ns(sorted_by_start: &[(u64, u64)]) -> Vec<u64> {
+    let mut reach = 0u64;
+    sorted_by_start
+        .iter()
+        .map(|&(s, e)| {
+            let added = e.saturating_sub(s.max(reach));
+            reach = reach.max(e);
+            added
+        })
+        .collect()
 }
 
 /// Everything derived from one step.
@@ -95,10 +116,18 @@ pub fn pct(part: u64, whole: u64) -> f64 {
     }
 }
 
-/// Analyses one step of `trace` for a model with `layers` decoder layers.
-pub fn analyze_step(trace: &Trace, w: &StepWindow, layers: usize) -> StepAnalysis {
+/// The analysed steps of one implementation's traced generation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImplSteps {
+    /// The artifact's `implementation` ("candle", "opbench").
+    pub implementation: String,
+    pub steps: Vec<StepAnalysis>,
+}
+
+/// Analyses one step of `trace`, placing its activities in layers by `layout`.
+pub fn analyze_step(trace: &Trace, w: &StepWindow, layout: &Layout) -> StepAnalysis {
     let acts = trace.step_activities(w);
-    let (attr, anchors) = attribute(&acts, layers);
+    let (attr, anchors) = attribute(&acts, layout);
     let iv: Vec<(u64, u64)> = acts.iter().map(|a| (a.start_ns, a.end_ns)).collect();
     let busy = busy_ns(&iv);
     let first = acts.iter().map(|a| a.start_ns).min();
@@ -107,17 +136,21 @@ pub fn analyze_step(trace: &Trace, w: &StepWindow, layers: usize) -> StepAnalysi
         (Some(f), Some(l)) => l.saturating_sub(f),
         _ => 0,
     };
+    let added = busy_added_ns(&iv);
     let mut by_class = BTreeMap::new();
     let mut by_layer = BTreeMap::new();
     let mut by_layer_class = BTreeMap::new();
-    for (a, at) in acts.iter().zip(&attr) {
-        by_class.entry(at.class).or_insert_with(Agg::default).add(a);
+    for ((a, at), &x) in acts.iter().zip(&attr).zip(&added) {
+        by_class
+            .entry(at.class)
+            .or_insert_with(Agg::default)
+            .add(a, x);
         if let Some(l) = at.layer {
-            by_layer.entry(l).or_insert_with(Agg::default).add(a);
+            by_layer.entry(l).or_insert_with(Agg::default).add(a, x);
             by_layer_class
                 .entry((l, at.class))
                 .or_insert_with(Agg::default)
-                .add(a);
+                .add(a, x);
         }
     }
     let count = |k: ActivityKind| acts.iter().filter(|a| a.kind == k).count();
@@ -154,5 +187,15 @@ mod tests {
         assert_eq!(gaps_ns(&iv), vec![5, 15]);
         assert_eq!(busy_ns(&[]), 0);
         assert!(gaps_ns(&[(0, 5)]).is_empty());
+    }
+
+    #[test]
+    fn busy_added_splits_overlapping_kernels_so_it_sums_to_busy() {
+        // A kernel that starts while its predecessor runs is credited from the predecessor's
+        // end; one inside another adds nothing; a gap adds nothing to the next.
+        let iv = [(0, 10), (4, 16), (6, 12), (20, 25), (22, 30)];
+        let added = busy_added_ns(&iv);
+        assert_eq!(added, vec![10, 6, 0, 5, 5]);
+        assert_eq!(added.iter().sum::<u64>(), busy_ns(&iv));
     }
 }

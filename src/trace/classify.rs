@@ -101,21 +101,29 @@ pub struct Attribution {
     pub half: Option<Half>,
 }
 
-/// How the attribution of one step went.
+/// How the layer attribution of one step went.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AnchorReport {
-    pub rmsnorm_kernels: usize,
+    /// What was counted: "rmsnorm kernels" (candle) or "kernels matching the launch plan".
+    pub rule: String,
+    /// Anchors found in the step.
+    pub found: usize,
+    /// Anchors the layout needs.
     pub expected: usize,
-    /// Layers were assigned (anchors matched 2 x layers + 1).
+    /// Layers were assigned (the anchors matched the layout).
     pub layers_assigned: bool,
 }
 
-/// How the attribution is made, for the artifact.
-pub const METHOD: &str = "class: kernel-name rules (rmsnorm -> rmsnorm; rope -> rope; softmax -> \
-attention; copy2d/ucopy -> kv_copy; nvjet/gemm/gemv/cutlass/xmma/splitKreduce/cuBLAS internal -> \
-matmul; argmax -> sampling; is_u32 (index_select) -> embedding; cast/badd/bmul/usilu/affine/where \
--> elementwise), then by position: inside a layer's attention half, the matmul, cast, affine and \
-where kernels after the last rope kernel up to the first cast after the softmax are attention \
+/// How kernel names become classes, for the artifact.
+pub const CLASS_RULES: &str = "class: kernel-name rules (rmsnorm -> rmsnorm; rope -> rope; \
+softmax/attn -> attention; copy2d/ucopy -> kv_copy; nvjet/gemm/gemv/cutlass/xmma/splitKreduce/\
+cuBLAS internal -> matmul (opbench's decode_gemv kernels too, with the RMSNorm, RoPE, KV-cache \
+write, SiLU and residual add fused into them); argmax -> sampling; is_u32 (index_select)/embed -> \
+embedding; cast/badd/bmul/usilu/silu/affine/where -> elementwise)";
+
+/// How candle's steps are attributed (`attribute_by_norms`), for the artifact.
+pub const NORM_ANCHORS_METHOD: &str = "candle: class by name, then by position: inside a \
+layer's attention half, the matmul, cast, affine and where kernels after the last rope kernel up to the first cast after the softmax are attention \
 (candle's f32 scores, scale, mask, softmax, weighted values). layer: candle's Llama issues exactly \
 2 x layers + 1 rmsnorm kernels per forward (input and post-attention norm per layer, final norm); \
 activities are ordered by start time; those before the first rmsnorm are 'embedding', those from \
@@ -151,7 +159,7 @@ pub fn class_by_name(kind: ActivityKind, name: &str) -> OpClass {
         || n.starts_with("_zn8internal")
     {
         OpClass::Matmul
-    } else if n.starts_with("is_") || has("index_select") || has("embedding") {
+    } else if n.starts_with("is_") || has("index_select") || has("embed") {
         OpClass::Embedding
     } else if n.starts_with("cast_")
         || n.starts_with("badd")
@@ -160,7 +168,7 @@ pub fn class_by_name(kind: ActivityKind, name: &str) -> OpClass {
         || n.starts_with("bdiv")
         || n.starts_with("bmaximum")
         || n.starts_with("bminimum")
-        || n.starts_with("usilu")
+        || has("silu")
         || n.starts_with("ugelu")
         || n.starts_with("uexp")
         || n.starts_with("uneg")
@@ -182,17 +190,21 @@ fn is_cast(a: &Activity) -> bool {
     a.kind == ActivityKind::Kernel && a.name.to_ascii_lowercase().starts_with("cast_")
 }
 
-/// Attributes the activities of one forward step (sorted by start time) of a model with
-/// `layers` decoder layers. Returns one attribution per activity, in order.
-pub fn attribute(acts: &[&Activity], layers: usize) -> (Vec<Attribution>, AnchorReport) {
-    let mut out: Vec<Attribution> = acts
-        .iter()
+/// Each activity's class by name, with no layer yet.
+pub fn by_name(acts: &[&Activity]) -> Vec<Attribution> {
+    acts.iter()
         .map(|a| Attribution {
             class: class_by_name(a.kind, &a.name),
             layer: None,
             half: None,
         })
-        .collect();
+        .collect()
+}
+
+/// Attributes the activities of one candle forward step (sorted by start time) of a model with
+/// `layers` decoder layers, anchored on its RMSNorm kernels. One attribution per activity.
+pub fn attribute_by_norms(acts: &[&Activity], layers: usize) -> (Vec<Attribution>, AnchorReport) {
+    let mut out = by_name(acts);
     let anchors: Vec<usize> = out
         .iter()
         .enumerate()
@@ -201,7 +213,8 @@ pub fn attribute(acts: &[&Activity], layers: usize) -> (Vec<Attribution>, Anchor
         .collect();
     let expected = 2 * layers + 1;
     let report = AnchorReport {
-        rmsnorm_kernels: anchors.len(),
+        rule: "rmsnorm kernels".into(),
+        found: anchors.len(),
         expected,
         layers_assigned: layers > 0 && anchors.len() == expected,
     };
@@ -276,5 +289,23 @@ mod tests {
         assert_eq!(class_by_name(k, "usilu_f16"), OpClass::Elementwise);
         assert_eq!(class_by_name(k, "mystery_kernel"), OpClass::Other);
         assert_eq!(class_by_name(ActivityKind::Memcpy, "x"), OpClass::Memcpy);
+    }
+
+    #[test]
+    fn opbench_kernel_names_map_to_classes() {
+        let k = ActivityKind::Kernel;
+        for (name, class) in [
+            ("decode_embed", OpClass::Embedding),
+            ("decode_gemv_b1", OpClass::Matmul),
+            ("decode_gemv_b16", OpClass::Matmul),
+            ("decode_gemv_tc_b4", OpClass::Matmul),
+            ("decode_attn", OpClass::Attention),
+            ("decode_argmax", OpClass::Sampling),
+            ("decode_rmsnorm", OpClass::Rmsnorm),
+            ("decode_rope_cache", OpClass::Rope),
+            ("decode_silu", OpClass::Elementwise),
+        ] {
+            assert_eq!(class_by_name(k, name), class, "{name}");
+        }
     }
 }

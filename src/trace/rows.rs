@@ -1,8 +1,9 @@
 //! Artifact rows of a trace (kind `llm_trace`): one `trace_step` row per step, `trace_class`
 //! rows per step and operation class, `trace_layer` rows per step and layer, and the same
-//! averaged over the decode steps (param `scope`: "step" or "decode_mean").
+//! averaged over the decode steps (param `scope`: "step" or "decode_mean"), each row under its
+//! implementation (the row's `implementation`: "candle", "opbench").
 
-use super::analyze::{pct, StepAnalysis};
+use super::analyze::{pct, ImplSteps, StepAnalysis};
 use super::classify::{Layer, OpClass};
 use super::record::Phase;
 use crate::artifact::{Param, ResultRow};
@@ -89,6 +90,8 @@ fn class_metrics(
     m.insert("count".into(), a.count as f64);
     m.insert("time_us".into(), us(a.time_ns));
     m.insert("pct_of_busy".into(), pct(a.time_ns, s.busy_ns));
+    m.insert("busy_us".into(), us(a.busy_ns));
+    m.insert("busy_share_pct".into(), pct(a.busy_ns, s.busy_ns));
     m.insert("pct_of_wall".into(), pct(a.time_ns, s.wall_ns));
     match c {
         OpClass::Matmul => {
@@ -126,9 +129,11 @@ fn layer_metrics(
     m.insert("count".into(), a.count as f64);
     m.insert("time_us".into(), us(a.time_ns));
     m.insert("pct_of_busy".into(), pct(a.time_ns, s.busy_ns));
+    m.insert("busy_us".into(), us(a.busy_ns));
     for c in OpClass::ALL {
         if let Some(x) = s.by_layer_class.get(&(l, c)) {
             m.insert(format!("{}_time_us", c.as_str()), us(x.time_ns));
+            m.insert(format!("{}_busy_us", c.as_str()), us(x.busy_ns));
         }
     }
     if let Some(mm) = s.by_layer_class.get(&(l, OpClass::Matmul)) {
@@ -148,8 +153,14 @@ fn layer_metrics(
     m
 }
 
-fn base(bench: &str, s: &StepAnalysis, params: &[(&str, Param)], scope: &str) -> ResultRow {
-    let mut r = ResultRow::new(bench, "candle")
+fn base(
+    bench: &str,
+    imp: &str,
+    s: &StepAnalysis,
+    params: &[(&str, Param)],
+    scope: &str,
+) -> ResultRow {
+    let mut r = ResultRow::new(bench, imp)
         .param("scope", scope)
         .param("phase", s.window.phase.as_str())
         .param("step", s.window.label())
@@ -176,27 +187,29 @@ fn mean_maps(maps: &[BTreeMap<String, f64>]) -> BTreeMap<String, f64> {
     out
 }
 
-/// All rows of the analysed steps. `params` (model, batch, ...) go on every row.
+/// All rows of one implementation's analysed steps. `params` (model, batch, ...) go on every
+/// row.
 pub fn trace_rows(
-    steps: &[StepAnalysis],
+    traced: &ImplSteps,
     mb: &ModelBytes,
     copy_gbps: Option<f64>,
     params: &[(&str, Param)],
 ) -> Vec<ResultRow> {
+    let (imp, steps) = (traced.implementation.as_str(), &traced.steps);
     let mut rows = Vec::new();
     for s in steps {
-        let mut r = base("trace_step", s, params, "step");
+        let mut r = base("trace_step", imp, s, params, "step");
         r.metrics = step_metrics(s);
         r.params
             .insert("layers_assigned".into(), s.anchors.layers_assigned.into());
         rows.push(r);
         for &c in s.by_class.keys() {
-            let mut r = base("trace_class", s, params, "step").param("class", c.as_str());
+            let mut r = base("trace_class", imp, s, params, "step").param("class", c.as_str());
             r.metrics = class_metrics(s, c, mb, copy_gbps);
             rows.push(r);
         }
         for &l in s.by_layer.keys() {
-            let mut r = base("trace_layer", s, params, "step").param("layer", l.label());
+            let mut r = base("trace_layer", imp, s, params, "step").param("layer", l.label());
             r.metrics = layer_metrics(s, l, mb, copy_gbps);
             rows.push(r);
         }
@@ -215,7 +228,7 @@ pub fn trace_rows(
                 .join(",")
         );
         let mk = |bench: &str| {
-            let mut r = base(bench, first, params, "decode_mean");
+            let mut r = base(bench, imp, first, params, "decode_mean");
             r.params.insert("step".into(), label.clone().into());
             r
         };
@@ -246,4 +259,29 @@ pub fn trace_rows(
         }
     }
     rows
+}
+
+/// Adds the same point's untraced times (timed repeats, CUPTI off) to its `trace_step` rows:
+/// `untraced_step_us` and `untraced_busy_pct` (busy / untraced step: the GPU's share of an
+/// untraced step) on the decode mean, `untraced_ttft_us` and `untraced_busy_pct` on prefill.
+pub fn add_untraced(rows: &mut [ResultRow], step_p50_ms: Option<f64>, ttft_p50_ms: Option<f64>) {
+    for r in rows.iter_mut().filter(|r| r.benchmark == "trace_step") {
+        let param = |k: &str| r.params.get(k).map(|p| p.to_string()).unwrap_or_default();
+        let (key, ms) = if param("scope") == "decode_mean" {
+            ("untraced_step_us", step_p50_ms)
+        } else if param("phase") == "prefill" {
+            ("untraced_ttft_us", ttft_p50_ms)
+        } else {
+            continue;
+        };
+        let Some(ms) = ms.filter(|v| v.is_finite() && *v > 0.0) else {
+            continue;
+        };
+        let untraced_us = ms * 1e3;
+        r.metrics.insert(key.into(), untraced_us);
+        if let Some(&busy) = r.metrics.get("busy_us") {
+            r.metrics
+                .insert("untraced_busy_pct".into(), 100.0 * busy / untraced_us);
+        }
+    }
 }

@@ -96,9 +96,15 @@ async function plotted(page) {
   });
 }
 
-// Legend entries per chart: the composition rule of src/site/rules.rs (MAX_LEGEND_ENTRIES)
-// on desktops, and dashboard.js's PHONE_LEGEND at phone width.
-const MAX_LEGEND = 14;
+// Legend entries per chart: the composition rule of src/site/rules.rs (MAX_LEGEND_ENTRIES,
+// read from there so the two cannot drift) on desktops, and dashboard.js's PHONE_LEGEND at
+// phone width.
+const MAX_LEGEND = (() => {
+  const rules = fs.readFileSync(new URL("../../src/site/rules.rs", import.meta.url), "utf8");
+  const m = rules.match(/MAX_LEGEND_ENTRIES: usize = (\d+);/);
+  if (!m) throw new Error("src/site/rules.rs: MAX_LEGEND_ENTRIES not found");
+  return Number(m[1]);
+})();
 const PHONE_LEGEND = 6;
 const PHONE = { width: 390, height: 844 };
 

@@ -451,6 +451,12 @@ impl Engine {
         Ok(())
     }
 
+    /// Captures and instantiates the decode step again (same kernels and options): `--trace`
+    /// does it with CUPTI's activity recording on, so the graph's kernel nodes are traced.
+    pub fn recapture(&mut self) -> Result<()> {
+        self.capture(self.pdl)
+    }
+
     fn capture_graph(&mut self, skip: &[&str]) -> Result<CudaGraph> {
         self.stream
             .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)

@@ -6,7 +6,7 @@
 use super::engine::Engine;
 use super::parity::{compare_logits, ParityReport};
 use crate::llm::backend::Backend;
-use crate::llm::generate::{Generation, RepeatTimes};
+use crate::llm::generate::{Generation, RepeatTimes, StepObserver};
 use crate::llm::model::Model;
 use anyhow::{bail, Context, Result};
 use candle_core::{Tensor, D};
@@ -19,6 +19,17 @@ fn ms(t: Instant) -> f64 {
 /// Prefill of `prompt`, then `new_tokens - 1` graph-replayed decode steps, each ending with the
 /// new tokens on the host (as candle's loop does).
 pub fn generate(engine: &mut Engine, prompt: &[Vec<u32>], new_tokens: usize) -> Result<Generation> {
+    generate_observed(engine, prompt, new_tokens, None)
+}
+
+/// `generate`, telling `observer` where each step begins (before its first operation is
+/// issued) and ends (after the tokens are on the host); step 0 is prefill. Used by `--trace`.
+pub fn generate_observed(
+    engine: &mut Engine,
+    prompt: &[Vec<u32>],
+    new_tokens: usize,
+    mut observer: Option<&mut dyn StepObserver>,
+) -> Result<Generation> {
     if new_tokens == 0 {
         bail!("generate needs at least one new token");
     }
@@ -29,18 +40,31 @@ pub fn generate(engine: &mut Engine, prompt: &[Vec<u32>], new_tokens: usize) -> 
             engine.max_ctx
         );
     }
+    let mut mark = |step: usize, begin: bool| {
+        if let Some(o) = observer.as_deref_mut() {
+            if begin {
+                o.begin(step)
+            } else {
+                o.end(step)
+            }
+        }
+    };
+    mark(0, true);
     let t0 = Instant::now();
     let first = engine.prefill(prompt)?;
     let ttft_ms = ms(t0);
+    mark(0, false);
     let mut tokens: Vec<Vec<u32>> = first.iter().map(|&t| vec![t]).collect();
     let mut step_ms = Vec::with_capacity(new_tokens - 1);
     let mut enqueue_ms = Vec::with_capacity(new_tokens - 1);
-    for _ in 1..new_tokens {
+    for step in 1..new_tokens {
+        mark(step, true);
         let ts = Instant::now();
         engine.launch_step()?;
         enqueue_ms.push(ms(ts));
         let ids = engine.read_tokens()?;
         step_ms.push(ms(ts));
+        mark(step, false);
         for (row, &t) in tokens.iter_mut().zip(&ids) {
             row.push(t);
         }

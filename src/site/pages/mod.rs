@@ -249,7 +249,7 @@ pub fn build_all(store: &Store, meta: &SiteMeta, hopts: &HistoryOptions) -> Vec<
             "layernorm" => layernorm::build(&mut page, &points, &palette),
             "gemm" => gemm::build(&mut page, &points, &palette),
             "kernels" => kernels::build(&mut page, &points, &palette),
-            "llm_trace" => trace::build(&mut page, &points),
+            "llm_trace" => trace::build(&mut page, &points, &palette),
             HISTORY_KIND => history::build(&mut page, &hist),
             other => generic::build(&mut page, other, &points, &palette),
         }

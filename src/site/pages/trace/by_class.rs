@@ -1,8 +1,9 @@
-//! "Step time by operation class": each shown step's class times stacked with its idle time.
+//! "Time per class": per phase, each implementation's class times stacked with its idle time,
+//! the implementations side by side.
 
 use super::classes::{class_color, class_rank};
-use super::rows::{m, p_str, phase_label, shown, TRACED};
-use crate::site::chart::{pt_cat, ChartView, Dims, Trace};
+use super::rows::{dims, gpu_us, m, p_str, phase_of, shown, TraceRows, PHASES, TRACED};
+use crate::site::chart::{pt_cat, ChartView, Trace};
 use crate::site::fmt;
 use crate::site::points::Point;
 
@@ -10,11 +11,16 @@ use crate::site::points::Point;
 fn bar(p: &Point) -> Option<(String, f64, String)> {
     match p.row.benchmark.as_str() {
         "trace_class" => {
-            let t = m(p, "time_us")?;
+            let t = gpu_us(p)?;
             let mut extra = format!(
-                "{} kernels, {} of busy",
+                "{} kernels, {} of busy; summed kernel durations {} µs",
                 fmt::count(m(p, "count").unwrap_or(0.0)),
-                fmt::pct(m(p, "pct_of_busy").unwrap_or(f64::NAN))
+                fmt::pct(
+                    m(p, "busy_share_pct")
+                        .or(m(p, "pct_of_busy"))
+                        .unwrap_or(f64::NAN)
+                ),
+                fmt::num(m(p, "time_us").unwrap_or(f64::NAN))
             );
             if let (Some(g), Some(pc)) = (m(p, "floor_gbps"), m(p, "floor_pct_of_copy_bw")) {
                 extra += &format!(
@@ -42,30 +48,47 @@ fn bar(p: &Point) -> Option<(String, f64, String)> {
     }
 }
 
-pub fn chart(points: &[Point]) -> ChartView {
+/// One chart per phase with rows, decode first: ids `trace-classes` (decode) and
+/// `trace-classes-prefill`.
+pub fn charts(rows: &TraceRows) -> Vec<ChartView> {
+    PHASES
+        .iter()
+        .filter_map(|phase| chart(rows, phase))
+        .collect()
+}
+
+fn chart(rows: &TraceRows, phase: &str) -> Option<ChartView> {
+    let pts: Vec<&Point> = rows
+        .points
+        .iter()
+        .filter(|p| p.ok() && shown(p) && phase_of(p) == phase)
+        .collect();
+    let label = p_str(pts.first()?, "step");
+    let id = if phase == "decode" {
+        "trace-classes".to_string()
+    } else {
+        format!("trace-classes-{phase}")
+    };
     let mut c = ChartView::new(
-        "trace-classes",
-        "Step time by operation class",
-        "y: µs per step; stacked: each class's summed kernel time (trace_class time_us) and \
-         the idle time (trace_step idle_us = wall − busy). Decode: mean of the traced steps.",
-        "phase",
+        &id,
+        &format!("Step time by operation class: {label}"),
+        "x: implementation; y: µs per step; stacked: the GPU busy time of each class \
+         (trace_class busy_us: what its kernels add to the busy time in start order, so an \
+         opbench kernel launched early by programmatic dependent launch counts from its \
+         predecessor's end) and the idle time (trace_step idle_us = wall − busy), so a bar is \
+         the traced wall. Hover: the summed kernel durations (time_us).",
+        "implementation",
         "time per step (µs)",
     );
     c.stacked = true;
     c.compact = true;
     let mut traces: Vec<Trace> = Vec::new();
-    let mut xs: Vec<String> = Vec::new();
-    for p in points.iter().filter(|p| p.ok() && shown(p)) {
-        let x = phase_label(p);
+    for p in pts {
         let Some((name, y, extra)) = bar(p) else {
             continue;
         };
-        if !xs.contains(&x) {
-            xs.push(x.clone());
-        }
-        let mut f = Dims::new();
-        f.insert("class".into(), name.clone());
-        let hover = format!("{x}\n{name}: {} µs\n{extra}", fmt::num(y));
+        let x = p.imp();
+        let hover = format!("{x} {label}\n{name}: {} µs\n{extra}", fmt::num(y));
         let color = if name == "idle" {
             "#d1d5db".to_string()
         } else {
@@ -78,7 +101,9 @@ pub fn chart(points: &[Point]) -> ChartView {
                 traces.len() - 1
             }
         };
-        traces[i].points.push(pt_cat(&x, y, hover, f));
+        traces[i]
+            .points
+            .push(pt_cat(x, y, hover, dims(x, Some(&name))));
     }
     traces.sort_by_key(|t| {
         if t.name == "idle" {
@@ -87,8 +112,10 @@ pub fn chart(points: &[Point]) -> ChartView {
             class_rank(&t.name)
         }
     });
-    c.x_order = xs;
+    c.x_order = rows.impls.clone();
     c.traces = traces;
-    c.measured(points, TRACED)
-        .finish("No trace_class rows in the artifact.")
+    Some(
+        c.measured(rows.points, TRACED)
+            .finish("No trace_class rows in the artifact."),
+    )
 }

@@ -1,10 +1,10 @@
-//! The timelines: the prefill and the first traced decode step, activity by activity, from
-//! the compact trace beside the artifact.
+//! The timelines: the first traced decode step and the prefill of each implementation, activity
+//! by activity, from the compact trace beside the artifact.
 
 use super::activity::{activity, Columns, Tables};
 use super::classes::{class_color, class_rank};
 use super::file::find_trace;
-use super::rows::{TraceRows, TRACED};
+use super::rows::{dims, TraceRows, TRACED};
 use crate::site::chart::{pt_num, ChartKind, ChartView, Dims, Trace};
 use crate::site::fmt;
 use crate::site::pages::common::Section;
@@ -16,7 +16,7 @@ pub fn section(rows: &TraceRows, artifacts_dir: &str) -> Section {
     let mut s = Section::new(
         "timeline",
         "Timelines",
-        "The prefill and the first traced decode step, kernel by kernel.",
+        "The first traced decode step and the prefill of each implementation, kernel by kernel.",
     );
     let points = rows.points;
     let Some((path, t)) = find_trace(Path::new(artifacts_dir), &points[0].loaded.file) else {
@@ -32,35 +32,56 @@ pub fn section(rows: &TraceRows, artifacts_dir: &str) -> Section {
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    let phase = |name: &str| {
-        steps_json
-            .iter()
-            .position(|s| s.get("phase").and_then(Value::as_str) == Some(name))
+    let first = |phase: &str, imp: &str| {
+        steps_json.iter().position(|s| {
+            s.get("phase").and_then(Value::as_str) == Some(phase) && step_impl(s) == imp
+        })
     };
-    for (i, id) in [
-        (phase("decode"), "tl-decode"),
-        (phase("prefill"), "tl-prefill"),
-    ] {
-        if let Some(c) = i.and_then(|i| timeline(&t, i, id, &rows.gpu)) {
-            s.charts.push(c.measured(points, TRACED));
+    let mut impls: Vec<&str> = Vec::new();
+    for st in &steps_json {
+        if !impls.contains(&step_impl(st)) {
+            impls.push(step_impl(st));
+        }
+    }
+    for phase in ["decode", "prefill"] {
+        for imp in &impls {
+            let id = format!("tl-{phase}-{}", crate::site::pages::slug(imp));
+            if let Some(c) = first(phase, imp).and_then(|i| timeline(&t, i, &id, imp, &rows.gpu)) {
+                s.charts.push(c.measured(points, TRACED));
+            }
         }
     }
     s.intro = format!(
-        "From {} (the compact trace: one row per activity). The prefill and the first \
-         traced decode step are drawn; the other decode steps are in the file and in \
-         the per-step table below. The operation-class filter keeps one class.",
+        "From {} (the compact trace: one row per activity; each implementation's times start \
+         at its own first traced step). The first traced decode step and the prefill of each \
+         implementation are drawn; the other decode steps are in the file and in the per-step \
+         table below. The filters keep one operation class or implementation.",
         path.file_name()
             .map(|n| n.to_string_lossy().to_string())
             .unwrap_or_default()
     );
-    if let Some(a) = t.get("attribution").and_then(Value::as_str) {
-        s.intro += &format!(" Attribution: {a}");
+    // Version 1 holds one attribution text (candle's), version 2 one per implementation.
+    match t.get("attribution") {
+        Some(Value::String(a)) => s.intro += &format!(" Attribution: {a}"),
+        Some(Value::Object(per)) => {
+            for (imp, a) in per {
+                if let Some(a) = a.as_str() {
+                    s.intro += &format!(" Attribution of {imp}: {a}");
+                }
+            }
+        }
+        _ => {}
     }
     s
 }
 
+/// The implementation of a compact-trace step; version 1 files hold candle's steps only.
+fn step_impl(step: &Value) -> &str {
+    step.get("impl").and_then(Value::as_str).unwrap_or("candle")
+}
+
 /// One step's timeline from the compact trace; `None` when the trace lacks the step.
-fn timeline(t: &Value, step_index: usize, id: &str, gpu: &str) -> Option<ChartView> {
+fn timeline(t: &Value, step_index: usize, id: &str, imp: &str, gpu: &str) -> Option<ChartView> {
     let step = t.get("steps")?.as_array()?.get(step_index)?;
     let label = step.get("label")?.as_str()?.to_string();
     let s0 = step.get("start_ns")?.as_f64()?;
@@ -87,8 +108,7 @@ fn timeline(t: &Value, step_index: usize, id: &str, gpu: &str) -> Option<ChartVi
         let Some(a) = activity(r, &cols, &tables, step_index, s0) else {
             continue;
         };
-        let mut f = Dims::new();
-        f.insert("class".into(), a.class.to_string());
+        let f = dims(imp, Some(a.class));
         let tr = match per_class.iter_mut().position(|t| t.name == a.class) {
             Some(i) => &mut per_class[i],
             None => {
@@ -104,7 +124,7 @@ fn timeline(t: &Value, step_index: usize, id: &str, gpu: &str) -> Option<ChartVi
     let mut c = ChartView::new(
         id,
         &format!(
-            "Timeline of {label} ({n} activities, {} µs wall)",
+            "Timeline of {imp} {label} ({n} activities, {} µs wall)",
             fmt::num(wall)
         ),
         &format!(
