@@ -58,12 +58,16 @@ __device__ __forceinline__ void mbar_arrive(uint32_t bar) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
 
-// Arrives on the barrier at the same shared-memory offset in CTA `rank` of the cluster.
+// Arrives on the barrier at the same shared-memory offset in CTA `rank` of the cluster, with
+// the default (CTA-scope) release, as CUTLASS's ClusterBarrier does: what the arrival
+// announces is that wgmma, already waited for, has read a stage. A `.release.cluster`
+// arrival orders every earlier memory access of the thread cluster-wide first, and made the
+// 2-CTA kernel twice as slow (docs/notes/gemm.md).
 __device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t rank) {
     asm volatile(
         "{\n.reg .b32 remote;\n"
         "mapa.shared::cluster.u32 remote, %0, %1;\n"
-        "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
+        "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
         "r"(rank)
         : "memory");
 }

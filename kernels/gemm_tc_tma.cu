@@ -3,7 +3,9 @@
 // ring of STAGES shared-memory stages guarded by mbarriers (full: the bytes landed; empty:
 // every consumer warpgroup finished reading). Consumer warpgroup c multiplies rows 64c..64c+63
 // of the block tile by the whole BN-wide B tile with wgmma m64nBNk16, keeping one wgmma group
-// in flight. C = A[M,K] * B[K,N], row-major; B tiles are read N-major (the transpose bit).
+// in flight. C = A[M,K] * B, row-major. B is either [K,N] (tiles read N-major, the transpose
+// bit set) or, with NK, [N,K] like a linear layer's weight (C = A * W^T): then a B tile is BN
+// rows of 64 k, K-major like A's, one TMA box, and wgmma reads it untransposed.
 //
 // One template, four ideas switched on or off:
 //   WS       a producer warpgroup (one thread issuing TMA, registers given to the consumers by
@@ -36,7 +38,7 @@ struct Tile {
     static constexpr int CONSUMER_THREADS = 128 * CONS;
 };
 
-template <typename T, int CONS, int BN, int STAGES, bool WS, int CLUSTER>
+template <typename T, int CONS, int BN, int STAGES, bool WS, int CLUSTER, bool NK>
 __device__ __forceinline__ void tma_gemm(const TmaDesc* ta, const TmaDesc* tb, T* __restrict__ C, int M, int N,
                                          int K, int splits, float* __restrict__ ws, int* __restrict__ counters) {
     using TL = Tile<CONS, BN, STAGES>;
@@ -92,7 +94,15 @@ __device__ __forceinline__ void tma_gemm(const TmaDesc* ta, const TmaDesc* tb, T
         mbar_expect_tx(full(s), TL::STAGE_BYTES);
         tma_load_2d(a_base + s * TL::A_BYTES, ta, full(s), kt * BK, m_tile * TL::BM);
         const uint32_t b_stage = b_base + s * TL::B_BYTES;
-        if constexpr (CLUSTER == 1) {
+        if constexpr (NK) {
+            // BN rows of 128 B; in a cluster each CTA loads BN / CLUSTER of them for both.
+            constexpr int ROWS = BN / CLUSTER;
+            if constexpr (CLUSTER == 1)
+                tma_load_2d(b_stage, tb, full(s), kt * BK, n_tile * BN);
+            else
+                tma_load_2d_multicast(b_stage + rank * ROWS * 128, tb, full(s), kt * BK,
+                                      n_tile * BN + (int)rank * ROWS, (uint16_t)((1u << CLUSTER) - 1));
+        } else if constexpr (CLUSTER == 1) {
 #pragma unroll
             for (int j = 0; j < BN / 64; ++j)
                 tma_load_2d(b_stage + j * TL::B_BOX_BYTES, tb, full(s), n_tile * BN + 64 * j, kt * BK);
@@ -173,9 +183,13 @@ __device__ __forceinline__ void tma_gemm(const TmaDesc* ta, const TmaDesc* tb, T
                 fence_operands(d);
                 wgmma_fence();
 #pragma unroll
-                for (int t = 0; t < BK / 16; ++t)
-                    Wgmma<T, BN>::template run<1>(d, make_desc(a_tile + t * 32, 16),
-                                                  make_desc(b_tile + t * 2048, TL::B_BOX_BYTES));
+                for (int t = 0; t < BK / 16; ++t) {
+                    if constexpr (NK)
+                        Wgmma<T, BN>::template run<0>(d, make_desc(a_tile + t * 32, 16), make_desc(b_tile + t * 32, 16));
+                    else
+                        Wgmma<T, BN>::template run<1>(d, make_desc(a_tile + t * 32, 16),
+                                                      make_desc(b_tile + t * 2048, TL::B_BOX_BYTES));
+                }
                 wgmma_commit();
                 wgmma_wait<1>();  // the previous k-tile's group is done: its stage can go
                 fence_operands(d);
@@ -238,24 +252,34 @@ __device__ __forceinline__ void tma_gemm(const TmaDesc* ta, const TmaDesc* tb, T
 
 }  // namespace
 
-// (name, type, consumer warpgroups, BN, stages, producer warpgroup, cluster CTAs)
-#define TMA_GEMM(NAME, T, CONS, BN, STAGES, WS, CLUSTER, ATTRS)                                                  \
+// (name, type, consumer warpgroups, BN, stages, producer warpgroup, cluster CTAs, B [N,K])
+#define TMA_GEMM(NAME, T, CONS, BN, STAGES, WS, CLUSTER, NK, ATTRS)                                              \
     extern "C" __global__ void ATTRS __launch_bounds__(128 * (CONS + (WS ? 1 : 0)), 1)                        \
         NAME(const __grid_constant__ hopper::TmaDesc ta, const __grid_constant__ hopper::TmaDesc tb,           \
              T* __restrict__ C, int M, int N, int K, int splits, float* __restrict__ ws, int* __restrict__ counters) { \
-        tma_gemm<T, CONS, BN, STAGES, WS, CLUSTER>(&ta, &tb, C, M, N, K, splits, ws, counters);              \
+        tma_gemm<T, CONS, BN, STAGES, WS, CLUSTER, NK>(&ta, &tb, C, M, N, K, splits, ws, counters);          \
     }
 
 #define NO_ATTRS
 #define CLUSTER2 __cluster_dims__(2, 1, 1)
 
-TMA_GEMM(gemm_tc_tma_128x256_bf16, __nv_bfloat16, 2, 256, 4, false, 1, NO_ATTRS)
-TMA_GEMM(gemm_tc_tma_128x256_f16, __half, 2, 256, 4, false, 1, NO_ATTRS)
-TMA_GEMM(gemm_tc_tma_ws_128x256_bf16, __nv_bfloat16, 2, 256, 4, true, 1, NO_ATTRS)
-TMA_GEMM(gemm_tc_tma_ws_128x256_f16, __half, 2, 256, 4, true, 1, NO_ATTRS)
-TMA_GEMM(gemm_tc_tma_ws_128x128_bf16, __nv_bfloat16, 2, 128, 6, true, 1, NO_ATTRS)
-TMA_GEMM(gemm_tc_tma_ws_128x128_f16, __half, 2, 128, 6, true, 1, NO_ATTRS)
-TMA_GEMM(gemm_tc_tma_ws_64x128_bf16, __nv_bfloat16, 1, 128, 8, true, 1, NO_ATTRS)
-TMA_GEMM(gemm_tc_tma_ws_64x128_f16, __half, 1, 128, 8, true, 1, NO_ATTRS)
-TMA_GEMM(gemm_tc_tma_ws_cluster2_128x256_bf16, __nv_bfloat16, 2, 256, 4, true, 2, CLUSTER2)
-TMA_GEMM(gemm_tc_tma_ws_cluster2_128x256_f16, __half, 2, 256, 4, true, 2, CLUSTER2)
+TMA_GEMM(gemm_tc_tma_128x256_bf16, __nv_bfloat16, 2, 256, 4, false, 1, false, NO_ATTRS)
+TMA_GEMM(gemm_tc_tma_128x256_f16, __half, 2, 256, 4, false, 1, false, NO_ATTRS)
+TMA_GEMM(gemm_tc_tma_ws_128x256_bf16, __nv_bfloat16, 2, 256, 4, true, 1, false, NO_ATTRS)
+TMA_GEMM(gemm_tc_tma_ws_128x256_f16, __half, 2, 256, 4, true, 1, false, NO_ATTRS)
+TMA_GEMM(gemm_tc_tma_ws_128x128_bf16, __nv_bfloat16, 2, 128, 6, true, 1, false, NO_ATTRS)
+TMA_GEMM(gemm_tc_tma_ws_128x128_f16, __half, 2, 128, 6, true, 1, false, NO_ATTRS)
+TMA_GEMM(gemm_tc_tma_ws_64x128_bf16, __nv_bfloat16, 1, 128, 8, true, 1, false, NO_ATTRS)
+TMA_GEMM(gemm_tc_tma_ws_64x128_f16, __half, 1, 128, 8, true, 1, false, NO_ATTRS)
+TMA_GEMM(gemm_tc_tma_ws_cluster2_128x256_bf16, __nv_bfloat16, 2, 256, 4, true, 2, false, CLUSTER2)
+TMA_GEMM(gemm_tc_tma_ws_cluster2_128x256_f16, __half, 2, 256, 4, true, 2, false, CLUSTER2)
+
+// B stored [N,K]: the warp-specialized kernels only.
+TMA_GEMM(gemm_tc_tma_ws_128x256_nk_bf16, __nv_bfloat16, 2, 256, 4, true, 1, true, NO_ATTRS)
+TMA_GEMM(gemm_tc_tma_ws_128x256_nk_f16, __half, 2, 256, 4, true, 1, true, NO_ATTRS)
+TMA_GEMM(gemm_tc_tma_ws_128x128_nk_bf16, __nv_bfloat16, 2, 128, 6, true, 1, true, NO_ATTRS)
+TMA_GEMM(gemm_tc_tma_ws_128x128_nk_f16, __half, 2, 128, 6, true, 1, true, NO_ATTRS)
+TMA_GEMM(gemm_tc_tma_ws_64x128_nk_bf16, __nv_bfloat16, 1, 128, 8, true, 1, true, NO_ATTRS)
+TMA_GEMM(gemm_tc_tma_ws_64x128_nk_f16, __half, 1, 128, 8, true, 1, true, NO_ATTRS)
+TMA_GEMM(gemm_tc_tma_ws_cluster2_128x256_nk_bf16, __nv_bfloat16, 2, 256, 4, true, 2, true, CLUSTER2)
+TMA_GEMM(gemm_tc_tma_ws_cluster2_128x256_nk_f16, __half, 2, 256, 4, true, 2, true, CLUSTER2)

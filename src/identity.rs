@@ -55,6 +55,7 @@ pub const DECLARED: &[Declared] = &[
             "model",
             "layer_op",
             "tokens",
+            "b_layout",
         ],
         settings: &["impl_kind", "ladder_step", "block_tile", "k_splits"],
     },

@@ -2,7 +2,7 @@
 
 use super::dtype::Dtype;
 use super::impls::Impl;
-use super::shapes::LayerOp;
+use super::shapes::{BLayout, LayerOp};
 use clap::{Parser, ValueEnum};
 use std::path::PathBuf;
 
@@ -97,6 +97,12 @@ pub struct GemmArgs {
     #[arg(long, value_delimiter = ',', default_value = "bf16", value_parser = super::dtype::parse)]
     pub model_dtypes: Vec<Dtype>,
 
+    /// How B is stored, for every shape: kn (row-major [K, N]) and/or nk (row-major [N, K],
+    /// a linear layer's weight: C = A * W^T). nk points run only the implementations that
+    /// read that layout (cuBLAS, candle and the warp-specialized TMA kernels).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "kn")]
+    pub b_layouts: Vec<BLayout>,
+
     /// Implementations to run [default: every one that supports the dtype; on model shapes
     /// cuBLAS, candle and the pipelined tensor-core kernels].
     #[arg(long, value_enum, value_delimiter = ',')]
@@ -181,6 +187,7 @@ impl GemmArgs {
         dedup_warn("--dtypes", &mut a.dtypes);
         dedup_warn("--model-dtypes", &mut a.model_dtypes);
         dedup_warn_by("--layer-ops", &mut a.layer_ops, |o| o.name().to_string());
+        dedup_warn_by("--b-layouts", &mut a.b_layouts, |l| l.name().to_string());
         dedup_warn_by("--impls", &mut a.impls, |i| i.name().to_string());
         dedup_warn_by("--skip-impls", &mut a.skip_impls, |i| i.name().to_string());
         a
@@ -220,6 +227,10 @@ mod tests {
         assert_eq!(a.model, Some(ModelArg::TinyLlama));
         assert_eq!(a.layer_ops, vec![LayerOp::QOProj, LayerOp::LmHead]);
         assert_eq!(a.model_dtypes, vec![Dtype::Bf16]);
+        assert_eq!(a.b_layouts, vec![BLayout::Kn]);
+        let a = GemmArgs::try_parse_from(["gemm_bench", "--b-layouts", "kn,nk"]).unwrap();
+        assert_eq!(a.b_layouts, vec![BLayout::Kn, BLayout::Nk]);
+        assert!(GemmArgs::try_parse_from(["gemm_bench", "--b-layouts", "t"]).is_err());
         assert!(GemmArgs::try_parse_from(["gemm_bench", "--dtypes", "fp8"]).is_err());
     }
 

@@ -8,6 +8,7 @@ use super::impls::Impl;
 use super::plan::progress_steps;
 use super::plan::{sample_plan, Point};
 use super::record::{base_row, skipped_row, Recorder};
+use super::shapes::{BLayout, Shape};
 use crate::artifact::{Status, Timing};
 use crate::env::Env;
 use crate::progress::Progress;
@@ -22,17 +23,31 @@ pub fn candle_dtype(d: Dtype) -> DType {
         .expect("every GEMM dtype (super::dtype::GEMM_DTYPES) has a candle storage type")
 }
 
-/// Random N(0, 1) inputs rounded to the dtype, and their values as f32 (exact for 16-bit).
-pub fn random_inputs(
-    dev: &Device,
-    m: usize,
-    n: usize,
-    k: usize,
-    d: Dtype,
-) -> Result<(Tensor, Tensor)> {
+/// The operands of one point: A [M, K]; B as stored ([K, N] or [N, K], per the layout); and
+/// B as the K x N operand candle multiplies by (a transposed view of the stored B for nk).
+pub struct Inputs {
+    pub a: Tensor,
+    pub b: Tensor,
+    pub b_kn: Tensor,
+}
+
+/// Random N(0, 1) inputs rounded to the dtype, B stored as `layout` says.
+pub fn random_inputs(dev: &Device, shape: &Shape, d: Dtype) -> Result<Inputs> {
+    let (m, n, k) = (shape.m, shape.n, shape.k);
     let a = Tensor::randn(0f32, 1f32, (m, k), dev)?.to_dtype(candle_dtype(d))?;
-    let b = Tensor::randn(0f32, 1f32, (k, n), dev)?.to_dtype(candle_dtype(d))?;
-    Ok((a, b))
+    let b = Tensor::randn(0f32, 1f32, shape.b_layout.stored_dims(n, k), dev)?
+        .to_dtype(candle_dtype(d))?;
+    let b_kn = match shape.b_layout {
+        BLayout::Kn => b.clone(),
+        BLayout::Nk => b.t()?,
+    };
+    Ok(Inputs { a, b, b_kn })
+}
+
+/// B's values as a row-major K x N f32 matrix on the host (what the float64 reference reads),
+/// whichever layout B is stored in.
+pub fn b_kn_host(inputs: &Inputs) -> Result<Vec<f32>> {
+    to_host_f32(&inputs.b_kn.contiguous()?)
 }
 
 /// A tensor's values as a flat f32 vector on the host.
@@ -62,13 +77,14 @@ pub fn run(args: &GemmArgs, points: &[Point]) -> Result<()> {
     for p in points {
         let (m, n, k) = (p.shape.m, p.shape.n, p.shape.k);
         let mut rows = Vec::new();
-        let (a, b) = random_inputs(&Device::Cpu, m, n, k, p.dtype)
+        let inputs = random_inputs(&Device::Cpu, &p.shape, p.dtype)
             .with_context(|| format!("random inputs for {}", p.shape.label()))?;
+        let (a, b) = (&inputs.a, &inputs.b_kn);
         let check_rows = sample_rows(m, args.check_rows);
-        let a_host = to_host_f32(&a)?;
+        let a_host = to_host_f32(a)?;
         let reference = reference_rows_f64(
             &gather_rows(&a_host, k, &check_rows),
-            &to_host_f32(&b)?,
+            &b_kn_host(&inputs)?,
             n,
             k,
         );
@@ -80,7 +96,7 @@ pub fn run(args: &GemmArgs, points: &[Point]) -> Result<()> {
             debug_assert_eq!(planned.imp, Impl::Candle);
             progress.start(p.progress_label(planned.imp));
             let mut row = base_row(&p.shape, p.dtype, planned.imp);
-            let c = a.matmul(&b).context("candle CPU matmul")?;
+            let c = a.matmul(b).context("candle CPU matmul")?;
             let got = gather_rows(&to_host_f32(&c)?, n, &check_rows);
             let corr = judge(
                 &compare(&got, &reference),
@@ -93,19 +109,19 @@ pub fn run(args: &GemmArgs, points: &[Point]) -> Result<()> {
                 row.status = Status::Failed;
             } else {
                 let t0 = Instant::now();
-                a.matmul(&b)?;
+                a.matmul(b)?;
                 let plan = sample_plan(
                     t0.elapsed().as_secs_f64() * 1e6,
                     args.sampling.point_budget_ms,
                 );
                 for _ in 0..plan.warmup {
-                    a.matmul(&b)?;
+                    a.matmul(b)?;
                 }
                 let mut samples = Vec::with_capacity(plan.samples);
                 for _ in 0..plan.samples {
                     let t = Instant::now();
                     for _ in 0..plan.batch {
-                        a.matmul(&b)?;
+                        a.matmul(b)?;
                     }
                     samples.push(t.elapsed().as_secs_f64() * 1e6 / plan.batch as f64);
                 }
@@ -138,4 +154,30 @@ pub fn run(args: &GemmArgs, points: &[Point]) -> Result<()> {
         args.report_path().display()
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gemm::shapes::ShapeSet;
+
+    #[test]
+    fn a_transposed_b_is_stored_n_by_k_and_the_reference_reads_it_k_by_n() {
+        let shape = Shape::new(3, 5, 4, ShapeSet::Axes).with_b_layout(BLayout::Nk);
+        let inputs = random_inputs(&Device::Cpu, &shape, Dtype::F32).unwrap();
+        assert_eq!(inputs.b.dims(), &[5, 4]);
+        assert_eq!(inputs.b_kn.dims(), &[4, 5]);
+        let stored = to_host_f32(&inputs.b).unwrap();
+        let kn = b_kn_host(&inputs).unwrap();
+        for kk in 0..4 {
+            for j in 0..5 {
+                assert_eq!(kn[kk * 5 + j], stored[j * 4 + kk]);
+            }
+        }
+        assert!(stored.iter().any(|v| *v != 0.0));
+        let kn_shape = Shape::new(3, 5, 4, ShapeSet::Axes);
+        let plain = random_inputs(&Device::Cpu, &kn_shape, Dtype::F32).unwrap();
+        assert_eq!(plain.b.dims(), &[4, 5]);
+        assert_eq!(b_kn_host(&plain).unwrap(), to_host_f32(&plain.b).unwrap());
+    }
 }

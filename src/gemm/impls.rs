@@ -200,6 +200,20 @@ impl Impl {
         )
     }
 
+    /// Whether it reads B stored [N, K] (`--b-layouts nk`): the libraries and the
+    /// warp-specialized TMA kernels (a K-major B tile is one TMA box, as A's is).
+    pub fn reads_b_nk(self) -> bool {
+        matches!(
+            self,
+            Impl::Cublas
+                | Impl::Candle
+                | Impl::TmaWs128x256
+                | Impl::TmaWsPersistent128x256
+                | Impl::TmaWsCluster2
+                | Impl::TmaWsSplitK
+        )
+    }
+
     /// Naive kernels take seconds per launch on the biggest shapes: they are skipped above
     /// `slow_max_gflop` (the sweep's setting).
     pub fn is_slow(self) -> bool {
@@ -302,6 +316,22 @@ mod tests {
         for i in Impl::ALL {
             assert_eq!(i.to_possible_value().unwrap().get_name(), i.name());
         }
+    }
+
+    #[test]
+    fn the_transposed_b_layout_is_read_by_the_libraries_and_the_ws_tma_kernels() {
+        let nk: Vec<_> = Impl::ALL.into_iter().filter(|i| i.reads_b_nk()).collect();
+        assert_eq!(
+            nk,
+            vec![
+                Impl::Cublas,
+                Impl::Candle,
+                Impl::TmaWs128x256,
+                Impl::TmaWsPersistent128x256,
+                Impl::TmaWsCluster2,
+                Impl::TmaWsSplitK
+            ]
+        );
     }
 
     #[test]

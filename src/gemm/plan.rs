@@ -5,7 +5,7 @@ use super::args::{DeviceKind, GemmArgs, L2Policy, ModelArg};
 use super::dtype::Dtype;
 use super::impls::Impl;
 use super::metrics::flop;
-use super::shapes::{self, LayerOp, Model, Shape, ShapeSet};
+use super::shapes::{self, BLayout, LayerOp, Model, Shape, ShapeSet};
 use anyhow::{bail, Context, Result};
 
 /// One implementation at one point, or the reason it is not run.
@@ -124,12 +124,14 @@ pub fn build(args: &GemmArgs) -> Result<Vec<Point>> {
     let mut points = Vec::new();
     let sets = [(&shapes_main, &dtypes), (&model_shapes, &args.model_dtypes)];
     for (shape_list, dts) in sets {
-        for &dtype in dts.iter() {
-            for &shape in shape_list.iter() {
-                let point = plan_point(args, shape, dtype);
-                super::memory::check_countable(&point)?;
-                if !point.impls.is_empty() {
-                    points.push(point);
+        for &layout in &args.b_layouts {
+            for &dtype in dts.iter() {
+                for &shape in shape_list.iter() {
+                    let point = plan_point(args, shape.with_b_layout(layout), dtype);
+                    super::memory::check_countable(&point)?;
+                    if !point.impls.is_empty() {
+                        points.push(point);
+                    }
                 }
             }
         }
@@ -157,7 +159,7 @@ fn plan_point(args: &GemmArgs, shape: Shape, dtype: Dtype) -> Point {
     let gflop = flop(shape.m, shape.n, shape.k) / 1e9;
     let impls = available(args.device, dtype)
         .into_iter()
-        .filter(|&i| chosen(i))
+        .filter(|&i| chosen(i) && (shape.b_layout == BLayout::Kn || i.reads_b_nk()))
         .map(|imp| {
             let skip = match imp.supports(shape.m, shape.n, shape.k) {
                 Err(why) => Some(why),
@@ -254,6 +256,29 @@ mod tests {
         assert_eq!(m1.impls[0].imp, Impl::Cublas);
         assert!(m1.runnable().all(|i| i.in_model_sweep()));
         assert_eq!(m1.runnable().count(), 6);
+    }
+
+    #[test]
+    fn the_nk_layout_plans_only_the_implementations_that_read_it() {
+        let pts = build(&args(&["--square", "4096", "--b-layouts", "kn,nk"])).unwrap();
+        let nk: Vec<_> = pts
+            .iter()
+            .filter(|p| p.shape.b_layout == BLayout::Nk)
+            .collect();
+        assert_eq!(pts.len(), 2 * nk.len(), "every kn point has its nk twin");
+        assert!(nk.iter().all(|p| p.runnable().all(|i| i.reads_b_nk())));
+        let bf16 = nk
+            .iter()
+            .find(|p| p.dtype == Dtype::Bf16 && p.shape.set == ShapeSet::Square)
+            .unwrap();
+        assert_eq!(bf16.impls[0].imp, Impl::Cublas);
+        assert_eq!(bf16.runnable().count(), 6); // cublas, candle, four TMA kernels
+        assert_eq!(bf16.shape.label(), "4096x4096x4096 B[N,K]");
+        let f32 = nk.iter().find(|p| p.dtype == Dtype::F32).unwrap();
+        assert_eq!(
+            f32.runnable().collect::<Vec<_>>(),
+            vec![Impl::Cublas, Impl::Candle]
+        );
     }
 
     #[test]

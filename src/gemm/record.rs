@@ -5,14 +5,14 @@ use super::dtype::Dtype;
 use super::impls::Impl;
 use super::metrics::{fill_ceiling_metrics, fill_group_metrics, fill_point_metrics};
 use super::report;
-use super::shapes::Shape;
+use super::shapes::{BLayout, Shape};
 use crate::artifact::{write_bytes_atomic, Artifact, ArtifactWriter, ResultRow, Status};
 use anyhow::{Context, Result};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// A row with the point's coordinates: m, n, k, dtype, shape_set, impl_kind, ladder_step and,
-/// for model shapes, model, layer_op, tokens.
+/// A row with the point's coordinates: m, n, k, dtype, shape_set, impl_kind, ladder_step,
+/// for model shapes model, layer_op, tokens, and b_layout = "nk" when B is stored [N, K].
 pub fn base_row(shape: &Shape, dtype: Dtype, imp: Impl) -> ResultRow {
     let mut r = ResultRow::new("gemm", imp.name())
         .param("m", shape.m)
@@ -27,6 +27,10 @@ pub fn base_row(shape: &Shape, dtype: Dtype, imp: Impl) -> ResultRow {
             .param("model", mp.model.name())
             .param("layer_op", mp.layer_op.name())
             .param("tokens", mp.tokens);
+    }
+    // Recorded only when B is transposed, so the kn points keep the identity they always had.
+    if shape.b_layout == BLayout::Nk {
+        r = r.param("b_layout", shape.b_layout.name());
     }
     fill_point_metrics(&mut r, shape.m, shape.n, shape.k, dtype.size_bytes());
     r
@@ -117,8 +121,23 @@ impl Recorder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::artifact::Param;
     use crate::gemm::shapes::{model_shapes, LayerOp, Model};
     use crate::stats::summarize;
+
+    #[test]
+    fn only_transposed_b_rows_carry_b_layout() {
+        let shape = model_shapes(Model::TinyLlama1_1b, &[LayerOp::QOProj], &[32])[0];
+        let kn = base_row(&shape, Dtype::Bf16, Impl::TmaWsSplitK);
+        assert!(!kn.params.contains_key("b_layout"));
+        let nk = base_row(
+            &shape.with_b_layout(BLayout::Nk),
+            Dtype::Bf16,
+            Impl::TmaWsSplitK,
+        );
+        assert_eq!(nk.params["b_layout"], Param::Text("nk".into()));
+        assert_eq!(nk.params["tokens"], kn.params["tokens"]);
+    }
 
     #[test]
     fn rows_carry_model_params_and_ceilings_settle_at_the_end() {

@@ -104,7 +104,36 @@ pub struct ModelPoint {
     pub tokens: usize,
 }
 
-/// One GEMM problem: C[M,N] = A[M,K] * B[K,N].
+/// How B is stored (param `b_layout`, recorded only for `nk`, so a row without it is `kn`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ValueEnum)]
+pub enum BLayout {
+    /// Row-major [K, N]: C = A * B.
+    #[value(name = "kn")]
+    Kn,
+    /// Row-major [N, K], the layout of a PyTorch or candle linear layer's weight W
+    /// (out_features x in_features): C = A * W^T.
+    #[value(name = "nk")]
+    Nk,
+}
+
+impl BLayout {
+    pub fn name(self) -> &'static str {
+        match self {
+            BLayout::Kn => "kn",
+            BLayout::Nk => "nk",
+        }
+    }
+
+    /// B's (rows, cols) as stored for a K x N operand.
+    pub fn stored_dims(self, n: usize, k: usize) -> (usize, usize) {
+        match self {
+            BLayout::Kn => (k, n),
+            BLayout::Nk => (n, k),
+        }
+    }
+}
+
+/// One GEMM problem: C[M,N] = A[M,K] * B[K,N], B stored as `b_layout` says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shape {
     pub m: usize,
@@ -112,6 +141,7 @@ pub struct Shape {
     pub k: usize,
     pub set: ShapeSet,
     pub model: Option<ModelPoint>,
+    pub b_layout: BLayout,
 }
 
 impl Shape {
@@ -122,12 +152,25 @@ impl Shape {
             k,
             set,
             model: None,
+            b_layout: BLayout::Kn,
         }
     }
 
-    /// "4096x4096x4096" (M x N x K).
+    /// The same problem with B stored as `layout`.
+    pub fn with_b_layout(self, layout: BLayout) -> Self {
+        Shape {
+            b_layout: layout,
+            ..self
+        }
+    }
+
+    /// "4096x4096x4096" (M x N x K), with " B[N,K]" when B is stored transposed.
     pub fn label(&self) -> String {
-        format!("{}x{}x{}", self.m, self.n, self.k)
+        let layout = match self.b_layout {
+            BLayout::Kn => "",
+            BLayout::Nk => " B[N,K]",
+        };
+        format!("{}x{}x{}{layout}", self.m, self.n, self.k)
     }
 }
 
@@ -248,6 +291,7 @@ pub fn model_shapes(model: Model, ops: &[LayerOp], tokens: &[usize]) -> Vec<Shap
                 n,
                 k,
                 set: ShapeSet::Model,
+                b_layout: BLayout::Kn,
                 model: Some(ModelPoint {
                     model,
                     layer_op: op,

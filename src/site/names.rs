@@ -26,6 +26,8 @@ pub const GEMM_N: &[&str] = &["n"];
 pub const GEMM_K: &[&str] = &["k"];
 pub const SHAPE_SET: &[&str] = &["shape_set"];
 pub const LAYER_OP: &[&str] = &["layer_op", "op"];
+/// "nk" when B is stored [N, K] (a linear layer's weight); absent for [K, N].
+pub const B_LAYOUT: &[&str] = &["b_layout"];
 pub const TOKENS: &[&str] = &["tokens"];
 /// GEMM: position of a kernel on its ladder, and which ladder (`simt_ladder`, ...).
 pub const LADDER_STEP: &[&str] = &["ladder_step"];

@@ -1,8 +1,10 @@
 //! cuBLAS (`cublasGemmEx` through cudarc) as the reference: row-major C = A * B computed as the
-//! column-major C^T = B^T * A^T, with f32 compute (no TF32) unless the dtype is tf32.
+//! column-major C^T = B^T * A^T (B^T read transposed when B is stored [N, K]), with f32
+//! compute (no TF32) unless the dtype is tf32.
 
 use super::operands::{check_gemm, DevMat, Elem};
 use crate::gemm::dtype::Dtype;
+use crate::gemm::shapes::BLayout;
 use crate::gpu::Gpu;
 use anyhow::{Context, Result};
 use cudarc::cublas::{result::gemm_ex, sys, CudaBlas};
@@ -18,9 +20,17 @@ impl Cublas {
         Ok(Cublas { blas })
     }
 
-    /// Enqueues C = A * B at `dtype` (checked shapes and storage types).
-    pub fn gemm(&self, dtype: Dtype, a: &DevMat, b: &DevMat, c: &DevMat) -> Result<()> {
-        let (m, n, k) = check_gemm(a, b, c, Elem::of(dtype))?;
+    /// Enqueues C = A * B at `dtype` (checked shapes and storage types), B stored as
+    /// `layout` says.
+    pub fn gemm(
+        &self,
+        dtype: Dtype,
+        a: &DevMat,
+        b: &DevMat,
+        layout: BLayout,
+        c: &DevMat,
+    ) -> Result<()> {
+        let (m, n, k) = check_gemm(a, b, c, layout, Elem::of(dtype))?;
         let (data, compute) = match dtype {
             Dtype::F32 => (
                 sys::cudaDataType_t::CUDA_R_32F,
@@ -42,13 +52,19 @@ impl Cublas {
         };
         let (alpha, beta) = (1.0f32, 0.0f32);
         let (m, n, k) = (m as i32, n as i32, k as i32);
+        // Row-major B [K, N] is column-major N x K (leading dimension N), used as is; row-major
+        // B [N, K] is column-major K x N (leading dimension K), used transposed.
+        let (op_b, ld_b) = match layout {
+            BLayout::Kn => (sys::cublasOperation_t::CUBLAS_OP_N, n),
+            BLayout::Nk => (sys::cublasOperation_t::CUBLAS_OP_T, k),
+        };
         // SAFETY: check_gemm proved the three buffers hold K*N, M*K and M*N elements of `data`;
-        // column-major (N x K) * (K x M) with leading dimensions N, K, N reads exactly those.
-        // alpha/beta are f32 as CUBLAS_COMPUTE_32F* requires, and outlive the (host-side) call.
+        // column-major op(B) (N x K) * (K x M) with leading dimensions ld_b, K, N reads exactly
+        // those. alpha/beta are f32 as CUBLAS_COMPUTE_32F* requires, and outlive the call.
         unsafe {
             gemm_ex(
                 *self.blas.handle(),
-                sys::cublasOperation_t::CUBLAS_OP_N,
+                op_b,
                 sys::cublasOperation_t::CUBLAS_OP_N,
                 n,
                 m,
@@ -56,7 +72,7 @@ impl Cublas {
                 (&alpha) as *const f32 as *const _,
                 b.ptr as *const _,
                 data,
-                n,
+                ld_b,
                 a.ptr as *const _,
                 data,
                 k,

@@ -5,6 +5,7 @@ use super::operands::{check_gemm, DevMat, Elem};
 use super::tma::{encode, Half, MatrixBox, TensorMap};
 use crate::gemm::dtype::Dtype;
 use crate::gemm::impls::Impl;
+use crate::gemm::shapes::BLayout;
 use crate::gemm::splitk::{plan_split, tma_smem_bytes, SplitPlan, TmaTile, TMA_BK};
 use crate::gpu::Gpu;
 use anyhow::{anyhow, bail, Context, Result};
@@ -167,11 +168,24 @@ impl TmaKernel {
         }
     }
 
-    fn function_name(self, sfx: &str) -> String {
+    /// CTAs per cluster.
+    fn cluster(self) -> usize {
         match self {
-            TmaKernel::Inline128x256 => format!("gemm_tc_tma_128x256_{sfx}"),
-            TmaKernel::Ws(t) => format!("gemm_tc_tma_ws_{}_{sfx}", t.name()),
-            TmaKernel::Cluster2 => format!("gemm_tc_tma_ws_cluster2_128x256_{sfx}"),
+            TmaKernel::Cluster2 => 2,
+            _ => 1,
+        }
+    }
+
+    /// The kernel's symbol: "gemm_tc_tma_ws_128x256_nk_bf16" for B stored [N, K].
+    fn function_name(self, layout: BLayout, dtype: &str) -> String {
+        let nk = match layout {
+            BLayout::Kn => "",
+            BLayout::Nk => "_nk",
+        };
+        match self {
+            TmaKernel::Inline128x256 => format!("gemm_tc_tma_128x256{nk}_{dtype}"),
+            TmaKernel::Ws(t) => format!("gemm_tc_tma_ws_{}{nk}_{dtype}", t.name()),
+            TmaKernel::Cluster2 => format!("gemm_tc_tma_ws_cluster2_128x256{nk}_{dtype}"),
         }
     }
 
@@ -367,7 +381,7 @@ fn dynamic_smem(imp: Impl) -> Option<u32> {
 /// Every ladder kernel, loaded.
 pub struct Kernels {
     funcs: HashMap<(Impl, Dtype), CudaFunction>,
-    tma: HashMap<(TmaKernel, Dtype), CudaFunction>,
+    tma: HashMap<(TmaKernel, Dtype, BLayout), CudaFunction>,
     /// Tensor maps by (matrix, box), encoded once per operand.
     maps: Mutex<HashMap<(MatrixBox, bool), TensorMap>>,
     split: Option<SplitWorkspace>,
@@ -399,12 +413,21 @@ impl Kernels {
         }
         let mut tma = HashMap::new();
         for &imp in wanted {
-            for &tk in TmaKernel::of(imp) {
+            let layouts: &[BLayout] = if imp.reads_b_nk() {
+                &[BLayout::Kn, BLayout::Nk]
+            } else {
+                &[BLayout::Kn]
+            };
+            for (&tk, &layout) in TmaKernel::of(imp)
+                .iter()
+                .flat_map(|tk| layouts.iter().map(move |l| (tk, l)))
+            {
                 for d in [Dtype::F16, Dtype::Bf16] {
-                    if tma.contains_key(&(tk, d)) {
+                    if tma.contains_key(&(tk, d, layout)) {
                         continue;
                     }
-                    let name = tk.function_name(if d == Dtype::F16 { "f16" } else { "bf16" });
+                    let name =
+                        tk.function_name(layout, if d == Dtype::F16 { "f16" } else { "bf16" });
                     let f = gpu.function("gemm_tc_tma", ptx::GEMM_TC_TMA, &name)?;
                     use cudarc::driver::sys::CUfunction_attribute as A;
                     f.set_attribute(
@@ -412,12 +435,12 @@ impl Kernels {
                         tma_smem_bytes(tk.tile()) as i32,
                     )
                     .with_context(|| format!("allowing {name} its dynamic shared memory"))?;
-                    tma.insert((tk, d), f);
+                    tma.insert((tk, d, layout), f);
                 }
             }
         }
         let mut max_clusters = gpu.sm_count / 2;
-        if let Some(f) = tma.get(&(TmaKernel::Cluster2, Dtype::Bf16)) {
+        if let Some(f) = tma.get(&(TmaKernel::Cluster2, Dtype::Bf16, BLayout::Kn)) {
             max_clusters = max_active_clusters(gpu, f, TmaKernel::Cluster2)?;
             eprintln!(
                 "tma_ws_cluster2_128x256: {max_clusters} clusters of 2 CTAs resident at once"
@@ -494,7 +517,7 @@ impl Kernels {
 
     /// # Safety
     /// As [`launch_raw`]: `a`, `b`, `c` hold M*K, K*N, M*N elements of `dtype` (checked by
-    /// the caller), N % 8 == 0, K % 8 == 0.
+    /// the caller), B stored as `layout` says, N % 8 == 0, K % 8 == 0.
     #[allow(clippy::too_many_arguments)]
     unsafe fn launch_tma(
         &self,
@@ -502,17 +525,20 @@ impl Kernels {
         imp: Impl,
         dtype: Dtype,
         a: u64,
-        b: u64,
+        (b, layout): (u64, BLayout),
         c: u64,
         (m, n, k): (usize, usize, usize),
     ) -> Result<()> {
         let ws_floats = self.split.as_ref().map_or(0, |_| SPLIT_WORKSPACE_FLOATS);
         let (tk, plan, grid) =
             tma_launch_plan(imp, m, n, k, gpu.sm_count, self.max_clusters, ws_floats);
-        let f = self
-            .tma
-            .get(&(tk, dtype))
-            .ok_or_else(|| anyhow!("{} has no {dtype} kernel loaded", imp.name()))?;
+        let f = self.tma.get(&(tk, dtype, layout)).ok_or_else(|| {
+            anyhow!(
+                "{} has no {dtype} kernel for B stored {} loaded",
+                imp.name(),
+                layout.name()
+            )
+        })?;
         let half = if dtype == Dtype::F16 {
             Half::F16
         } else {
@@ -529,16 +555,25 @@ impl Kernels {
                 box_cols: TMA_BK as u32,
             },
         )?;
-        let tb = self.map(
-            half,
-            MatrixBox {
+        // [K, N]: boxes of 64 k-rows x 64 columns, BN / 64 per tile. [N, K]: the tile's BN
+        // rows x 64 k in one box, or a cluster CTA's share of them (it multicasts its share).
+        let b_box = match layout {
+            BLayout::Kn => MatrixBox {
                 ptr: b,
                 rows: k,
                 cols: n,
                 box_rows: TMA_BK as u32,
                 box_cols: 64,
             },
-        )?;
+            BLayout::Nk => MatrixBox {
+                ptr: b,
+                rows: n,
+                cols: k,
+                box_rows: (tile.bn() / tk.cluster()) as u32,
+                box_cols: TMA_BK as u32,
+            },
+        };
+        let tb = self.map(half, b_box)?;
         let (ws_ptr, counters_ptr) = match &self.split {
             Some(w) => (
                 w.partials.device_ptr(&gpu.stream).0,
@@ -575,24 +610,29 @@ impl Kernels {
             .with_context(|| format!("launching {}", imp.name()))
     }
 
-    /// Enqueues C = A * B with `imp` at `dtype` on the GPU's stream, after checking shapes,
-    /// storage types and the kernel's tile requirements.
+    /// Enqueues C = A * B with `imp` at `dtype` on the GPU's stream (B stored as `layout`
+    /// says), after checking shapes, storage types and the kernel's tile requirements.
     pub fn launch(
         &self,
         gpu: &Gpu,
         imp: Impl,
         dtype: Dtype,
         a: &DevMat,
-        b: &DevMat,
+        (b, layout): (&DevMat, BLayout),
         c: &DevMat,
     ) -> Result<()> {
-        let (m, n, k) = check_gemm(a, b, c, Elem::of(dtype))?;
+        let (m, n, k) = check_gemm(a, b, c, layout, Elem::of(dtype))?;
         if let Err(why) = imp.supports(m, n, k) {
             bail!("{why}");
         }
+        if layout == BLayout::Nk && !imp.reads_b_nk() {
+            bail!("{} reads B only as [K, N], not [N, K]", imp.name());
+        }
         if !TmaKernel::of(imp).is_empty() {
             // SAFETY: check_gemm proved the buffer sizes and `supports` the 16-byte strides.
-            return unsafe { self.launch_tma(gpu, imp, dtype, a.ptr, b.ptr, c.ptr, (m, n, k)) };
+            return unsafe {
+                self.launch_tma(gpu, imp, dtype, a.ptr, (b.ptr, layout), c.ptr, (m, n, k))
+            };
         }
         let f = self
             .funcs

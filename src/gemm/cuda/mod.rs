@@ -13,7 +13,7 @@ pub use operands::{DevMat, Elem, OutBuf};
 
 use super::args::GemmArgs;
 use super::check::{compare, compare_f32, gather_rows, judge, reference_rows_f64, sample_rows};
-use super::cpu::{random_inputs, to_host_f32};
+use super::cpu::{b_kn_host, random_inputs, to_host_f32, Inputs};
 use super::dtype::Dtype;
 use super::impls::Impl;
 use super::memory::{device_bytes_needed, host_bytes_needed};
@@ -21,6 +21,7 @@ use super::metrics::{fill_point_metrics, flop, tflops};
 use super::plan::progress_steps;
 use super::plan::{sample_plan, Point};
 use super::record::{base_row, skipped_row, Recorder};
+use super::shapes::{BLayout, Shape, ShapeSet};
 use crate::artifact::{ResultRow, Status};
 use crate::gpu::{measure, Gpu, TimingConfig, TimingMode};
 use crate::harness::{Sampling, Session, SessionSpec};
@@ -41,26 +42,31 @@ impl Ctx {
         &self,
         imp: Impl,
         d: Dtype,
+        layout: BLayout,
         t: (&Tensor, &Tensor),
         m: (&DevMat, &DevMat, &DevMat),
     ) -> Result<()> {
-        launch_on(&self.s.gpu, &self.kernels, &self.blas, imp, d, t, m)
+        launch_on(&self.s.gpu, &self.kernels, &self.blas, imp, d, layout, t, m)
     }
 }
 
+/// One launch of `imp`: cuBLAS and our kernels read the stored B (`layout`), candle multiplies
+/// by `tb`, B as a K x N tensor (a transposed view of the stored [N, K] B for nk).
+#[allow(clippy::too_many_arguments)]
 fn launch_on(
     gpu: &Gpu,
     kernels: &Kernels,
     blas: &Cublas,
     imp: Impl,
     d: Dtype,
+    layout: BLayout,
     (ta, tb): (&Tensor, &Tensor),
     (a, b, c): (&DevMat, &DevMat, &DevMat),
 ) -> Result<()> {
     match imp {
-        Impl::Cublas => blas.gemm(d, a, b, c),
+        Impl::Cublas => blas.gemm(d, a, b, layout, c),
         Impl::Candle => ta.matmul(tb).map(|_| ()).context("candle matmul"),
-        k => kernels.launch(gpu, k, d, a, b, c),
+        k => kernels.launch(gpu, k, d, a, (b, layout), c),
     }
 }
 
@@ -156,7 +162,8 @@ fn measure_ceiling(ctx: &mut Ctx, d: Dtype, mut size: usize) -> Result<(usize, f
     while size > 256 && !fits(size) {
         size /= 2;
     }
-    let (ta, tb) = random_inputs(&ctx.s.gpu.device, size, size, size, d)?;
+    let shape = Shape::new(size, size, size, ShapeSet::Square);
+    let Inputs { a: ta, b: tb, .. } = random_inputs(&ctx.s.gpu.device, &shape, d)?;
     let a = DevMat::from_tensor(&ta, &ctx.s.gpu)?;
     let b = DevMat::from_tensor(&tb, &ctx.s.gpu)?;
     let out = OutBuf::new(&ctx.s.gpu, size, size, Elem::of(d))?;
@@ -165,7 +172,16 @@ fn measure_ceiling(ctx: &mut Ctx, d: Dtype, mut size: usize) -> Result<(usize, f
     let gpu = &mut s.gpu;
     let cfg = TimingConfig::fixed(5, 20, 3);
     let m = measure(gpu, cfg, TimingMode::Warm, |g| {
-        launch_on(g, kernels, blas, Impl::Cublas, d, (&ta, &tb), (&a, &b, &c))
+        launch_on(
+            g,
+            kernels,
+            blas,
+            Impl::Cublas,
+            d,
+            BLayout::Kn,
+            (&ta, &tb),
+            (&a, &b, &c),
+        )
     })?;
     Ok((size, tflops(flop(size, size, size), m.time_us.p50)))
 }
@@ -210,15 +226,18 @@ fn run_point(
             .map(|pl| skipped_row(&p.shape, d, pl.imp, &why))
             .collect());
     }
-    let (ta, tb) = random_inputs(&ctx.s.gpu.device, m, n, k, d)?;
-    let a = DevMat::from_tensor(&ta, &ctx.s.gpu)?;
-    let b = DevMat::from_tensor(&tb, &ctx.s.gpu)?;
+    let inputs = random_inputs(&ctx.s.gpu.device, &p.shape, d)?;
+    let layout = p.shape.b_layout;
+    // candle multiplies by B as K x N; cuBLAS and our kernels read B as stored.
+    let (ta, tb) = (&inputs.a, &inputs.b_kn);
+    let a = DevMat::from_tensor(ta, &ctx.s.gpu)?;
+    let b = DevMat::from_tensor(&inputs.b, &ctx.s.gpu)?;
     let check_rows = sample_rows(m, args.check_rows);
     let reference = {
-        let a_host = to_host_f32(&ta)?;
+        let a_host = to_host_f32(ta)?;
         reference_rows_f64(
             &gather_rows(&a_host, k, &check_rows),
-            &to_host_f32(&tb)?,
+            &b_kn_host(&inputs)?,
             n,
             k,
         )
@@ -228,11 +247,11 @@ fn run_point(
     // Run one implementation once on a poisoned output and read the result back.
     let run_once = |ctx: &mut Ctx, imp: Impl| -> Result<Vec<f32>> {
         if imp == Impl::Candle {
-            let c = ta.matmul(&tb).context("candle matmul")?;
+            let c = ta.matmul(tb).context("candle matmul")?;
             return to_host_f32(&c);
         }
         out.poison_shared(&ctx.s.gpu)?;
-        ctx.launch(imp, d, (&ta, &tb), (&a, &b, &out.mat(&ctx.s.gpu)))?;
+        ctx.launch(imp, d, layout, (ta, tb), (&a, &b, &out.mat(&ctx.s.gpu)))?;
         ctx.s.gpu.synchronize()?;
         out.to_host_f32(&ctx.s.gpu)
     };
@@ -302,9 +321,8 @@ fn run_point(
             }
             time_impl(
                 ctx,
-                imp,
-                d,
-                (&ta, &tb),
+                (imp, d, layout),
+                (ta, tb),
                 (&a, &b, &out),
                 p.cold,
                 &args.sampling.sampling(),
@@ -331,8 +349,7 @@ fn run_point(
 #[allow(clippy::too_many_arguments)]
 fn time_impl(
     ctx: &mut Ctx,
-    imp: Impl,
-    d: Dtype,
+    (imp, d, layout): (Impl, Dtype, BLayout),
     t: (&Tensor, &Tensor),
     (a, b, out): (&DevMat, &DevMat, &OutBuf),
     cold: bool,
@@ -342,7 +359,7 @@ fn time_impl(
     let Ctx { s, kernels, blas } = ctx;
     let gpu = &mut s.gpu;
     let c = out.mat(gpu);
-    let mut launch = |g: &Gpu| launch_on(g, kernels, blas, imp, d, t, (a, b, &c));
+    let mut launch = |g: &Gpu| launch_on(g, kernels, blas, imp, d, layout, t, (a, b, &c));
     let est = measure(
         gpu,
         TimingConfig::fixed(0, 2, 1),

@@ -2,6 +2,7 @@
 //! borrowed from a candle tensor (inputs) or an owned output buffer, so every launch is checked.
 
 use crate::gemm::dtype::Dtype;
+use crate::gemm::shapes::BLayout;
 use crate::gpu::Gpu;
 use anyhow::{bail, Context, Result};
 use candle_core::{Storage, Tensor};
@@ -157,16 +158,26 @@ pub fn decode_f32(bytes: &[u8], storage: Elem) -> Vec<f32> {
     }
 }
 
-/// Checks C = A * B shapes and a common storage type: returns (M, N, K).
-pub fn check_gemm(a: &DevMat, b: &DevMat, c: &DevMat, want: Elem) -> Result<(usize, usize, usize)> {
-    let (m, k, n) = (a.rows, a.cols, b.cols);
-    if b.rows != k {
+/// Checks C = A * B shapes (B stored as `layout` says) and a common storage type: returns
+/// (M, N, K).
+pub fn check_gemm(
+    a: &DevMat,
+    b: &DevMat,
+    c: &DevMat,
+    layout: BLayout,
+    want: Elem,
+) -> Result<(usize, usize, usize)> {
+    let (m, k, n) = (a.rows, a.cols, c.cols);
+    if (b.rows, b.cols) != layout.stored_dims(n, k) {
+        let (r, cc) = layout.stored_dims(n, k);
         bail!(
-            "A is {m}x{k} but B is {}x{n}: inner dimensions differ",
-            b.rows
+            "A is {m}x{k} and C has {n} columns, so B stored {} must be {r}x{cc}, not {}x{}",
+            layout.name(),
+            b.rows,
+            b.cols
         );
     }
-    if c.rows != m || c.cols != n {
+    if c.rows != m {
         bail!("C is {}x{} but A*B is {m}x{n}", c.rows, c.cols);
     }
     for (name, x) in [("A", a), ("B", b), ("C", c)] {

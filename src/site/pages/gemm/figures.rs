@@ -16,16 +16,27 @@ pub fn mnk(p: &Point) -> Option<(f64, f64, f64)> {
     ))
 }
 
-/// "4096³", "128×2048×2048", with the layer op in front when the shape comes from a model.
+/// Whether B is stored [N, K] (param `b_layout` = "nk").
+fn b_transposed(p: &Point) -> bool {
+    names::param_str(p.row, names::B_LAYOUT).as_deref() == Some("nk")
+}
+
+/// "4096³", "128×2048×2048", with the layer op in front when the shape comes from a model and
+/// "Bᵀ" behind when B is stored [N, K].
 pub fn shape(p: &Point) -> String {
     let s = match mnk(p) {
         Some((m, n, k)) if m == n && n == k => format!("{m}³"),
         Some((m, n, k)) => format!("{m}×{n}×{k}"),
         None => params_text(p),
     };
-    match names::param_str(p.row, names::LAYER_OP) {
+    let s = match names::param_str(p.row, names::LAYER_OP) {
         Some(op) => format!("{op} {s}"),
         None => s,
+    };
+    if b_transposed(p) {
+        format!("{s} Bᵀ")
+    } else {
+        s
     }
 }
 
@@ -48,6 +59,7 @@ pub fn shape_key(p: &Point) -> Vec<f64> {
         k,
         n,
         m,
+        if b_transposed(p) { 1.0 } else { 0.0 },
     ]
 }
 
