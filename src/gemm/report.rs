@@ -12,16 +12,27 @@ pub const BARS: [(&str, &str, f64); 2] = [
     ("bf16", "tensor_core_ladder", 50.0),
 ];
 
-/// Rows of one (shape, dtype) group, in first-appearance order of groups.
+/// The heading of a row's (shape, B layout, dtype) group.
 fn group_key(r: &ResultRow) -> String {
     let p = |k: &str| r.param_str(k).unwrap_or_default();
     let model = match r.param_str("layer_op") {
         Some(op) => format!(" ({} {op}, {} tokens)", p("model"), p("tokens")),
         None => format!(" ({})", p("shape_set")),
     };
-    format!("{}x{}x{} {}{model}", p("m"), p("n"), p("k"), p("dtype"))
+    let layout = match r.param_str("b_layout").as_deref() {
+        Some("nk") => " B[N,K]",
+        _ => "",
+    };
+    format!(
+        "{}x{}x{}{layout} {}{model}",
+        p("m"),
+        p("n"),
+        p("k"),
+        p("dtype")
+    )
 }
 
+/// Rows of one (shape, B layout, dtype) group, in first-appearance order of groups.
 fn groups(rows: &[ResultRow]) -> Vec<(String, Vec<&ResultRow>)> {
     let mut out: Vec<(String, Vec<&ResultRow>)> = Vec::new();
     for r in rows {
@@ -59,6 +70,7 @@ pub fn bar_value(rows: &[ResultRow], dtype: &str, kind: &str) -> Option<(f64, St
         .filter(|r| r.status == Status::Ok)
         .filter(|r| r.param_str("dtype").as_deref() == Some(dtype))
         .filter(|r| r.param_str("impl_kind").as_deref() == Some(kind))
+        .filter(|r| r.param_str("b_layout").is_none())
         .filter(|r| {
             ["m", "n", "k"]
                 .iter()
@@ -246,6 +258,36 @@ mod tests {
             compiler: None,
             notes: vec![],
         }
+    }
+
+    #[test]
+    fn a_transposed_b_point_is_its_own_group_and_not_the_bar() {
+        let nk = |r: ResultRow| r.param("b_layout", "nk");
+        let rows = vec![
+            row("cublas", "library", 4096, Some(200.0)),
+            row("mma_smem", "tensor_core_ladder", 4096, Some(400.0)),
+            nk(row("cublas", "library", 4096, Some(210.0))),
+            nk(row(
+                "tma_ws_splitk",
+                "tensor_core_ladder",
+                4096,
+                Some(200.0),
+            )),
+        ];
+        let mut rows = rows;
+        fill_group_metrics(&mut rows[0..2]);
+        fill_group_metrics(&mut rows[2..4]);
+        let text = render(&artifact(rows.clone()));
+        assert!(
+            text.contains("== 4096x4096x4096 bf16 (square) =="),
+            "{text}"
+        );
+        assert!(
+            text.contains("== 4096x4096x4096 B[N,K] bf16 (square) =="),
+            "{text}"
+        );
+        let (pct, imp) = bar_value(&rows, "bf16", "tensor_core_ladder").unwrap();
+        assert_eq!((pct, imp.as_str()), (50.0, "mma_smem"));
     }
 
     #[test]

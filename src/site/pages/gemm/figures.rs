@@ -22,7 +22,7 @@ fn b_transposed(p: &Point) -> bool {
 }
 
 /// "4096³", "128×2048×2048", with the layer op in front when the shape comes from a model and
-/// "Bᵀ" behind when B is stored [N, K].
+/// "B[N,K]" behind when B is stored [N, K] (as gemm_bench's own labels say).
 pub fn shape(p: &Point) -> String {
     let s = match mnk(p) {
         Some((m, n, k)) if m == n && n == k => format!("{m}³"),
@@ -34,7 +34,7 @@ pub fn shape(p: &Point) -> String {
         None => s,
     };
     if b_transposed(p) {
-        format!("{s} Bᵀ")
+        format!("{s} B[N,K]")
     } else {
         s
     }
