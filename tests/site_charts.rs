@@ -286,3 +286,18 @@ fn llm_throughput_reads_at_a_glance() {
         }
     }
 }
+
+#[test]
+fn gemm_points_with_b_stored_n_by_k_are_labelled_and_filterable() {
+    let committed = pages("artifacts");
+    let g = page(&committed, "gemm.html");
+    let f = g
+        .filters
+        .iter()
+        .find(|f| f.dim == "b_layout")
+        .expect("the committed GEMM artifacts hold both B layouts");
+    assert_eq!(f.values, vec!["kn".to_string(), "nk".to_string()]);
+    let heat = g.charts().find(|c| c.id == "gemm-heatmap").unwrap();
+    let text = serde_json::to_string(heat).unwrap();
+    assert!(text.contains("B[N,K]"), "the [N,K] shapes are named");
+}

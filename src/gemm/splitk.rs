@@ -79,12 +79,16 @@ impl SplitPlan {
 }
 
 /// Chooses the tile and split for an M x N x K product on `sms` SMs, with at most
-/// `workspace_floats` of f32 workspace: 64-row tiles for up to 64 rows, and up to 128 while
-/// their tiles do not fill the SMs; 128x256 where those fill half the SMs, else
-/// 128x128. Then as many K ranges as make the units fill the SMs once, each range
-/// at least two k-tiles deep.
+/// `workspace_floats` of f32 workspace.
+///
+/// Tile: 64x128 for up to 64 rows, and wherever 64x128 tiles make at most two waves;
+/// otherwise 128x128 up to 128 rows or where 128x256 tiles would not fill half the SMs;
+/// else 128x256. Split: up to 64 rows, as many K ranges as make the units fill the SMs once,
+/// each at least two k-tiles deep. Above 64 rows the reduction through L2 costs more than
+/// the idle SMs, so K is split only where the tiles fill at most a quarter of the SMs,
+/// into ranges of at least eight k-tiles (docs/notes/gemm.md has the measurements).
 pub fn plan_split(m: usize, n: usize, k: usize, sms: usize, workspace_floats: usize) -> SplitPlan {
-    let tile = if m <= 64 || (m <= 128 && TmaTile::T64x128.tiles(m, n) < sms) {
+    let tile = if m <= 64 || TmaTile::T64x128.tiles(m, n) <= 2 * sms {
         TmaTile::T64x128
     } else if m <= 128 || TmaTile::T128x256.tiles(m, n) < sms / 2 {
         TmaTile::T128x128
@@ -93,7 +97,13 @@ pub fn plan_split(m: usize, n: usize, k: usize, sms: usize, workspace_floats: us
     };
     let tiles = tile.tiles(m, n);
     let k_tiles = k.div_ceil(TMA_BK);
-    let mut splits = (sms / tiles).clamp(1, (k_tiles / 2).max(1));
+    let mut splits = if m <= 64 {
+        (sms / tiles).clamp(1, (k_tiles / 2).max(1))
+    } else if 4 * tiles <= sms {
+        (sms / tiles).clamp(1, (k_tiles / 8).max(1))
+    } else {
+        1
+    };
     let mut plan = SplitPlan {
         tile,
         splits,
@@ -148,6 +158,25 @@ mod tests {
         let p = plan_split(128, 32000, 2048, 132, WS);
         assert_eq!((p.tile, p.splits), (TmaTile::T128x128, 1));
         assert_eq!(p.grid(132), 132);
+    }
+
+    #[test]
+    fn mid_size_shapes_take_64_row_tiles_and_split_only_when_few() {
+        // q/o at 512 tokens: 128 tiles of 64x128 make one wave: no split.
+        let p = plan_split(512, 2048, 2048, 132, WS);
+        assert_eq!((p.tile, p.splits), (TmaTile::T64x128, 1));
+        // k/v at 512 tokens: 16 tiles fill an eighth of the SMs -> 4 ranges of 8 k-tiles.
+        let p = plan_split(512, 256, 2048, 132, WS);
+        assert_eq!((p.tile, p.splits, p.units), (TmaTile::T64x128, 4, 64));
+        // k/v at 2048 tokens: 64 tiles, more than a quarter of the SMs: no split.
+        let p = plan_split(2048, 256, 2048, 132, WS);
+        assert_eq!((p.tile, p.splits), (TmaTile::T64x128, 1));
+        // gate/up at 512 tokens: 352 tiles of 64x128 are more than two waves -> 128x256.
+        let p = plan_split(512, 5632, 2048, 132, WS);
+        assert_eq!((p.tile, p.splits), (TmaTile::T128x256, 1));
+        // k/v at 128 tokens: 4 tiles, K = 32 k-tiles -> 4 ranges (eight k-tiles each).
+        let p = plan_split(128, 256, 2048, 132, WS);
+        assert_eq!((p.tile, p.splits), (TmaTile::T64x128, 4));
     }
 
     #[test]

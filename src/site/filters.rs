@@ -13,6 +13,7 @@ pub const DIMS: &[(&str, &str)] = &[
     ("impl", "implementation"),
     ("mode", "L2 mode"),
     ("shape_set", "shape set"),
+    ("b_layout", "B stored as"),
     ("kind", "benchmark kind"),
     ("block", "block"),
     ("pset", "parameter set"),

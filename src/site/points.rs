@@ -67,6 +67,11 @@ impl<'a> Point<'a> {
                 d.insert(dim.to_string(), v);
             }
         }
+        // A GEMM row without `b_layout` has B stored [K, N].
+        if self.artifact().kind == "gemm" {
+            let layout = names::param_str(r, names::B_LAYOUT).unwrap_or_else(|| "kn".into());
+            d.insert("b_layout".to_string(), layout);
+        }
         d
     }
 }

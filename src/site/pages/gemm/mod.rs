@@ -26,7 +26,10 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
         empty_kind(page, "GEMM", "gemm_bench");
         return;
     }
-    page.filters = filters(points, &["gpu", "dtype", "impl", "shape_set", "model"]);
+    page.filters = filters(
+        points,
+        &["gpu", "dtype", "impl", "shape_set", "model", "b_layout"],
+    );
     let rows = GemmRows::new(points);
     let mut s1 = Section::new(
         "roofline",
