@@ -104,3 +104,28 @@ fn an_artifact_without_implementations_loads_as_candle() {
     assert!(p.intro.contains("untraced decode step p50"), "{}", p.intro);
     assert!(!p.filters.iter().any(|f| f.dim == "impl"));
 }
+
+#[test]
+fn matmul_bandwidth_is_over_the_busy_time_where_kernels_overlap() {
+    // The committed trace: opbench's decode matmuls overlap under programmatic dependent
+    // launch (summed durations ~2x their busy time); the hover's rate uses the busy time.
+    let p = trace_page("artifacts");
+    let c = p.charts().find(|c| c.id == "trace-classes").unwrap();
+    let hovers: Vec<&str> = c
+        .traces
+        .iter()
+        .filter(|t| t.name == "matmul")
+        .flat_map(|t| t.points.iter().map(|pt| pt.hover.as_str()))
+        .filter(|h| h.starts_with("opbench") || h.contains("opbench"))
+        .collect();
+    assert!(!hovers.is_empty(), "no opbench matmul bar");
+    for h in hovers {
+        let gbps: f64 = h
+            .split("busy time: ")
+            .nth(1)
+            .and_then(|r| r.split(" GB/s").next())
+            .map(|n| n.replace(',', "").parse().unwrap())
+            .unwrap_or_else(|| panic!("no rate in {h}"));
+        assert!(gbps > 1500.0, "{gbps} GB/s: {h}");
+    }
+}

@@ -203,6 +203,29 @@ fn rows_carry_per_class_and_per_layer_times_and_matmul_bandwidth() {
     assert!((m.metrics["time_us"] - 17.0).abs() < 1e-9);
     assert_eq!(m.metrics["floor_bytes"], 2_500_000.0);
     assert!((m.metrics["floor_gbps"] - 2_500_000.0 / 17_000.0).abs() < 1e-9);
+    // Where kernels overlap (programmatic dependent launch), the rate is over the busy time
+    // the class adds, not over its summed durations.
+    let mut overlapped = s.clone();
+    let mm = overlapped.by_class.get_mut(&OpClass::Matmul).unwrap();
+    mm.busy_ns = mm.time_ns / 2;
+    let rows2 = trace_rows(
+        &candle(&overlapped),
+        &mb,
+        Some(4000.0),
+        &[("model", "fixture".into())],
+    );
+    let m2 = rows2
+        .iter()
+        .find(|r| {
+            r.benchmark == "trace_class"
+                && r.params.get("class").map(|p| p.to_string()) == Some("matmul".into())
+                && r.params["scope"].to_string() == "step"
+        })
+        .unwrap();
+    assert!((m2.metrics["floor_gbps"] - 2_500_000.0 / 8_500.0).abs() < 1e-9);
+    assert!(
+        (m2.metrics["floor_pct_of_copy_bw"] - 100.0 * 2_500_000.0 / 8_500.0 / 4000.0).abs() < 1e-9
+    );
     let l1 = get("trace_layer", "layer", "1", "step");
     assert!((l1.metrics["kv_copy_time_us"] - 20.0).abs() < 1e-9);
     assert_eq!(l1.metrics["matmul_floor_bytes"], 1_000_000.0);

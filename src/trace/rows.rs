@@ -27,7 +27,9 @@ fn us(ns: u64) -> f64 {
     ns as f64 / 1e3
 }
 
-/// Adds `gbps` and `pct_of_copy_bw` for `bytes` moved in `time_ns`.
+/// Adds `floor_gbps` and `floor_pct_of_copy_bw` for `bytes` moved in `time_ns`: the busy time
+/// the kernels add, not their summed durations, which count twice where kernels overlap
+/// (a programmatic dependent launch starts before its predecessor ends).
 fn rate(m: &mut BTreeMap<String, f64>, bytes: u64, time_ns: u64, copy_gbps: Option<f64>) {
     if time_ns == 0 {
         return;
@@ -96,11 +98,11 @@ fn class_metrics(
     match c {
         OpClass::Matmul => {
             let w = mb.layers as u64 * mb.layer_weight_bytes + mb.head_weight_bytes;
-            rate(&mut m, w, a.time_ns, copy_gbps);
-            if a.time_ns > 0 {
+            rate(&mut m, w, a.busy_ns, copy_gbps);
+            if a.busy_ns > 0 {
                 let tokens = (mb.batch * s.window.tokens) as f64;
                 let flops = 2.0 * (w as f64 / mb.dtype_bytes as f64) * tokens;
-                m.insert("tflops".into(), flops / a.time_ns as f64 / 1e3);
+                m.insert("tflops".into(), flops / a.busy_ns as f64 / 1e3);
             }
         }
         OpClass::Attention => {
@@ -108,7 +110,7 @@ fn class_metrics(
                 * s.window.context_len as u64
                 * mb.kv_bytes_per_position_layer
                 * mb.layers as u64;
-            rate(&mut m, kv, a.time_ns, copy_gbps);
+            rate(&mut m, kv, a.busy_ns, copy_gbps);
         }
         OpClass::Memcpy | OpClass::Memset => {
             m.insert("bytes".into(), a.bytes as f64);
@@ -144,7 +146,7 @@ fn layer_metrics(
         };
         if w > 0 {
             let mut r = BTreeMap::new();
-            rate(&mut r, w, mm.time_ns, copy_gbps);
+            rate(&mut r, w, mm.busy_ns, copy_gbps);
             for (k, v) in r {
                 m.insert(format!("matmul_{k}"), v);
             }

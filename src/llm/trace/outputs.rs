@@ -114,7 +114,7 @@ pub fn write_outputs(
     n.push(
         "floor_bytes: matmul = every weight matrix read once (decoder layers + lm_head); \
          attention = the KV cache read once at the step's context; floor_gbps = floor_bytes / \
-         class time, floor_pct_of_copy_bw against copy_gbps"
+         the class's busy time (busy_us), floor_pct_of_copy_bw against copy_gbps"
             .into(),
     );
     for it in traced {

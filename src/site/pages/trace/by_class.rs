@@ -2,7 +2,7 @@
 //! the implementations side by side.
 
 use super::classes::{class_color, class_rank};
-use super::rows::{dims, gpu_us, m, p_str, phase_of, shown, TraceRows, PHASES, TRACED};
+use super::rows::{dims, floor_rate, gpu_us, m, p_str, phase_of, shown, TraceRows, PHASES, TRACED};
 use crate::site::chart::{pt_cat, ChartView, Trace};
 use crate::site::fmt;
 use crate::site::points::Point;
@@ -22,11 +22,12 @@ fn bar(p: &Point) -> Option<(String, f64, String)> {
                 ),
                 fmt::num(m(p, "time_us").unwrap_or(f64::NAN))
             );
-            if let (Some(g), Some(pc)) = (m(p, "floor_gbps"), m(p, "floor_pct_of_copy_bw")) {
+            if let Some((g, pc)) = floor_rate(p, "") {
                 extra += &format!(
-                    "\nmust-move bytes / time: {} GB/s ({} of copy bandwidth)",
+                    "\nmust-move bytes / busy time: {} GB/s{}",
                     fmt::num(g),
-                    fmt::pct(pc)
+                    pc.map(|pc| format!(" ({} of copy bandwidth)", fmt::pct(pc)))
+                        .unwrap_or_default()
                 );
             }
             Some((p_str(p, "class"), t, extra))

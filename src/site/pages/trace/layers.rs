@@ -3,7 +3,7 @@
 
 use super::classes::{class_color, class_rank};
 use super::rows::{
-    dims, gpu_us, layer_classes, m, p_str, phase_of, shown, TraceRows, PHASES, TRACED,
+    dims, floor_rate, gpu_us, layer_classes, m, p_str, phase_of, shown, TraceRows, PHASES, TRACED,
 };
 use crate::site::chart::{pt_cat, ChartView, Trace};
 use crate::site::fmt;
@@ -71,14 +71,12 @@ fn hover(p: &Point, layer: &str, class: &str, v: f64) -> String {
         fmt::num(v),
         fmt::num(gpu_us(p).unwrap_or(f64::NAN)),
     );
-    if let (Some(g), Some(pc)) = (
-        m(p, "matmul_floor_gbps"),
-        m(p, "matmul_floor_pct_of_copy_bw"),
-    ) {
+    if let Some((g, pc)) = floor_rate(p, "matmul_") {
         hover += &format!(
-            "\nmatmul must-move bytes / time: {} GB/s ({} of copy bandwidth)",
+            "\nmatmul must-move bytes / busy time: {} GB/s{}",
             fmt::num(g),
-            fmt::pct(pc)
+            pc.map(|pc| format!(" ({} of copy bandwidth)", fmt::pct(pc)))
+                .unwrap_or_default()
         );
     }
     hover

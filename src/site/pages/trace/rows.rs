@@ -134,6 +134,23 @@ pub fn gpu_us(p: &Point) -> Option<f64> {
     m(p, "busy_us").or_else(|| m(p, "time_us"))
 }
 
+/// Must-move bytes (`<prefix>floor_bytes`) over the busy time the row's kernels add
+/// (`<prefix>busy_us`): (GB/s, % of the artifact's copy bandwidth). Computed from those two
+/// rather than read from `floor_gbps`, which some artifacts took over summed kernel
+/// durations, counting overlapping kernels twice.
+pub fn floor_rate(p: &Point, prefix: &str) -> Option<(f64, Option<f64>)> {
+    let bytes = m(p, &format!("{prefix}floor_bytes"))?;
+    let busy_us = m(p, &format!("{prefix}busy_us")).filter(|t| *t > 0.0)?;
+    let gbps = bytes / (busy_us * 1e3);
+    let pct = p
+        .artifact()
+        .ceilings
+        .copy_gbps
+        .filter(|c| *c > 0.0)
+        .map(|c| 100.0 * gbps / c);
+    Some((gbps, pct))
+}
+
 /// A `trace_layer` row's time per class, from `<class>_busy_us` (or `<class>_time_us` in older
 /// artifacts), in the row's metric order.
 pub fn layer_classes(p: &Point) -> Vec<(String, f64)> {
