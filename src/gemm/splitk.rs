@@ -83,10 +83,10 @@ impl SplitPlan {
 ///
 /// Tile: 64x128 for up to 64 rows, and wherever 64x128 tiles make at most two waves;
 /// otherwise 128x128 up to 128 rows or where 128x256 tiles would not fill half the SMs;
-/// else 128x256. Split: up to 64 rows, as many K ranges as make the units fill the SMs once,
-/// each at least two k-tiles deep. Above 64 rows the reduction through L2 costs more than
-/// the idle SMs, so K is split only where the tiles fill at most a quarter of the SMs,
-/// into ranges of at least eight k-tiles (docs/notes/gemm.md has the measurements).
+/// else 128x256. Split: the reduction through L2 costs more than idle SMs save unless the
+/// tiles are few, so K is split only where the tiles fill at most a quarter of the SMs, into
+/// as many ranges as make the units fill the SMs once, each at least two k-tiles deep up to
+/// 64 rows and eight above (docs/notes/gemm.md has the measurements).
 pub fn plan_split(m: usize, n: usize, k: usize, sms: usize, workspace_floats: usize) -> SplitPlan {
     let tile = if m <= 64 || TmaTile::T64x128.tiles(m, n) <= 2 * sms {
         TmaTile::T64x128
@@ -97,10 +97,9 @@ pub fn plan_split(m: usize, n: usize, k: usize, sms: usize, workspace_floats: us
     };
     let tiles = tile.tiles(m, n);
     let k_tiles = k.div_ceil(TMA_BK);
-    let mut splits = if m <= 64 {
-        (sms / tiles).clamp(1, (k_tiles / 2).max(1))
-    } else if 4 * tiles <= sms {
-        (sms / tiles).clamp(1, (k_tiles / 8).max(1))
+    let min_range = if m <= 64 { 2 } else { 8 };
+    let mut splits = if 4 * tiles <= sms {
+        (sms / tiles).clamp(1, (k_tiles / min_range).max(1))
     } else {
         1
     };
@@ -170,6 +169,9 @@ mod tests {
         assert_eq!((p.tile, p.splits, p.units), (TmaTile::T64x128, 4, 64));
         // k/v at 2048 tokens: 64 tiles, more than a quarter of the SMs: no split.
         let p = plan_split(2048, 256, 2048, 132, WS);
+        assert_eq!((p.tile, p.splits), (TmaTile::T64x128, 1));
+        // gate/up at 8 tokens: 44 tiles fill a third of the SMs: no split.
+        let p = plan_split(8, 5632, 2048, 132, WS);
         assert_eq!((p.tile, p.splits), (TmaTile::T64x128, 1));
         // gate/up at 512 tokens: 352 tiles of 64x128 are more than two waves -> 128x256.
         let p = plan_split(512, 5632, 2048, 132, WS);
