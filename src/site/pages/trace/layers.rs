@@ -3,7 +3,7 @@
 
 use super::classes::{class_color, class_rank};
 use super::rows::{
-    dims, floor_rate, gpu_us, layer_classes, m, p_str, phase_of, shown, TraceRows, PHASES, TRACED,
+    dims, floor_rate, gpu_us, layer_classes, p_str, phase_of, shown, TraceRows, PHASES, TRACED,
 };
 use crate::site::chart::{pt_cat, ChartView, Trace};
 use crate::site::fmt;
