@@ -2,6 +2,7 @@
 //! names as CUPTI reports them for candle 0.11.1's Llama), busy/idle arithmetic, the artifact
 //! rows, and the Chrome trace-event and compact exports.
 
+use opbench::artifact::ResultRow;
 use opbench::trace::chrome::chrome_trace;
 use opbench::trace::compact::compact_json;
 use opbench::trace::rows::{trace_rows, ModelBytes};
@@ -170,6 +171,17 @@ fn busy_idle_and_gaps_of_a_step_add_up() {
     assert!((s.idle_pct() - expect_idle).abs() < 1e-9);
 }
 
+/// The row of benchmark `bench` whose param `key` is `val`, at `scope`.
+fn row<'a>(rows: &'a [ResultRow], bench: &str, key: &str, val: &str, scope: &str) -> &'a ResultRow {
+    rows.iter()
+        .find(|r| {
+            r.benchmark == bench
+                && r.params.get(key).map(|p| p.to_string()) == Some(val.into())
+                && r.params["scope"].to_string() == scope
+        })
+        .unwrap_or_else(|| panic!("no {bench} row {key}={val} {scope}"))
+}
+
 #[test]
 fn rows_carry_per_class_and_per_layer_times_and_matmul_bandwidth() {
     let (trace, _) = fixture();
@@ -188,15 +200,7 @@ fn rows_carry_per_class_and_per_layer_times_and_matmul_bandwidth() {
         Some(4000.0),
         &[("model", "fixture".into())],
     );
-    let get = |bench: &str, key: &str, val: &str, scope: &str| {
-        rows.iter()
-            .find(|r| {
-                r.benchmark == bench
-                    && r.params.get(key).map(|p| p.to_string()) == Some(val.into())
-                    && r.params["scope"].to_string() == scope
-            })
-            .unwrap_or_else(|| panic!("no {bench} row {key}={val} {scope}"))
-    };
+    let get = |bench: &str, key: &str, val: &str, scope: &str| row(&rows, bench, key, val, scope);
     let m = get("trace_class", "class", "matmul", "step");
     // 2 x (3 + 1 + 2 + 2) weight matmuls + lm_head = 17 kernels of 1 µs.
     assert_eq!(m.metrics["count"], 17.0);
@@ -214,14 +218,7 @@ fn rows_carry_per_class_and_per_layer_times_and_matmul_bandwidth() {
         Some(4000.0),
         &[("model", "fixture".into())],
     );
-    let m2 = rows2
-        .iter()
-        .find(|r| {
-            r.benchmark == "trace_class"
-                && r.params.get("class").map(|p| p.to_string()) == Some("matmul".into())
-                && r.params["scope"].to_string() == "step"
-        })
-        .unwrap();
+    let m2 = row(&rows2, "trace_class", "class", "matmul", "step");
     assert!((m2.metrics["floor_gbps"] - 2_500_000.0 / 8_500.0).abs() < 1e-9);
     assert!(
         (m2.metrics["floor_pct_of_copy_bw"] - 100.0 * 2_500_000.0 / 8_500.0 / 4000.0).abs() < 1e-9
@@ -306,7 +303,7 @@ fn the_committed_gpu_trace_is_complete_and_consistent() {
     assert_eq!(a.kind, "llm_trace");
     assert!(a.run.complete && a.run.git_commit.is_some() && a.env.gpu.is_some());
     assert_eq!(a.run.git_dirty, Some(false));
-    let p = |r: &opbench::artifact::ResultRow, k: &str| r.params[k].to_string();
+    let p = |r: &ResultRow, k: &str| r.params[k].to_string();
     let c: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(root.join("artifacts/llm_kernels.trace.json")).unwrap(),
     )

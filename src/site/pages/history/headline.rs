@@ -126,12 +126,15 @@ pub fn layernorm(points: &[HistoryPoint]) -> Vec<(ChartMeta, Value)> {
         .collect()
 }
 
-/// GEMM: per dtype, the best of our kernels as % of cuBLAS at each shape, over the shapes.
+/// GEMM: per dtype, the best of our kernels as % of cuBLAS at each shape, over the shapes with
+/// B stored [K, N]. Their [N, K] twins (`--b-layouts nk`) are optional: counting them would move
+/// the mean whenever a run measured them or not, with no kernel changing.
 pub fn gemm(points: &[HistoryPoint]) -> Vec<(ChartMeta, Value)> {
     // (dtype, problem) -> (cuBLAS time, our best time)
     type Pair<'a> = (Option<&'a StatBrief>, Option<&'a StatBrief>);
     let mut shapes: BTreeMap<(String, String), Pair> = BTreeMap::new();
-    for p in points.iter().filter(|p| ok(p)) {
+    let kn = |p: &HistoryPoint| param(p, names::B_LAYOUT).is_none_or(|l| l == "kn");
+    for p in points.iter().filter(|p| ok(p) && kn(p)) {
         let Some(t) = stat(p, names::TIME) else {
             continue;
         };
@@ -333,6 +336,25 @@ mod tests {
             s("candle", 9.0),
         ]);
         assert_eq!(v.len(), 1);
+        assert!((v[0].1.v - 80.0).abs() < 1e-9);
+        // A B-stored-[N,K] twin of the shape does not enter the headline.
+        let nk = |imp: &str, t: f64| {
+            point(
+                imp,
+                &[
+                    ("dtype", "bf16".into()),
+                    ("m", Param::Int(8)),
+                    ("b_layout", "nk".into()),
+                ],
+                ("time_us", t, t, t),
+            )
+        };
+        let v = gemm(&[
+            s("cublas", 10.0),
+            s("wgmma", 12.5),
+            nk("cublas", 10.0),
+            nk("wgmma", 20.0),
+        ]);
         assert!((v[0].1.v - 80.0).abs() < 1e-9);
     }
 
