@@ -85,6 +85,10 @@ __device__ __forceinline__ uint32_t pack2(float lo, float hi, __nv_bfloat16) {
     return *reinterpret_cast<uint32_t*>(&h);
 }
 
+// One f32 value rounded to a 16-bit float (round to nearest even).
+__device__ __forceinline__ __half from_f32(float x, __half) { return __float2half_rn(x); }
+__device__ __forceinline__ __nv_bfloat16 from_f32(float x, __nv_bfloat16) { return __float2bfloat16_rn(x); }
+
 // Grouped ("swizzled") block order: GROUP_M block-rows walk across N together so the
 // A rows and B columns they share stay in L2. Returns (block_m, block_n) for a 1-D grid.
 template <int GROUP_M>

@@ -15,9 +15,9 @@
 //            producer streams the next unit's tiles while the consumers store the last one;
 //   CLUSTER  2 CTAs on vertically adjacent tiles share one B tile: each loads half of it and
 //            TMA multicasts it into both CTAs' shared memory;
-//   splits   K split over `splits` units per tile: each adds its partial tile (rows past M
-//            skipped) into a zeroed f32 workspace with float4 red.add; the last to arrive (a
-//            per-tile counter) converts the sum, stores C, and zeroes workspace and counter.
+//   splits   K split over `splits` units per tile, the partial tiles summed through an f32
+//            workspace by the last unit of each tile to arrive (split_reduce).
+// A second template, tma_gemm_swap, swaps the operands for products of few rows (tokens).
 // Needs N % 8 == 0 and K % 8 == 0 (TMA strides are multiples of 16 bytes); any M.
 #include "gemm_hopper.cuh"
 
@@ -26,6 +26,71 @@ namespace {
 using namespace hopper;
 
 constexpr int BK = 64;
+
+// Split-K: this unit's partial tile (ACC f32 per thread of THREADS consumers) meets the other
+// ranges' in the f32 workspace, in float4 chunks (chunk q of thread t at q * THREADS + t: a warp
+// moves 512 contiguous bytes). With atomics, every unit adds into one zeroed tile and the last
+// to arrive (a per-tile counter) reads the sum and zeroes it for the next launch; with slots,
+// every unit stores its partial in its own slot and the last adds the others' to its registers.
+// Chunks for which chunk_in(q) is false (all past M or N) are neither written nor read.
+// Returns true in the last unit of the tile, whose d then holds the whole sum.
+template <int ACC, int THREADS, typename ChunkIn>
+__device__ __forceinline__ bool split_reduce(float (&d)[ACC], float* __restrict__ ws, int* __restrict__ counters,
+                                             int tile_id, int split, int splits, int slots, ChunkIn chunk_in,
+                                             volatile int* last_flag, int ctid) {
+    constexpr int TILE_F4 = ACC * THREADS / 4;
+    float4* wt = reinterpret_cast<float4*>(ws) + (size_t)tile_id * TILE_F4 * (slots ? splits : 1);
+    float4* mine = slots ? wt + (size_t)split * TILE_F4 : wt;
+#pragma unroll
+    for (int q = 0; q < ACC / 4; ++q) {
+        if (!chunk_in(q)) continue;
+        const float4 v = make_float4(d[4 * q], d[4 * q + 1], d[4 * q + 2], d[4 * q + 3]);
+        if (slots)
+            __stcg(mine + q * THREADS + ctid, v);
+        else
+            atomicAdd(mine + q * THREADS + ctid, v);
+    }
+    __threadfence();
+    hopper::named_barrier(1, THREADS);
+    if (ctid == 0) {
+        const int last = atomicAdd(counters + tile_id, 1) == splits - 1;
+        if (last) counters[tile_id] = 0;
+        *last_flag = last;
+    }
+    hopper::named_barrier(1, THREADS);
+    const bool last = *last_flag != 0;
+    hopper::named_barrier(1, THREADS);
+    if (!last) return false;
+    __threadfence();
+    if (slots) {
+        for (int j = 0; j < splits; ++j) {
+            if (j == split) continue;
+            const float4* other = wt + (size_t)j * TILE_F4;
+#pragma unroll
+            for (int q = 0; q < ACC / 4; ++q) {
+                if (!chunk_in(q)) continue;
+                const float4 v = __ldcg(other + q * THREADS + ctid);
+                d[4 * q] += v.x;
+                d[4 * q + 1] += v.y;
+                d[4 * q + 2] += v.z;
+                d[4 * q + 3] += v.w;
+            }
+        }
+    } else {
+#pragma unroll
+        for (int q = 0; q < ACC / 4; ++q) {
+            if (!chunk_in(q)) continue;
+            float4* p = wt + q * THREADS + ctid;
+            const float4 v = __ldcg(p);
+            d[4 * q] = v.x;
+            d[4 * q + 1] = v.y;
+            d[4 * q + 2] = v.z;
+            d[4 * q + 3] = v.w;
+            __stcg(p, make_float4(0.f, 0.f, 0.f, 0.f));
+        }
+    }
+    return true;
+}
 
 template <int CONS, int BN, int STAGES>
 struct Tile {
@@ -40,7 +105,7 @@ struct Tile {
 
 template <typename T, int CONS, int BN, int STAGES, bool WS, int CLUSTER, bool NK>
 __device__ __forceinline__ void tma_gemm(const TmaDesc* ta, const TmaDesc* tb, T* __restrict__ C, int M, int N,
-                                         int K, int splits, float* __restrict__ ws, int* __restrict__ counters) {
+                                         int K, int splits, int slots, float* __restrict__ ws, int* __restrict__ counters) {
     using TL = Tile<CONS, BN, STAGES>;
     extern __shared__ __align__(16) unsigned char smem_raw[];
     // The 128-byte swizzle pattern repeats every 1024 bytes: align the tiles to it.
@@ -206,42 +271,12 @@ __device__ __forceinline__ void tma_gemm(const TmaDesc* ta, const TmaDesc* tb, T
             if (kt1 > kt0) release((it - 1) % STAGES, ctid);
 
             if (CLUSTER == 1 && splits > 1) {
-                // Partial tile added into the zeroed workspace in float4 chunks (chunk q of thread
-                // t at q * CONSUMER_THREADS + t: a warp adds 512 contiguous bytes); the last unit
-                // of the tile to arrive reads the sum and zeroes it for the next launch. Chunks
-                // whose rows all lie past M (or columns past N) are neither added nor read.
-                const int tile_id = m_tile * grid_n + n_tile;
-                float4* wt = reinterpret_cast<float4*>(ws) + (size_t)tile_id * (TL::BM * BN / 4);
                 const bool rows_in = m_tile * TL::BM + c * 64 + ((ctid >> 5) & 3) * 16 + ((ctid & 31) >> 2) < M;
                 const int col0 = n_tile * BN + 2 * (ctid & 3);
-#pragma unroll
-                for (int q = 0; q < TL::ACC / 4; ++q)
-                    if (rows_in && col0 + 8 * q < N)
-                        atomicAdd(wt + q * TL::CONSUMER_THREADS + ctid,
-                                  make_float4(d[4 * q], d[4 * q + 1], d[4 * q + 2], d[4 * q + 3]));
-                __threadfence();
-                named_barrier(1, TL::CONSUMER_THREADS);
-                if (ctid == 0) {
-                    const int last = atomicAdd(counters + tile_id, 1) == splits - 1;
-                    if (last) counters[tile_id] = 0;
-                    *last_flag = last;
-                }
-                named_barrier(1, TL::CONSUMER_THREADS);
-                const bool last = *last_flag != 0;
-                named_barrier(1, TL::CONSUMER_THREADS);
-                if (!last) continue;
-                __threadfence();
-#pragma unroll
-                for (int q = 0; q < TL::ACC / 4; ++q) {
-                    if (!(rows_in && col0 + 8 * q < N)) continue;
-                    float4* p = wt + q * TL::CONSUMER_THREADS + ctid;
-                    const float4 v = __ldcg(p);
-                    d[4 * q] = v.x;
-                    d[4 * q + 1] = v.y;
-                    d[4 * q + 2] = v.z;
-                    d[4 * q + 3] = v.w;
-                    __stcg(p, make_float4(0.f, 0.f, 0.f, 0.f));
-                }
+                auto chunk_in = [&](int q) { return rows_in && col0 + 8 * q < N; };
+                if (!split_reduce<TL::ACC, TL::CONSUMER_THREADS>(d, ws, counters, m_tile * grid_n + n_tile, split,
+                                                                 splits, slots, chunk_in, last_flag, ctid))
+                    continue;
             }
             store(d, m_tile, n_tile, c, ctid);
         }
@@ -250,14 +285,139 @@ __device__ __forceinline__ void tma_gemm(const TmaDesc* ta, const TmaDesc* tb, T
     if constexpr (CLUSTER > 1) cluster_sync();
 }
 
+
+// Operand-swapped kernel for products of few rows (tokens): C^T = B^T * A^T, so an output tile
+// is 64 columns of C (64 weight rows: wgmma's M side) by BT rows of C (tokens: its N side,
+// m64nBTk16), as libraries do for skinny products. One consumer warpgroup, a producer
+// warpgroup, and a deep ring of small stages (64 x 64 of B plus BT x 64 of A). B [K,N] tiles
+// are read M-major (the transpose bit on A), [N,K] tiles K-major; A's tile is the K-major B
+// operand. Units and the K split are those of tma_gemm.
+template <typename T, int BT, int STAGES, bool NK>
+__device__ __forceinline__ void tma_gemm_swap(const TmaDesc* ta, const TmaDesc* tb, T* __restrict__ C, int M, int N,
+                                              int K, int splits, int slots, float* __restrict__ ws,
+                                              int* __restrict__ counters) {
+    constexpr int W_BYTES = 64 * BK * 2;
+    constexpr int A_BYTES = BT * BK * 2;
+    constexpr int ACC = BT / 2;  // f32 accumulators per consumer thread (64 x BT / 128)
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    const uint32_t raw = gemm::smem_addr(smem_raw);
+    const uint32_t base = (raw + 1023u) & ~1023u;
+    const uint32_t w_base = base, a_base = base + STAGES * W_BYTES;
+    const uint32_t bars = a_base + STAGES * A_BYTES;
+    auto full = [&](int s) { return bars + 8u * s; };
+    auto empty = [&](int s) { return bars + 8u * (STAGES + s); };
+    volatile int* last_flag = reinterpret_cast<volatile int*>(smem_raw + (bars + 16u * STAGES - raw));
+
+    const int tid = threadIdx.x;
+    if (tid == 0) {
+        prefetch_tma_desc(ta);
+        prefetch_tma_desc(tb);
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(full(s), 1);
+            mbar_init(empty(s), 1);
+        }
+        fence_barrier_init();
+    }
+    __syncthreads();
+
+    const int grid_m = (M + BT - 1) / BT, grid_n = (N + 63) / 64;
+    const int KT = (K + BK - 1) / BK;
+    const int units = grid_m * grid_n * splits;
+    auto coords = [&](int u, int& m_tile, int& n_tile, int& split, int& kt0, int& kt1) {
+        const int tile = u / splits;
+        split = u - tile * splits;
+        gemm::grouped_block<8>(tile, grid_m, grid_n, m_tile, n_tile);
+        kt0 = (int)((long long)split * KT / splits);
+        kt1 = (int)((long long)(split + 1) * KT / splits);
+    };
+
+    if (tid < 128) {
+        if (tid == 0) {
+            int it = 0;
+            for (int u = blockIdx.x; u < units; u += gridDim.x) {
+                int m_tile, n_tile, split, kt0, kt1;
+                coords(u, m_tile, n_tile, split, kt0, kt1);
+                for (int kt = kt0; kt < kt1; ++kt, ++it) {
+                    const int s = it % STAGES;
+                    if (it >= STAGES) mbar_wait(empty(s), ((it / STAGES) + 1) & 1);
+                    mbar_expect_tx(full(s), W_BYTES + A_BYTES);
+                    if constexpr (NK)
+                        tma_load_2d(w_base + s * W_BYTES, tb, full(s), kt * BK, n_tile * 64);
+                    else
+                        tma_load_2d(w_base + s * W_BYTES, tb, full(s), n_tile * 64, kt * BK);
+                    tma_load_2d(a_base + s * A_BYTES, ta, full(s), kt * BK, m_tile * BT);
+                }
+            }
+        }
+        return;
+    }
+    const int ctid = tid - 128;
+    const int lane = ctid & 31, warp = ctid >> 5;
+    int it = 0;
+    for (int u = blockIdx.x; u < units; u += gridDim.x) {
+        int m_tile, n_tile, split, kt0, kt1;
+        coords(u, m_tile, n_tile, split, kt0, kt1);
+        float d[ACC];
+#pragma unroll
+        for (int i = 0; i < ACC; ++i) d[i] = 0.f;
+        for (int kt = kt0; kt < kt1; ++kt, ++it) {
+            const int s = it % STAGES;
+            mbar_wait(full(s), (it / STAGES) & 1);
+            const uint32_t w_tile = w_base + s * W_BYTES, a_tile = a_base + s * A_BYTES;
+            fence_operands(d);
+            wgmma_fence();
+#pragma unroll
+            for (int t = 0; t < BK / 16; ++t) {
+                if constexpr (NK)
+                    WgmmaT<T, BT>::template run<0, 0>(d, make_desc(w_tile + t * 32, 16), make_desc(a_tile + t * 32, 16));
+                else
+                    WgmmaT<T, BT>::template run<1, 0>(d, make_desc(w_tile + t * 2048, W_BYTES),
+                                                      make_desc(a_tile + t * 32, 16));
+            }
+            wgmma_commit();
+            wgmma_wait<1>();
+            fence_operands(d);
+            if (kt > kt0 && lane == 0 && warp == 0) mbar_arrive(empty((it - 1) % STAGES));
+        }
+        wgmma_wait<0>();
+        fence_operands(d);
+        if (kt1 > kt0 && ctid == 0) mbar_arrive(empty((it - 1) % STAGES));
+
+        // Accumulator (m64nBTk16 D fragment): d[4q + 2h + e] is column n0 + 8h of C^T's row
+        // block, token m0 + 8q + e.
+        const int n0 = n_tile * 64 + warp * 16 + (lane >> 2);
+        const int m0 = m_tile * BT + 2 * (lane & 3);
+        if (splits > 1) {
+            auto chunk_in = [&](int q) { return n0 < N && m0 + 8 * q < M; };
+            if (!split_reduce<ACC, 128>(d, ws, counters, m_tile * grid_n + n_tile, split, splits, slots, chunk_in,
+                                        last_flag, ctid))
+                continue;
+        }
+#pragma unroll
+        for (int q = 0; q < ACC / 4; ++q) {
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int n = n0 + 8 * h;
+                if (n >= N) continue;
+#pragma unroll
+                for (int e = 0; e < 2; ++e) {
+                    const int m = m0 + 8 * q + e;
+                    if (m < M) C[(size_t)m * N + n] = gemm::from_f32(d[4 * q + 2 * h + e], T());
+                }
+            }
+        }
+    }
+}
+
 }  // namespace
 
 // (name, type, consumer warpgroups, BN, stages, producer warpgroup, cluster CTAs, B [N,K])
 #define TMA_GEMM(NAME, T, CONS, BN, STAGES, WS, CLUSTER, NK, ATTRS)                                              \
     extern "C" __global__ void ATTRS __launch_bounds__(128 * (CONS + (WS ? 1 : 0)), 1)                        \
         NAME(const __grid_constant__ hopper::TmaDesc ta, const __grid_constant__ hopper::TmaDesc tb,           \
-             T* __restrict__ C, int M, int N, int K, int splits, float* __restrict__ ws, int* __restrict__ counters) { \
-        tma_gemm<T, CONS, BN, STAGES, WS, CLUSTER, NK>(&ta, &tb, C, M, N, K, splits, ws, counters);          \
+             T* __restrict__ C, int M, int N, int K, int splits, int slots, float* __restrict__ ws,           \
+             int* __restrict__ counters) {                                                                   \
+        tma_gemm<T, CONS, BN, STAGES, WS, CLUSTER, NK>(&ta, &tb, C, M, N, K, splits, slots, ws, counters);          \
     }
 
 #define NO_ATTRS
@@ -283,3 +443,21 @@ TMA_GEMM(gemm_tc_tma_ws_64x128_nk_bf16, __nv_bfloat16, 1, 128, 8, true, 1, true,
 TMA_GEMM(gemm_tc_tma_ws_64x128_nk_f16, __half, 1, 128, 8, true, 1, true, NO_ATTRS)
 TMA_GEMM(gemm_tc_tma_ws_cluster2_128x256_nk_bf16, __nv_bfloat16, 2, 256, 4, true, 2, true, CLUSTER2)
 TMA_GEMM(gemm_tc_tma_ws_cluster2_128x256_nk_f16, __half, 2, 256, 4, true, 2, true, CLUSTER2)
+
+// Operand-swapped kernels: (name, type, tokens per tile, stages, B [N,K]).
+#define TMA_GEMM_SWAP(NAME, T, BT, STAGES, NK)                                                                   \
+    extern "C" __global__ void __launch_bounds__(256, 1)                                                       \
+        NAME(const __grid_constant__ hopper::TmaDesc ta, const __grid_constant__ hopper::TmaDesc tb,           \
+             T* __restrict__ C, int M, int N, int K, int splits, int slots, float* __restrict__ ws,           \
+             int* __restrict__ counters) {                                                                   \
+        tma_gemm_swap<T, BT, STAGES, NK>(&ta, &tb, C, M, N, K, splits, slots, ws, counters);                 \
+    }
+
+#define TMA_GEMM_SWAP_ALL(BT, STAGES)                                                                            \
+    TMA_GEMM_SWAP(gemm_tc_tma_ws_swap_##BT##x64_bf16, __nv_bfloat16, BT, STAGES, false)                        \
+    TMA_GEMM_SWAP(gemm_tc_tma_ws_swap_##BT##x64_f16, __half, BT, STAGES, false)                                \
+    TMA_GEMM_SWAP(gemm_tc_tma_ws_swap_##BT##x64_nk_bf16, __nv_bfloat16, BT, STAGES, true)                      \
+    TMA_GEMM_SWAP(gemm_tc_tma_ws_swap_##BT##x64_nk_f16, __half, BT, STAGES, true)
+
+TMA_GEMM_SWAP_ALL(16, 19)
+TMA_GEMM_SWAP_ALL(32, 16)

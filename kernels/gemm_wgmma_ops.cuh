@@ -1,8 +1,8 @@
 // Hopper warpgroup MMA wrappers: D[64xN] += A[64x16] * B[16xN], f32 accumulators, both operands
 // read from shared memory through matrix descriptors. TB = 1 reads B N-major (row-major [K,N]
 // tiles, transposed by the instruction), TB = 0 reads B K-major (the [N,K] weight layout).
-// Inline PTX has no loops: the accumulator lists are written out, one macro per N,
-// instantiated for bf16 and f16.
+// WgmmaT<T, N> (N = 16, 32) also takes TA: A read M-major. Inline PTX has no loops: the
+// accumulator lists are written out, one macro per N, instantiated for bf16 and f16.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -72,5 +72,48 @@ struct Wgmma<CTYPE, 256> { \
 WGMMA_M64N256K16(__nv_bfloat16, "bf16")
 WGMMA_M64N256K16(__half, "f16")
 #undef WGMMA_M64N256K16
+
+// Narrow N for the operand-swapped kernels (64 weight rows x 16 or 32 tokens).
+template <typename T, int N>
+struct WgmmaT;
+
+// D[64x16] += A[64x16] * B[16x16] with either operand transposed (TA: A read M-major).
+#define WGMMA_M64N16K16(CTYPE, PTYPE) \
+template <> \
+struct WgmmaT<CTYPE, 16> { \
+    template <int TA, int TB> \
+    __device__ __forceinline__ static void run(float (&d)[8], uint64_t desc_a, uint64_t desc_b) { \
+        asm volatile( \
+            "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n" \
+            "wgmma.mma_async.sync.aligned.m64n16k16.f32." PTYPE "." PTYPE " " \
+            "{%0,%1,%2,%3,%4,%5,%6,%7}, %8, %9, p, 1, 1, %10, %11;\n}\n" \
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]) \
+            : "l"(desc_a), "l"(desc_b), "n"(TA), "n"(TB)); \
+    } \
+};
+
+WGMMA_M64N16K16(__nv_bfloat16, "bf16")
+WGMMA_M64N16K16(__half, "f16")
+#undef WGMMA_M64N16K16
+
+// D[64x32] += A[64x16] * B[16x32] with either operand transposed (TA: A read M-major).
+#define WGMMA_M64N32K16(CTYPE, PTYPE) \
+template <> \
+struct WgmmaT<CTYPE, 32> { \
+    template <int TA, int TB> \
+    __device__ __forceinline__ static void run(float (&d)[16], uint64_t desc_a, uint64_t desc_b) { \
+        asm volatile( \
+            "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n" \
+            "wgmma.mma_async.sync.aligned.m64n32k16.f32." PTYPE "." PTYPE " " \
+            "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, %16, %17, p, 1, 1, %18, %19;\n}\n" \
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]) \
+            : "l"(desc_a), "l"(desc_b), "n"(TA), "n"(TB)); \
+    } \
+};
+
+WGMMA_M64N32K16(__nv_bfloat16, "bf16")
+WGMMA_M64N32K16(__half, "f16")
+#undef WGMMA_M64N32K16
 
 }  // namespace hopper

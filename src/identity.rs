@@ -57,7 +57,13 @@ pub const DECLARED: &[Declared] = &[
             "tokens",
             "b_layout",
         ],
-        settings: &["impl_kind", "ladder_step", "block_tile", "k_splits"],
+        settings: &[
+            "impl_kind",
+            "ladder_step",
+            "block_tile",
+            "k_splits",
+            "split_reduction",
+        ],
     },
     Declared {
         kind: "kernels",

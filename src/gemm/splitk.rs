@@ -1,18 +1,25 @@
 //! How the split-K TMA kernel cuts a product: which block tile, and over how many K ranges,
 //! so that skinny products (few output tiles) still give every SM work. Pure arithmetic.
 
-/// Block tiles of the TMA kernels: rows = 64 per consumer warpgroup, columns = the wgmma N.
+/// Block tiles (rows x columns of C) of the TMA kernels. The plain ones have 64 rows per
+/// consumer warpgroup and the wgmma N as columns; the swapped ones compute C^T = B^T * A^T, so
+/// their 64 columns are wgmma's M side and their few rows (tokens) its N side.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TmaTile {
     /// One consumer warpgroup (products of at most 64 rows).
     T64x128,
     T128x128,
     T128x256,
+    /// Operand-swapped, one consumer warpgroup: 16 or 32 rows (tokens) by 64 columns.
+    Swap16x64,
+    Swap32x64,
 }
 
 impl TmaTile {
     pub fn bm(self) -> usize {
         match self {
+            TmaTile::Swap16x64 => 16,
+            TmaTile::Swap32x64 => 32,
             TmaTile::T64x128 => 64,
             TmaTile::T128x128 | TmaTile::T128x256 => 128,
         }
@@ -20,8 +27,23 @@ impl TmaTile {
 
     pub fn bn(self) -> usize {
         match self {
+            TmaTile::Swap16x64 | TmaTile::Swap32x64 => 64,
             TmaTile::T64x128 | TmaTile::T128x128 => 128,
             TmaTile::T128x256 => 256,
+        }
+    }
+
+    /// Whether the kernel swaps the operands (C^T = B^T * A^T).
+    pub fn swapped(self) -> bool {
+        matches!(self, TmaTile::Swap16x64 | TmaTile::Swap32x64)
+    }
+
+    /// Consumer warpgroups of the kernel.
+    pub fn consumers(self) -> usize {
+        if self.swapped() {
+            1
+        } else {
+            self.bm() / 64
         }
     }
 
@@ -35,6 +57,8 @@ impl TmaTile {
             TmaTile::T64x128 => "64x128",
             TmaTile::T128x128 => "128x128",
             TmaTile::T128x256 => "128x256",
+            TmaTile::Swap16x64 => "swap_16x64",
+            TmaTile::Swap32x64 => "swap_32x64",
         }
     }
 
@@ -54,22 +78,46 @@ pub fn tma_smem_bytes(tile: TmaTile) -> u32 {
 /// K depth of one TMA k-tile.
 pub const TMA_BK: usize = 64;
 
-/// A split-K launch: the tile, the number of K ranges per tile, and the work units.
+/// How the partial tiles of a split meet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reduction {
+    /// Every range adds into one zeroed f32 tile (vector atomics in L2); the last to arrive
+    /// reads the sum and zeroes the tile again.
+    Atomic,
+    /// Every range stores its partial tile in its own slot; the last to arrive adds the
+    /// others' slots to its registers (no atomics, no zeroing, `splits` tiles of workspace).
+    Slots,
+}
+
+impl Reduction {
+    pub fn name(self) -> &'static str {
+        match self {
+            Reduction::Atomic => "atomic",
+            Reduction::Slots => "slots",
+        }
+    }
+}
+
+/// A split-K launch: the tile, the number of K ranges per tile, how their partial tiles
+/// meet, and the work units.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SplitPlan {
     pub tile: TmaTile,
     pub splits: usize,
+    pub reduction: Reduction,
     pub units: usize,
 }
 
 impl SplitPlan {
-    /// f32 workspace the partial sums need: one tile per output tile (0 without a split).
+    /// f32 workspace the partial sums need: one tile per output tile, or one per range with
+    /// slots (0 without a split).
     pub fn workspace_floats(&self, m: usize, n: usize) -> usize {
-        if self.splits > 1 {
-            self.tile.tiles(m, n) * self.tile.bm() * self.tile.bn()
-        } else {
-            0
-        }
+        let per_tile = match (self.splits, self.reduction) {
+            (1, _) => return 0,
+            (_, Reduction::Atomic) => 1,
+            (s, Reduction::Slots) => s,
+        };
+        self.tile.tiles(m, n) * per_tile * self.tile.bm() * self.tile.bn()
     }
 
     /// CTAs to launch: every unit, or one per SM (they walk the rest).
@@ -79,41 +127,56 @@ impl SplitPlan {
 }
 
 /// Chooses the tile and split for an M x N x K product on `sms` SMs, with at most
-/// `workspace_floats` of f32 workspace.
+/// `workspace_floats` of f32 workspace (docs/notes/gemm.md has the measurements behind it).
 ///
-/// Tile: 64x128 for up to 64 rows, and wherever 64x128 tiles make at most two waves;
-/// otherwise 128x128 up to 128 rows or where 128x256 tiles would not fill half the SMs;
-/// else 128x256. Split: the reduction through L2 costs more than idle SMs save unless the
-/// tiles are few, so K is split only where the tiles fill at most a quarter of the SMs, into
-/// as many ranges as make the units fill the SMs once, each at least two k-tiles deep up to
-/// 64 rows and eight above (docs/notes/gemm.md has the measurements).
+/// Few rows (tokens): wherever the operand-swapped tiles (16 rows up to 16, else 32, by 64
+/// columns) make at most one wave, they are used, as libraries do: a plain tile's 64 rows
+/// would be mostly padding. Their K split fills the SMs once; where the tiles already fill an
+/// eighth of them, each range keeps at least 16 k-tiles (a short range costs its pipeline fill
+/// and its reduction), else two.
+///
+/// Otherwise the plain tiles, unsplit (they are then at least a quarter as many as the
+/// swapped ones, so more than a quarter of the SMs: too many for a split to pay): 64x128 for
+/// up to 64 rows and wherever 64x128 tiles make at most two waves; otherwise 128x128 up to
+/// 128 rows or where 128x256 tiles would not fill half the SMs; else 128x256.
+///
+/// Two ranges meet through slots (one store and one read), more through atomics (the work
+/// of the sum spread over every range).
 pub fn plan_split(m: usize, n: usize, k: usize, sms: usize, workspace_floats: usize) -> SplitPlan {
-    let tile = if m <= 64 || TmaTile::T64x128.tiles(m, n) <= 2 * sms {
-        TmaTile::T64x128
-    } else if m <= 128 || TmaTile::T128x256.tiles(m, n) < sms / 2 {
-        TmaTile::T128x128
-    } else {
-        TmaTile::T128x256
-    };
-    let tiles = tile.tiles(m, n);
     let k_tiles = k.div_ceil(TMA_BK);
-    let min_range = if m <= 64 { 2 } else { 8 };
-    let mut splits = if 4 * tiles <= sms {
-        (sms / tiles).clamp(1, (k_tiles / min_range).max(1))
+    let swap = if m <= 16 {
+        TmaTile::Swap16x64
     } else {
-        1
+        TmaTile::Swap32x64
     };
-    let mut plan = SplitPlan {
+    let (tile, splits) = if swap.tiles(m, n) <= sms {
+        let tiles = swap.tiles(m, n);
+        let min_range = if 8 * tiles <= sms { 2 } else { 16 };
+        let splits = (sms / tiles).clamp(1, (k_tiles / min_range).max(1));
+        (swap, splits)
+    } else if m <= 64 || TmaTile::T64x128.tiles(m, n) <= 2 * sms {
+        (TmaTile::T64x128, 1)
+    } else if m <= 128 || TmaTile::T128x256.tiles(m, n) < sms / 2 {
+        (TmaTile::T128x128, 1)
+    } else {
+        (TmaTile::T128x256, 1)
+    };
+    let plan = SplitPlan {
         tile,
         splits,
-        units: tiles * splits,
+        reduction: if splits == 2 {
+            Reduction::Slots
+        } else {
+            Reduction::Atomic
+        },
+        units: tile.tiles(m, n) * splits,
     };
     if plan.workspace_floats(m, n) > workspace_floats {
-        splits = 1;
-        plan = SplitPlan {
+        return SplitPlan {
             tile,
-            splits,
-            units: tiles,
+            splits: 1,
+            reduction: Reduction::Atomic,
+            units: tile.tiles(m, n),
         };
     }
     plan
@@ -138,47 +201,79 @@ mod tests {
     }
 
     #[test]
-    fn decode_shapes_split_k() {
-        // k/v projection, one token: 2 tiles of 64x128, K = 2048 is 32 k-tiles -> 16 ranges.
+    fn swapped_stage_rings_match_the_kernels() {
+        assert_eq!(TmaTile::Swap16x64.stages(), 19);
+        assert_eq!(TmaTile::Swap32x64.stages(), 16);
+        // The kernel source instantiates the same ring depths.
+        let src = include_str!("../../kernels/gemm_tc_tma.cu");
+        for t in [TmaTile::Swap16x64, TmaTile::Swap32x64] {
+            let inst = format!("TMA_GEMM_SWAP_ALL({}, {})", t.bm(), t.stages());
+            assert!(src.contains(&inst), "kernels/gemm_tc_tma.cu lacks {inst}");
+            assert!(tma_smem_bytes(t) <= 227 * 1024, "{t:?}");
+            assert_eq!((t.bn(), t.consumers()), (64, 1));
+            assert!(t.swapped());
+        }
+        assert!(!TmaTile::T64x128.swapped());
+    }
+
+    #[test]
+    fn decode_shapes_take_swapped_tiles() {
+        // k/v projection, one token: 4 tiles of 16x64, K = 2048 is 32 k-tiles -> 16 ranges.
         let p = plan_split(1, 256, 2048, 132, WS);
-        assert_eq!(p.tile, TmaTile::T64x128);
-        assert_eq!(p.splits, 16);
-        assert_eq!(p.units, 32);
-        assert_eq!(p.grid(132), 32);
-        // q/o at 32 tokens: 16 tiles -> 8 ranges of 4 k-tiles, 128 units.
+        assert_eq!(p.tile, TmaTile::Swap16x64);
+        assert_eq!(
+            (p.splits, p.units, p.reduction),
+            (16, 64, Reduction::Atomic)
+        );
+        assert_eq!(p.grid(132), 64);
+        // q/o at 32 tokens: 32 tiles of 32x64 fill more than an eighth of the SMs -> ranges
+        // of at least 16 k-tiles: 2, through slots.
         let p = plan_split(32, 2048, 2048, 132, WS);
-        assert_eq!((p.splits, p.units), (8, 128));
-        // down at 128 tokens: 32 tiles of 64x128, K = 5632 (88 k-tiles) -> 4 ranges.
-        let p = plan_split(128, 2048, 5632, 132, WS);
-        assert_eq!(p.tile, TmaTile::T64x128);
-        assert_eq!((p.splits, p.units), (4, 128));
-        assert_eq!(p.workspace_floats(128, 2048), 32 * 64 * 128);
-        // lm_head at 128 tokens: 500 tiles of 64x128 would not fit at once -> 128x128, no split.
+        assert_eq!(p.tile, TmaTile::Swap32x64);
+        assert_eq!((p.splits, p.units, p.reduction), (2, 64, Reduction::Slots));
+        assert_eq!(p.workspace_floats(32, 2048), 32 * 2 * 32 * 64);
+        // down at one token: 32 tiles, K = 5632 (88 k-tiles) -> 4 ranges.
+        let p = plan_split(1, 2048, 5632, 132, WS);
+        assert_eq!((p.tile, p.splits), (TmaTile::Swap16x64, 4));
+        // q/o and down at 128 tokens: 128 tiles of 32x64, one wave, no split.
+        for k in [2048, 5632] {
+            let p = plan_split(128, 2048, k, 132, WS);
+            assert_eq!((p.tile, p.splits, p.units), (TmaTile::Swap32x64, 1, 128));
+        }
+        // k/v at 128 tokens: 16 tiles -> 8 ranges; at 512 tokens: 64 tiles -> 2 ranges.
+        let p = plan_split(128, 256, 2048, 132, WS);
+        assert_eq!((p.tile, p.splits), (TmaTile::Swap32x64, 8));
+        let p = plan_split(512, 256, 2048, 132, WS);
+        assert_eq!((p.tile, p.splits), (TmaTile::Swap32x64, 2));
+        // gate/up at 8 tokens: 88 tiles, no split.
+        let p = plan_split(8, 5632, 2048, 132, WS);
+        assert_eq!((p.tile, p.splits), (TmaTile::Swap16x64, 1));
+        // lm_head at 128 tokens: 2000 swapped tiles -> plain 128x128 (500 tiles of 64x128
+        // would not fit at once), no split.
         let p = plan_split(128, 32000, 2048, 132, WS);
         assert_eq!((p.tile, p.splits), (TmaTile::T128x128, 1));
         assert_eq!(p.grid(132), 132);
     }
 
     #[test]
-    fn mid_size_shapes_take_64_row_tiles_and_split_only_when_few() {
+    fn mid_size_shapes_take_plain_tiles_unsplit() {
         // q/o at 512 tokens: 128 tiles of 64x128 make one wave: no split.
         let p = plan_split(512, 2048, 2048, 132, WS);
         assert_eq!((p.tile, p.splits), (TmaTile::T64x128, 1));
-        // k/v at 512 tokens: 16 tiles fill an eighth of the SMs -> 4 ranges of 8 k-tiles.
-        let p = plan_split(512, 256, 2048, 132, WS);
-        assert_eq!((p.tile, p.splits, p.units), (TmaTile::T64x128, 4, 64));
         // k/v at 2048 tokens: 64 tiles, more than a quarter of the SMs: no split.
         let p = plan_split(2048, 256, 2048, 132, WS);
         assert_eq!((p.tile, p.splits), (TmaTile::T64x128, 1));
-        // gate/up at 8 tokens: 44 tiles fill a third of the SMs: no split.
-        let p = plan_split(8, 5632, 2048, 132, WS);
+        // gate/up at 128 tokens: 352 swapped tiles -> 88 of 64x128.
+        let p = plan_split(128, 5632, 2048, 132, WS);
         assert_eq!((p.tile, p.splits), (TmaTile::T64x128, 1));
         // gate/up at 512 tokens: 352 tiles of 64x128 are more than two waves -> 128x256.
         let p = plan_split(512, 5632, 2048, 132, WS);
         assert_eq!((p.tile, p.splits), (TmaTile::T128x256, 1));
-        // k/v at 128 tokens: 4 tiles, K = 32 k-tiles -> 4 ranges (eight k-tiles each).
-        let p = plan_split(128, 256, 2048, 132, WS);
-        assert_eq!((p.tile, p.splits), (TmaTile::T64x128, 4));
+        // Plain tiles never split: there are more than a quarter as many as SMs.
+        for (m, n) in [(160, 4288), (2048, 384), (17, 8512), (8192, 64)] {
+            let p = plan_split(m, n, 8192, 132, WS);
+            assert!(!p.tile.swapped() && p.splits == 1, "{m}x{n}: {p:?}");
+        }
     }
 
     #[test]
@@ -196,8 +291,9 @@ mod tests {
     fn split_never_exceeds_the_k_tiles_or_the_workspace() {
         // K = 64: one k-tile, nothing to split.
         assert_eq!(plan_split(1, 256, 64, 132, WS).splits, 1);
-        // K = 256: 4 k-tiles -> at most 2 ranges.
-        assert_eq!(plan_split(1, 256, 256, 132, WS).splits, 2);
+        // K = 256: 4 k-tiles -> at most 2 ranges, which meet through slots.
+        let p = plan_split(1, 256, 256, 132, WS);
+        assert_eq!((p.splits, p.reduction), (2, Reduction::Slots));
         // No workspace: no split.
         assert_eq!(plan_split(1, 256, 2048, 132, 0).splits, 1);
     }

@@ -6,7 +6,7 @@ use super::tma::{encode, Half, MatrixBox, TensorMap};
 use crate::gemm::dtype::Dtype;
 use crate::gemm::impls::Impl;
 use crate::gemm::shapes::BLayout;
-use crate::gemm::splitk::{plan_split, tma_smem_bytes, SplitPlan, TmaTile, TMA_BK};
+use crate::gemm::splitk::{plan_split, tma_smem_bytes, Reduction, SplitPlan, TmaTile, TMA_BK};
 use crate::gpu::Gpu;
 use anyhow::{anyhow, bail, Context, Result};
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg};
@@ -161,7 +161,7 @@ impl TmaKernel {
     }
 
     fn threads(self) -> u32 {
-        let consumers = self.tile().bm() as u32 / 64;
+        let consumers = self.tile().consumers() as u32;
         match self {
             TmaKernel::Inline128x256 => 128 * consumers,
             _ => 128 * (consumers + 1),
@@ -201,6 +201,8 @@ impl TmaKernel {
                 TmaKernel::Ws(TmaTile::T64x128),
                 TmaKernel::Ws(TmaTile::T128x128),
                 TmaKernel::Ws(TmaTile::T128x256),
+                TmaKernel::Ws(TmaTile::Swap16x64),
+                TmaKernel::Ws(TmaTile::Swap32x64),
             ],
             _ => &[],
         }
@@ -266,6 +268,7 @@ fn tma_launch_plan(
     let whole = |tile: TmaTile| SplitPlan {
         tile,
         splits: 1,
+        reduction: Reduction::Atomic,
         units: tile.tiles(m, n),
     };
     match imp {
@@ -588,6 +591,7 @@ impl Kernels {
             );
         }
         let (mi, ni, ki, splits) = (m as i32, n as i32, k as i32, plan.splits as i32);
+        let slots = i32::from(plan.reduction == Reduction::Slots);
         let mut bld = gpu.stream.launch_builder(f);
         bld.arg(&ta)
             .arg(&tb)
@@ -596,6 +600,7 @@ impl Kernels {
             .arg(&ni)
             .arg(&ki)
             .arg(&splits)
+            .arg(&slots)
             .arg(&ws_ptr)
             .arg(&counters_ptr);
         let cfg = LaunchConfig {
@@ -603,7 +608,7 @@ impl Kernels {
             block_dim: (tk.threads(), 1, 1),
             shared_mem_bytes: tma_smem_bytes(tile),
         };
-        // SAFETY: the argument list matches the TMA kernels' (map, map, ptr, int x4, ptr, ptr);
+        // SAFETY: the argument list matches the TMA kernels' (map, map, ptr, int x5, ptr, ptr);
         // the tensor maps describe the caller's A and B; the workspace outlives the launch.
         unsafe { bld.launch(cfg) }
             .map(|_| ())

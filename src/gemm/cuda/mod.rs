@@ -280,6 +280,9 @@ fn run_point(
             row = row
                 .param("block_tile", plan.tile.name())
                 .param("k_splits", plan.splits);
+            if plan.splits > 1 {
+                row = row.param("split_reduction", plan.reduction.name());
+            }
         }
         let result = (|| -> Result<()> {
             let got = if imp == Impl::Cublas {
