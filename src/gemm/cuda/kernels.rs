@@ -210,8 +210,12 @@ impl TmaKernel {
 }
 
 /// f32 workspace for split-K partial tiles (64 MiB) and the per-tile arrival counters; the
-/// counters start zeroed and the last unit of every tile resets its own.
+/// counters start zeroed and the last unit of every tile resets its own. The workspace has
+/// one half per reduction: the atomic one must stay zeroed between launches (its last units
+/// zero what they read), while slots are left holding partials.
 const SPLIT_WORKSPACE_FLOATS: usize = 16 << 20;
+/// The f32 workspace a plan may use: one half of it.
+const SPLIT_REGION_FLOATS: usize = SPLIT_WORKSPACE_FLOATS / 2;
 const SPLIT_COUNTERS: usize = 1 << 16;
 
 struct SplitWorkspace {
@@ -488,7 +492,7 @@ impl Kernels {
 
     /// f32 workspace a split may use (none unless the split-K kernel was loaded).
     fn workspace_floats(&self) -> usize {
-        self.split.as_ref().map_or(0, |_| SPLIT_WORKSPACE_FLOATS)
+        self.split.as_ref().map_or(0, |_| SPLIT_REGION_FLOATS)
     }
 
     /// The tile and K split `imp` uses at this shape (params of the result row), if it is a
@@ -532,9 +536,15 @@ impl Kernels {
         c: u64,
         (m, n, k): (usize, usize, usize),
     ) -> Result<()> {
-        let ws_floats = self.split.as_ref().map_or(0, |_| SPLIT_WORKSPACE_FLOATS);
-        let (tk, plan, grid) =
-            tma_launch_plan(imp, m, n, k, gpu.sm_count, self.max_clusters, ws_floats);
+        let (tk, plan, grid) = tma_launch_plan(
+            imp,
+            m,
+            n,
+            k,
+            gpu.sm_count,
+            self.max_clusters,
+            self.workspace_floats(),
+        );
         let f = self.tma.get(&(tk, dtype, layout)).ok_or_else(|| {
             anyhow!(
                 "{} has no {dtype} kernel for B stored {} loaded",
@@ -577,9 +587,13 @@ impl Kernels {
             },
         };
         let tb = self.map(half, b_box)?;
+        let region = match plan.reduction {
+            Reduction::Atomic => 0,
+            Reduction::Slots => SPLIT_REGION_FLOATS * std::mem::size_of::<f32>(),
+        };
         let (ws_ptr, counters_ptr) = match &self.split {
             Some(w) => (
-                w.partials.device_ptr(&gpu.stream).0,
+                w.partials.device_ptr(&gpu.stream).0 + region as u64,
                 w.counters.device_ptr(&gpu.stream).0,
             ),
             None => (0, 0),
