@@ -461,3 +461,4 @@ TMA_GEMM(gemm_tc_tma_ws_cluster2_128x256_nk_f16, __half, 2, 256, 4, true, 2, tru
 
 TMA_GEMM_SWAP_ALL(16, 19)
 TMA_GEMM_SWAP_ALL(32, 16)
+TMA_GEMM_SWAP_ALL(64, 12)

@@ -1,7 +1,7 @@
 // Hopper warpgroup MMA wrappers: D[64xN] += A[64x16] * B[16xN], f32 accumulators, both operands
 // read from shared memory through matrix descriptors. TB = 1 reads B N-major (row-major [K,N]
 // tiles, transposed by the instruction), TB = 0 reads B K-major (the [N,K] weight layout).
-// WgmmaT<T, N> (N = 16, 32) also takes TA: A read M-major. Inline PTX has no loops: the
+// WgmmaT<T, N> (N = 16, 32, 64) also takes TA: A read M-major. Inline PTX has no loops: the
 // accumulator lists are written out, one macro per N, instantiated for bf16 and f16.
 #pragma once
 #include <cuda_bf16.h>
@@ -73,7 +73,7 @@ WGMMA_M64N256K16(__nv_bfloat16, "bf16")
 WGMMA_M64N256K16(__half, "f16")
 #undef WGMMA_M64N256K16
 
-// Narrow N for the operand-swapped kernels (64 weight rows x 16 or 32 tokens).
+// Narrow N for the operand-swapped kernels (64 weight rows x 16, 32 or 64 tokens).
 template <typename T, int N>
 struct WgmmaT;
 
@@ -115,5 +115,27 @@ struct WgmmaT<CTYPE, 32> { \
 WGMMA_M64N32K16(__nv_bfloat16, "bf16")
 WGMMA_M64N32K16(__half, "f16")
 #undef WGMMA_M64N32K16
+
+// D[64x64] += A[64x16] * B[16x64] with either operand transposed (TA: A read M-major).
+#define WGMMA_M64N64K16(CTYPE, PTYPE) \
+template <> \
+struct WgmmaT<CTYPE, 64> { \
+    template <int TA, int TB> \
+    __device__ __forceinline__ static void run(float (&d)[32], uint64_t desc_a, uint64_t desc_b) { \
+        asm volatile( \
+            "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n" \
+            "wgmma.mma_async.sync.aligned.m64n64k16.f32." PTYPE "." PTYPE " " \
+            "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, %32, %33, p, 1, 1, %34, %35;\n}\n" \
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+              "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+              "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]) \
+            : "l"(desc_a), "l"(desc_b), "n"(TA), "n"(TB)); \
+    } \
+};
+
+WGMMA_M64N64K16(__nv_bfloat16, "bf16")
+WGMMA_M64N64K16(__half, "f16")
+#undef WGMMA_M64N64K16
 
 }  // namespace hopper

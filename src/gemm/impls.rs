@@ -64,7 +64,7 @@ pub enum Impl {
     TmaWsCluster2,
     /// Tensor cores 8: step 6 with the tile and K split chosen per shape so skinny products
     /// fill the GPU: for few rows (tokens) the operands swapped (64 weight columns on wgmma's M
-    /// side, 16 or 32 tokens on its N side) and K split; otherwise 64x128, 128x128 or 128x256
+    /// side, 16, 32 or 64 tokens on its N side) and K split; otherwise 64x128, 128x128 or 128x256
     /// tiles. Partial tiles meet in an f32 workspace.
     #[value(name = "tma_ws_splitk")]
     TmaWsSplitK,

@@ -10,9 +10,10 @@ pub enum TmaTile {
     T64x128,
     T128x128,
     T128x256,
-    /// Operand-swapped, one consumer warpgroup: 16 or 32 rows (tokens) by 64 columns.
+    /// Operand-swapped, one consumer warpgroup: 16, 32 or 64 rows (tokens) by 64 columns.
     Swap16x64,
     Swap32x64,
+    Swap64x64,
 }
 
 impl TmaTile {
@@ -20,14 +21,14 @@ impl TmaTile {
         match self {
             TmaTile::Swap16x64 => 16,
             TmaTile::Swap32x64 => 32,
-            TmaTile::T64x128 => 64,
+            TmaTile::T64x128 | TmaTile::Swap64x64 => 64,
             TmaTile::T128x128 | TmaTile::T128x256 => 128,
         }
     }
 
     pub fn bn(self) -> usize {
         match self {
-            TmaTile::Swap16x64 | TmaTile::Swap32x64 => 64,
+            TmaTile::Swap16x64 | TmaTile::Swap32x64 | TmaTile::Swap64x64 => 64,
             TmaTile::T64x128 | TmaTile::T128x128 => 128,
             TmaTile::T128x256 => 256,
         }
@@ -35,7 +36,10 @@ impl TmaTile {
 
     /// Whether the kernel swaps the operands (C^T = B^T * A^T).
     pub fn swapped(self) -> bool {
-        matches!(self, TmaTile::Swap16x64 | TmaTile::Swap32x64)
+        matches!(
+            self,
+            TmaTile::Swap16x64 | TmaTile::Swap32x64 | TmaTile::Swap64x64
+        )
     }
 
     /// Consumer warpgroups of the kernel.
@@ -59,6 +63,7 @@ impl TmaTile {
             TmaTile::T128x256 => "128x256",
             TmaTile::Swap16x64 => "swap_16x64",
             TmaTile::Swap32x64 => "swap_32x64",
+            TmaTile::Swap64x64 => "swap_64x64",
         }
     }
 
@@ -129,16 +134,17 @@ impl SplitPlan {
 /// Chooses the tile and split for an M x N x K product on `sms` SMs, with at most
 /// `workspace_floats` of f32 workspace (docs/notes/gemm.md has the measurements behind it).
 ///
-/// Few rows (tokens): wherever the operand-swapped tiles (16 rows up to 16, else 32, by 64
-/// columns) make at most one wave, they are used, as libraries do: a plain tile's 64 rows
-/// would be mostly padding. Their K split fills the SMs once; where the tiles already fill an
+/// Few rows (tokens): wherever the operand-swapped tiles make at most one wave, they are
+/// used, as libraries do: a plain tile's 64 rows would be mostly padding. They are 16 rows up
+/// to 16, else 32, by 64 columns; above 64 rows with K of 64 k-tiles or more, 64 rows (half
+/// the reads of B from L2, paid for by a split into ranges still 32 k-tiles deep). Their K split fills the SMs once; where the tiles already fill an
 /// eighth of them, each range keeps at least 16 k-tiles (a short range costs its pipeline fill
 /// and its reduction), else two.
 ///
-/// Otherwise the plain tiles, unsplit (they are then at least a quarter as many as the
-/// swapped ones, so more than a quarter of the SMs: too many for a split to pay): 64x128 for
-/// up to 64 rows and wherever 64x128 tiles make at most two waves; otherwise 128x128 up to
-/// 128 rows or where 128x256 tiles would not fill half the SMs; else 128x256.
+/// Otherwise the plain tiles, unsplit (there are then too many tiles for a split to pay:
+/// docs/notes/gemm.md): 64x128 for up to 64 rows and wherever 64x128 tiles make at most two
+/// waves; otherwise 128x128 up to 128 rows or where 128x256 tiles would not fill half the
+/// SMs; else 128x256.
 ///
 /// Two ranges meet through slots (one store and one read), more through atomics (the work
 /// of the sum spread over every range).
@@ -146,8 +152,10 @@ pub fn plan_split(m: usize, n: usize, k: usize, sms: usize, workspace_floats: us
     let k_tiles = k.div_ceil(TMA_BK);
     let swap = if m <= 16 {
         TmaTile::Swap16x64
-    } else {
+    } else if m <= 64 || k_tiles < 64 {
         TmaTile::Swap32x64
+    } else {
+        TmaTile::Swap64x64
     };
     let (tile, splits) = if swap.tiles(m, n) <= sms {
         let tiles = swap.tiles(m, n);
@@ -204,9 +212,10 @@ mod tests {
     fn swapped_stage_rings_match_the_kernels() {
         assert_eq!(TmaTile::Swap16x64.stages(), 19);
         assert_eq!(TmaTile::Swap32x64.stages(), 16);
+        assert_eq!(TmaTile::Swap64x64.stages(), 12);
         // The kernel source instantiates the same ring depths.
         let src = include_str!("../../kernels/gemm_tc_tma.cu");
-        for t in [TmaTile::Swap16x64, TmaTile::Swap32x64] {
+        for t in [TmaTile::Swap16x64, TmaTile::Swap32x64, TmaTile::Swap64x64] {
             let inst = format!("TMA_GEMM_SWAP_ALL({}, {})", t.bm(), t.stages());
             assert!(src.contains(&inst), "kernels/gemm_tc_tma.cu lacks {inst}");
             assert!(tma_smem_bytes(t) <= 227 * 1024, "{t:?}");
@@ -235,11 +244,15 @@ mod tests {
         // down at one token: 32 tiles, K = 5632 (88 k-tiles) -> 4 ranges.
         let p = plan_split(1, 2048, 5632, 132, WS);
         assert_eq!((p.tile, p.splits), (TmaTile::Swap16x64, 4));
-        // q/o and down at 128 tokens: 128 tiles of 32x64, one wave, no split.
-        for k in [2048, 5632] {
-            let p = plan_split(128, 2048, k, 132, WS);
-            assert_eq!((p.tile, p.splits, p.units), (TmaTile::Swap32x64, 1, 128));
-        }
+        // q/o at 128 tokens: 128 tiles of 32x64, one wave, no split.
+        let p = plan_split(128, 2048, 2048, 132, WS);
+        assert_eq!((p.tile, p.splits, p.units), (TmaTile::Swap32x64, 1, 128));
+        // down at 128 tokens, K = 88 k-tiles: 64 tiles of 64x64, two ranges through slots.
+        let p = plan_split(128, 2048, 5632, 132, WS);
+        assert_eq!(p.tile, TmaTile::Swap64x64);
+        assert_eq!((p.splits, p.units, p.reduction), (2, 128, Reduction::Slots));
+        // down at 32 tokens stays at 32-row tiles.
+        assert_eq!(plan_split(32, 2048, 5632, 132, WS).tile, TmaTile::Swap32x64);
         // k/v at 128 tokens: 16 tiles -> 8 ranges; at 512 tokens: 64 tiles -> 2 ranges.
         let p = plan_split(128, 256, 2048, 132, WS);
         assert_eq!((p.tile, p.splits), (TmaTile::Swap32x64, 8));
@@ -270,7 +283,7 @@ mod tests {
         let p = plan_split(512, 5632, 2048, 132, WS);
         assert_eq!((p.tile, p.splits), (TmaTile::T128x256, 1));
         // Plain tiles never split: there are more than a quarter as many as SMs.
-        for (m, n) in [(160, 4288), (2048, 384), (17, 8512), (8192, 64)] {
+        for (m, n) in [(160, 4288), (2048, 384), (17, 8512), (16384, 64)] {
             let p = plan_split(m, n, 8192, 132, WS);
             assert!(!p.tile.swapped() && p.splits == 1, "{m}x{n}: {p:?}");
         }

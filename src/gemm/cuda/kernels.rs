@@ -203,6 +203,7 @@ impl TmaKernel {
                 TmaKernel::Ws(TmaTile::T128x256),
                 TmaKernel::Ws(TmaTile::Swap16x64),
                 TmaKernel::Ws(TmaTile::Swap32x64),
+                TmaKernel::Ws(TmaTile::Swap64x64),
             ],
             _ => &[],
         }
