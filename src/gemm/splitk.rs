@@ -137,9 +137,10 @@ impl SplitPlan {
 /// Few rows (tokens): wherever the operand-swapped tiles make at most one wave, they are
 /// used, as libraries do: a plain tile's 64 rows would be mostly padding. They are 16 rows up
 /// to 16, else 32, by 64 columns; above 64 rows with K of 64 k-tiles or more, 64 rows (half
-/// the reads of B from L2, paid for by a split into ranges still 32 k-tiles deep). Their K split fills the SMs once; where the tiles already fill an
-/// eighth of them, each range keeps at least 16 k-tiles (a short range costs its pipeline fill
-/// and its reduction), else two.
+/// the reads of B from L2, paid for by a split into ranges that are still deep). Their K split
+/// fills the SMs once; where the tiles already fill an eighth of them, each range is at least
+/// as deep as the stage ring (a shorter range never reaches the ring's steady state and still
+/// pays its reduction), else two k-tiles.
 ///
 /// Otherwise the plain tiles, unsplit (there are then too many tiles for a split to pay:
 /// docs/notes/gemm.md): 64x128 for up to 64 rows and wherever 64x128 tiles make at most two
@@ -159,7 +160,7 @@ pub fn plan_split(m: usize, n: usize, k: usize, sms: usize, workspace_floats: us
     };
     let (tile, splits) = if swap.tiles(m, n) <= sms {
         let tiles = swap.tiles(m, n);
-        let min_range = if 8 * tiles <= sms { 2 } else { 16 };
+        let min_range = if 8 * tiles <= sms { 2 } else { swap.stages() };
         let splits = (sms / tiles).clamp(1, (k_tiles / min_range).max(1));
         (swap, splits)
     } else if m <= 64 || TmaTile::T64x128.tiles(m, n) <= 2 * sms {
@@ -235,8 +236,11 @@ mod tests {
             (16, 64, Reduction::Atomic)
         );
         assert_eq!(p.grid(132), 64);
-        // q/o at 32 tokens: 32 tiles of 32x64 fill more than an eighth of the SMs -> ranges
-        // of at least 16 k-tiles: 2, through slots.
+        // q/o at one token: 32 tiles of 16x64 fill more than an eighth of the SMs -> ranges
+        // at least as deep as the 19-stage ring: no split.
+        let p = plan_split(1, 2048, 2048, 132, WS);
+        assert_eq!((p.tile, p.splits), (TmaTile::Swap16x64, 1));
+        // q/o at 32 tokens: 32 tiles of 32x64, ranges of at least 16 k-tiles: 2, through slots.
         let p = plan_split(32, 2048, 2048, 132, WS);
         assert_eq!(p.tile, TmaTile::Swap32x64);
         assert_eq!((p.splits, p.units, p.reduction), (2, 64, Reduction::Slots));
