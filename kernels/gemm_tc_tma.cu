@@ -431,6 +431,8 @@ TMA_GEMM(gemm_tc_tma_ws_128x128_bf16, __nv_bfloat16, 2, 128, 6, true, 1, false, 
 TMA_GEMM(gemm_tc_tma_ws_128x128_f16, __half, 2, 128, 6, true, 1, false, NO_ATTRS)
 TMA_GEMM(gemm_tc_tma_ws_64x128_bf16, __nv_bfloat16, 1, 128, 8, true, 1, false, NO_ATTRS)
 TMA_GEMM(gemm_tc_tma_ws_64x128_f16, __half, 1, 128, 8, true, 1, false, NO_ATTRS)
+TMA_GEMM(gemm_tc_tma_ws_128x192_bf16, __nv_bfloat16, 2, 192, 4, true, 1, false, NO_ATTRS)
+TMA_GEMM(gemm_tc_tma_ws_128x192_f16, __half, 2, 192, 4, true, 1, false, NO_ATTRS)
 TMA_GEMM(gemm_tc_tma_ws_cluster2_128x256_bf16, __nv_bfloat16, 2, 256, 4, true, 2, false, CLUSTER2)
 TMA_GEMM(gemm_tc_tma_ws_cluster2_128x256_f16, __half, 2, 256, 4, true, 2, false, CLUSTER2)
 
@@ -441,6 +443,8 @@ TMA_GEMM(gemm_tc_tma_ws_128x128_nk_bf16, __nv_bfloat16, 2, 128, 6, true, 1, true
 TMA_GEMM(gemm_tc_tma_ws_128x128_nk_f16, __half, 2, 128, 6, true, 1, true, NO_ATTRS)
 TMA_GEMM(gemm_tc_tma_ws_64x128_nk_bf16, __nv_bfloat16, 1, 128, 8, true, 1, true, NO_ATTRS)
 TMA_GEMM(gemm_tc_tma_ws_64x128_nk_f16, __half, 1, 128, 8, true, 1, true, NO_ATTRS)
+TMA_GEMM(gemm_tc_tma_ws_128x192_nk_bf16, __nv_bfloat16, 2, 192, 4, true, 1, true, NO_ATTRS)
+TMA_GEMM(gemm_tc_tma_ws_128x192_nk_f16, __half, 2, 192, 4, true, 1, true, NO_ATTRS)
 TMA_GEMM(gemm_tc_tma_ws_cluster2_128x256_nk_bf16, __nv_bfloat16, 2, 256, 4, true, 2, true, CLUSTER2)
 TMA_GEMM(gemm_tc_tma_ws_cluster2_128x256_nk_f16, __half, 2, 256, 4, true, 2, true, CLUSTER2)
 

@@ -9,6 +9,8 @@ pub enum TmaTile {
     /// One consumer warpgroup (products of at most 64 rows).
     T64x128,
     T128x128,
+    /// 128x256 cut narrower, for products whose 128x256 tiles leave much of the last wave idle.
+    T128x192,
     T128x256,
     /// Operand-swapped, one consumer warpgroup: 16, 32 or 64 rows (tokens) by 64 columns.
     Swap16x64,
@@ -22,7 +24,7 @@ impl TmaTile {
             TmaTile::Swap16x64 => 16,
             TmaTile::Swap32x64 => 32,
             TmaTile::T64x128 | TmaTile::Swap64x64 => 64,
-            TmaTile::T128x128 | TmaTile::T128x256 => 128,
+            TmaTile::T128x128 | TmaTile::T128x192 | TmaTile::T128x256 => 128,
         }
     }
 
@@ -30,6 +32,7 @@ impl TmaTile {
         match self {
             TmaTile::Swap16x64 | TmaTile::Swap32x64 | TmaTile::Swap64x64 => 64,
             TmaTile::T64x128 | TmaTile::T128x128 => 128,
+            TmaTile::T128x192 => 192,
             TmaTile::T128x256 => 256,
         }
     }
@@ -60,11 +63,19 @@ impl TmaTile {
         match self {
             TmaTile::T64x128 => "64x128",
             TmaTile::T128x128 => "128x128",
+            TmaTile::T128x192 => "128x192",
             TmaTile::T128x256 => "128x256",
             TmaTile::Swap16x64 => "swap_16x64",
             TmaTile::Swap32x64 => "swap_32x64",
             TmaTile::Swap64x64 => "swap_64x64",
         }
+    }
+
+    /// Share of the SM slots of its waves that the tiles of an M x N product fill, one tile
+    /// per SM at a time (1.0: the last wave is full).
+    pub fn wave_fill(self, m: usize, n: usize, sms: usize) -> f64 {
+        let tiles = self.tiles(m, n);
+        tiles as f64 / (tiles.div_ceil(sms) * sms) as f64
     }
 
     /// Output tiles of an M x N product.
@@ -136,8 +147,9 @@ impl SplitPlan {
 ///
 /// Few rows (tokens): wherever the operand-swapped tiles make at most one wave, they are
 /// used, as libraries do: a plain tile's 64 rows would be mostly padding. They are 16 rows up
-/// to 16, else 32, by 64 columns; above 64 rows with K of 64 k-tiles or more, 64 rows (half
-/// the reads of B from L2, paid for by a split into ranges that are still deep). Their K split
+/// to 16, else 32, by 64 columns; above 64 rows, 64 where K has 64 k-tiles or more (half the
+/// reads of B from L2, paid for by a split into ranges that are still deep) or where 32-row
+/// tiles would make more than one wave. Their K split
 /// fills the SMs once; where the tiles already fill an eighth of them, each range is at least
 /// as deep as the stage ring (a shorter range never reaches the ring's steady state and still
 /// pays its reduction), else two k-tiles.
@@ -145,7 +157,8 @@ impl SplitPlan {
 /// Otherwise the plain tiles, unsplit (there are then too many tiles for a split to pay:
 /// docs/notes/gemm.md): 64x128 for up to 64 rows and wherever 64x128 tiles make at most two
 /// waves; otherwise 128x128 up to 128 rows or where 128x256 tiles would not fill half the
-/// SMs; else 128x256.
+/// SMs; else 128x256, or 128x192 where those fill their waves' SM slots at least 10 points
+/// better (gate/up at 512 tokens: 120 tiles on 132 SMs against 88).
 ///
 /// Two ranges meet through slots (one store and one read), more through atomics (the work
 /// of the sum spread over every range).
@@ -153,7 +166,7 @@ pub fn plan_split(m: usize, n: usize, k: usize, sms: usize, workspace_floats: us
     let k_tiles = k.div_ceil(TMA_BK);
     let swap = if m <= 16 {
         TmaTile::Swap16x64
-    } else if m <= 64 || k_tiles < 64 {
+    } else if m <= 64 || (k_tiles < 64 && TmaTile::Swap32x64.tiles(m, n) <= sms) {
         TmaTile::Swap32x64
     } else {
         TmaTile::Swap64x64
@@ -167,6 +180,9 @@ pub fn plan_split(m: usize, n: usize, k: usize, sms: usize, workspace_floats: us
         (TmaTile::T64x128, 1)
     } else if m <= 128 || TmaTile::T128x256.tiles(m, n) < sms / 2 {
         (TmaTile::T128x128, 1)
+    } else if TmaTile::T128x192.wave_fill(m, n, sms) >= TmaTile::T128x256.wave_fill(m, n, sms) + 0.1
+    {
+        (TmaTile::T128x192, 1)
     } else {
         (TmaTile::T128x256, 1)
     };
@@ -200,11 +216,17 @@ mod tests {
     #[test]
     fn stage_rings_fill_192_kib() {
         assert_eq!(TmaTile::T128x256.stages(), 4);
+        assert_eq!(TmaTile::T128x192.stages(), 4);
         assert_eq!(TmaTile::T128x128.stages(), 6);
         assert_eq!(TmaTile::T64x128.stages(), 8);
         // The kernel's own layout: 4 x 48 KiB + 1 KiB + 4 x 16 + 16.
         assert_eq!(tma_smem_bytes(TmaTile::T128x256), 196608 + 1024 + 80);
-        for t in [TmaTile::T64x128, TmaTile::T128x128, TmaTile::T128x256] {
+        for t in [
+            TmaTile::T64x128,
+            TmaTile::T128x128,
+            TmaTile::T128x192,
+            TmaTile::T128x256,
+        ] {
             assert!(tma_smem_bytes(t) <= 227 * 1024, "{t:?}");
         }
     }
@@ -273,19 +295,32 @@ mod tests {
     }
 
     #[test]
-    fn mid_size_shapes_take_plain_tiles_unsplit() {
+    fn mid_size_shapes_take_the_tile_that_fills_a_wave() {
         // q/o at 512 tokens: 128 tiles of 64x128 make one wave: no split.
         let p = plan_split(512, 2048, 2048, 132, WS);
         assert_eq!((p.tile, p.splits), (TmaTile::T64x128, 1));
-        // k/v at 2048 tokens: 64 tiles, more than a quarter of the SMs: no split.
+        // k/v at 2048 tokens: 256 swapped tiles of 32 rows, 128 of 64 rows: one wave of
+        // those, no split.
         let p = plan_split(2048, 256, 2048, 132, WS);
-        assert_eq!((p.tile, p.splits), (TmaTile::T64x128, 1));
+        assert_eq!((p.tile, p.splits), (TmaTile::Swap64x64, 1));
         // gate/up at 128 tokens: 352 swapped tiles -> 88 of 64x128.
         let p = plan_split(128, 5632, 2048, 132, WS);
         assert_eq!((p.tile, p.splits), (TmaTile::T64x128, 1));
-        // gate/up at 512 tokens: 352 tiles of 64x128 are more than two waves -> 128x256.
+        // gate/up at 512 tokens: 352 tiles of 64x128 are more than two waves; 88 tiles of
+        // 128x256 fill two thirds of the SMs, 120 of 128x192 nine tenths -> 128x192.
         let p = plan_split(512, 5632, 2048, 132, WS);
-        assert_eq!((p.tile, p.splits), (TmaTile::T128x256, 1));
+        assert_eq!((p.tile, p.splits), (TmaTile::T128x192, 1));
+        assert!((TmaTile::T128x256.wave_fill(512, 5632, 132) - 88.0 / 132.0).abs() < 1e-12);
+        // gate/up at 2048 tokens: 352 tiles of 128x256 (89% of three waves) against 480 of
+        // 128x192 (91% of four) -> 128x256; lm_head at 512 tokens: 500 tiles (95%) -> 128x256.
+        assert_eq!(
+            plan_split(2048, 5632, 2048, 132, WS).tile,
+            TmaTile::T128x256
+        );
+        assert_eq!(
+            plan_split(512, 32000, 2048, 132, WS).tile,
+            TmaTile::T128x256
+        );
         // Plain tiles never split: there are more than a quarter as many as SMs.
         for (m, n) in [(160, 4288), (2048, 384), (17, 8512), (16384, 64)] {
             let p = plan_split(m, n, 8192, 132, WS);

@@ -200,6 +200,7 @@ impl TmaKernel {
             Impl::TmaWsSplitK => &[
                 TmaKernel::Ws(TmaTile::T64x128),
                 TmaKernel::Ws(TmaTile::T128x128),
+                TmaKernel::Ws(TmaTile::T128x192),
                 TmaKernel::Ws(TmaTile::T128x256),
                 TmaKernel::Ws(TmaTile::Swap16x64),
                 TmaKernel::Ws(TmaTile::Swap32x64),
