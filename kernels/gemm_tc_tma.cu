@@ -250,9 +250,9 @@ __device__ __forceinline__ void tma_gemm(const TmaDesc* ta, const TmaDesc* tb, T
 #pragma unroll
                 for (int t = 0; t < BK / 16; ++t) {
                     if constexpr (NK)
-                        Wgmma<T, BN>::template run<0>(d, make_desc(a_tile + t * 32, 16), make_desc(b_tile + t * 32, 16));
+                        Wgmma<T, BN>::template run<0, 0>(d, make_desc(a_tile + t * 32, 16), make_desc(b_tile + t * 32, 16));
                     else
-                        Wgmma<T, BN>::template run<1>(d, make_desc(a_tile + t * 32, 16),
+                        Wgmma<T, BN>::template run<0, 1>(d, make_desc(a_tile + t * 32, 16),
                                                       make_desc(b_tile + t * 2048, TL::B_BOX_BYTES));
                 }
                 wgmma_commit();
@@ -369,9 +369,9 @@ __device__ __forceinline__ void tma_gemm_swap(const TmaDesc* ta, const TmaDesc* 
 #pragma unroll
             for (int t = 0; t < BK / 16; ++t) {
                 if constexpr (NK)
-                    WgmmaT<T, BT>::template run<0, 0>(d, make_desc(w_tile + t * 32, 16), make_desc(a_tile + t * 32, 16));
+                    Wgmma<T, BT>::template run<0, 0>(d, make_desc(w_tile + t * 32, 16), make_desc(a_tile + t * 32, 16));
                 else
-                    WgmmaT<T, BT>::template run<1, 0>(d, make_desc(w_tile + t * 2048, W_BYTES),
+                    Wgmma<T, BT>::template run<1, 0>(d, make_desc(w_tile + t * 2048, W_BYTES),
                                                       make_desc(a_tile + t * 32, 16));
             }
             wgmma_commit();

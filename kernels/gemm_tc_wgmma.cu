@@ -78,7 +78,7 @@ __device__ __forceinline__ void wgmma_gemm(const T* __restrict__ A, const T* __r
         wgmma_fence();
 #pragma unroll
         for (int t = 0; t < BK / 16; ++t)
-            Wgmma<T, BN>::template run<1>(d, make_desc(a_tile + t * 32, 16), make_desc(b_tile + t * 2048, B_CHUNK_BYTES));
+            Wgmma<T, BN>::template run<0, 1>(d, make_desc(a_tile + t * 32, 16), make_desc(b_tile + t * 2048, B_CHUNK_BYTES));
         wgmma_commit();
         wgmma_wait<0>();
     }
