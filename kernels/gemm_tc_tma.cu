@@ -383,8 +383,7 @@ __device__ __forceinline__ void tma_gemm_swap(const TmaDesc* ta, const TmaDesc* 
         fence_operands(d);
         if (kt1 > kt0 && ctid == 0) mbar_arrive(empty((it - 1) % STAGES));
 
-        // Accumulator (m64nBTk16 D fragment): d[4q + 2h + e] is column n0 + 8h of C^T's row
-        // block, token m0 + 8q + e.
+        // Accumulator (m64nBTk16 D fragment of C^T): d[4q + 2h + e] is C[m0 + 8q + e][n0 + 8h].
         const int n0 = n_tile * 64 + warp * 16 + (lane >> 2);
         const int m0 = m_tile * BT + 2 * (lane & 3);
         if (splits > 1) {

@@ -128,10 +128,12 @@ impl SplitPlan {
     /// f32 workspace the partial sums need: one tile per output tile, or one per range with
     /// slots (0 without a split).
     pub fn workspace_floats(&self, m: usize, n: usize) -> usize {
-        let per_tile = match (self.splits, self.reduction) {
-            (1, _) => return 0,
-            (_, Reduction::Atomic) => 1,
-            (s, Reduction::Slots) => s,
+        if self.splits == 1 {
+            return 0;
+        }
+        let per_tile = match self.reduction {
+            Reduction::Atomic => 1,
+            Reduction::Slots => self.splits,
         };
         self.tile.tiles(m, n) * per_tile * self.tile.bm() * self.tile.bn()
     }

@@ -322,13 +322,13 @@ mod tests {
 
     #[test]
     fn gemm_takes_our_best_kernel_against_cublas_at_each_shape() {
-        let s = |imp: &str, t: f64| {
-            point(
-                imp,
-                &[("dtype", "bf16".into()), ("m", Param::Int(8))],
-                ("time_us", t, t, t),
-            )
+        // One bf16 shape, B stored as `layout` says (no param: [K, N]).
+        let at = |imp: &str, t: f64, layout: Option<&str>| {
+            let mut params = vec![("dtype", "bf16".into()), ("m", Param::Int(8))];
+            params.extend(layout.map(|l| ("b_layout", l.into())));
+            point(imp, &params, ("time_us", t, t, t))
         };
+        let s = |imp: &str, t: f64| at(imp, t, None);
         let v = gemm(&[
             s("cublas", 10.0),
             s("naive", 40.0),
@@ -338,22 +338,11 @@ mod tests {
         assert_eq!(v.len(), 1);
         assert!((v[0].1.v - 80.0).abs() < 1e-9);
         // A B-stored-[N,K] twin of the shape does not enter the headline.
-        let nk = |imp: &str, t: f64| {
-            point(
-                imp,
-                &[
-                    ("dtype", "bf16".into()),
-                    ("m", Param::Int(8)),
-                    ("b_layout", "nk".into()),
-                ],
-                ("time_us", t, t, t),
-            )
-        };
         let v = gemm(&[
             s("cublas", 10.0),
             s("wgmma", 12.5),
-            nk("cublas", 10.0),
-            nk("wgmma", 20.0),
+            at("cublas", 10.0, Some("nk")),
+            at("wgmma", 20.0, Some("nk")),
         ]);
         assert!((v[0].1.v - 80.0).abs() < 1e-9);
     }
