@@ -101,6 +101,12 @@ struct Tile {
     static constexpr int STAGE_BYTES = A_BYTES + B_BYTES;
     static constexpr int ACC = BN / 2;  // f32 accumulators per consumer thread (64 x BN / 128)
     static constexpr int CONSUMER_THREADS = 128 * CONS;
+    // Epilogue staging: two 64 x 64 subtiles of C (64 rows of 128 B) per consumer warpgroup.
+    static constexpr int EPI_SUB_BYTES = 64 * 128;
+    static constexpr int EPI_BYTES = CONS * 2 * EPI_SUB_BYTES;
+    // The host's tma_smem_bytes (src/gemm/splitk.rs) counts the same pieces.
+    static_assert(STAGES * STAGE_BYTES + 1024 + 16 * STAGES + 16 + 128 + EPI_BYTES <= 227 * 1024,
+                  "stage ring + barriers + epilogue subtiles exceed 227 KiB");
 };
 
 template <typename T, int CONS, int BN, int STAGES, bool WS, int CLUSTER, bool NK>
@@ -116,6 +122,7 @@ __device__ __forceinline__ void tma_gemm(const TmaDesc* ta, const TmaDesc* tb, T
     auto full = [&](int s) { return bars + 8u * s; };
     auto empty = [&](int s) { return bars + 8u * (STAGES + s); };
     volatile int* last_flag = reinterpret_cast<volatile int*>(smem_raw + (bars + 16u * STAGES - raw));
+    const uint32_t epi = (bars + 16u * STAGES + 16u + 127u) & ~127u;  // the epilogue's subtiles
 
     const int tid = threadIdx.x;
     const uint32_t rank = CLUSTER > 1 ? cluster_rank() : 0;
@@ -196,20 +203,35 @@ __device__ __forceinline__ void tma_gemm(const TmaDesc* ta, const TmaDesc* tb, T
 
     // Accumulator layout (m64nNk16 D fragment): warp w of the warpgroup holds rows 16w..16w+15;
     // d[4i + 0/1] at (row lane/4, cols 8i + 2(lane%4) + 0/1), d[4i + 2/3] at row lane/4 + 8.
-    auto store = [&](const float (&d)[TL::ACC], int m_tile, int n_tile, int c, int ctid) {
-        const int lane = ctid & 31, warp = (ctid >> 5) & 3;
-        const int row = m_tile * TL::BM + c * 64 + warp * 16 + (lane >> 2);
-        const int col = n_tile * BN + 2 * (lane & 3);
+    // A fragment store would put 4-byte pieces of 8 rows in each warp instruction, so C goes
+    // out through shared memory in 64 x 64 subtiles: written in the fragment layout (row r's
+    // 16-byte chunk j at chunk j ^ (r % 8): no bank conflicts), then read back as whole 16-byte
+    // chunks, so each warp stores four full 128-byte rows. The warpgroup's two subtile buffers
+    // alternate over every subtile it stores (`sub` counts them), so one warpgroup barrier per
+    // subtile orders the reuse of each buffer.
+    auto store = [&](const float (&d)[TL::ACC], int m_tile, int n_tile, int c, int ctid, int& sub) {
+        const int t = ctid & 127, lane = ctid & 31, warp = (ctid >> 5) & 3;
+        const int row0 = m_tile * TL::BM + c * 64;
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const int r = row + 8 * h;
-            if (r >= M) continue;
-            T* dst = C + (size_t)r * N;
+        for (int p = 0; p < BN / 64; ++p, ++sub) {
+            const uint32_t buf = epi + (uint32_t)(c * 2 + (sub & 1)) * TL::EPI_SUB_BYTES;
 #pragma unroll
-            for (int i = 0; i < BN / 8; ++i) {
-                const int cc = col + 8 * i;
-                if (cc < N)
-                    *reinterpret_cast<uint32_t*>(dst + cc) = gemm::pack2(d[4 * i + 2 * h], d[4 * i + 2 * h + 1], T());
+            for (int h = 0; h < 2; ++h) {
+                const int r = warp * 16 + 8 * h + (lane >> 2);
+#pragma unroll
+                for (int j = 0; j < 8; ++j) {
+                    const int i = 8 * p + j;
+                    st_shared_u32(buf + r * 128 + ((j ^ (r & 7)) << 4) + 4 * (lane & 3),
+                                  gemm::pack2(d[4 * i + 2 * h], d[4 * i + 2 * h + 1], T()));
+                }
+            }
+            named_barrier(2 + c, 128);
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                const int r = q * 16 + (t >> 3), j = t & 7;
+                const uint4 v = ld_shared_v4(buf + r * 128 + ((j ^ (r & 7)) << 4));
+                const int row = row0 + r, col = n_tile * BN + 64 * p + 8 * j;
+                if (row < M && col < N) *reinterpret_cast<uint4*>(C + (size_t)row * N + col) = v;
             }
         }
     };
@@ -229,7 +251,7 @@ __device__ __forceinline__ void tma_gemm(const TmaDesc* ta, const TmaDesc* tb, T
         if constexpr (WS && CONS == 2) regs_grow<232>();
         const int ctid = WS ? tid - 128 : tid;
         const int c = ctid >> 7;
-        int it = 0;
+        int it = 0, sub = 0;
         for (int u = first_unit; u < units; u += unit_step) {
             int m_tile, n_tile, split, kt0, kt1;
             coords(u, m_tile, n_tile, split, kt0, kt1);
@@ -278,7 +300,7 @@ __device__ __forceinline__ void tma_gemm(const TmaDesc* ta, const TmaDesc* tb, T
                                                                  splits, slots, chunk_in, last_flag, ctid))
                     continue;
             }
-            store(d, m_tile, n_tile, c, ctid);
+            store(d, m_tile, n_tile, c, ctid, sub);
         }
     }
     // No CTA may leave while its cluster peer can still multicast into it or arrive on it.
@@ -307,6 +329,10 @@ __device__ __forceinline__ void tma_gemm_swap(const TmaDesc* ta, const TmaDesc* 
     auto full = [&](int s) { return bars + 8u * s; };
     auto empty = [&](int s) { return bars + 8u * (STAGES + s); };
     volatile int* last_flag = reinterpret_cast<volatile int*>(smem_raw + (bars + 16u * STAGES - raw));
+    constexpr int EPI_SUB_BYTES = BT * 128;  // one BT x 64 tile of C; two alternate
+    const uint32_t epi = (bars + 16u * STAGES + 16u + 127u) & ~127u;
+    static_assert(STAGES * (W_BYTES + A_BYTES) + 1024 + 16 * STAGES + 16 + 128 + 2 * EPI_SUB_BYTES <= 227 * 1024,
+                  "stage ring + barriers + epilogue tiles exceed 227 KiB");
 
     const int tid = threadIdx.x;
     if (tid == 0) {
@@ -353,7 +379,7 @@ __device__ __forceinline__ void tma_gemm_swap(const TmaDesc* ta, const TmaDesc* 
     }
     const int ctid = tid - 128;
     const int lane = ctid & 31, warp = ctid >> 5;
-    int it = 0;
+    int it = 0, sub = 0;
     for (int u = blockIdx.x; u < units; u += gridDim.x) {
         int m_tile, n_tile, split, kt0, kt1;
         coords(u, m_tile, n_tile, split, kt0, kt1);
@@ -392,18 +418,30 @@ __device__ __forceinline__ void tma_gemm_swap(const TmaDesc* ta, const TmaDesc* 
                                         last_flag, ctid))
                 continue;
         }
+        // C goes out through shared memory: each value into its row of the BT x 64 tile
+        // (128-byte rows, chunk j of row r at chunk j ^ (r % 8): no bank conflicts), then whole
+        // 16-byte chunks, so each warp stores four full 128-byte rows of C rather than 2-byte
+        // pieces of 32. Two buffers alternate over the units: one barrier per unit.
+        const uint32_t buf = epi + (uint32_t)(sub++ & 1) * EPI_SUB_BYTES;
 #pragma unroll
         for (int q = 0; q < ACC / 4; ++q) {
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
-                const int n = n0 + 8 * h;
-                if (n >= N) continue;
 #pragma unroll
                 for (int e = 0; e < 2; ++e) {
-                    const int m = m0 + 8 * q + e;
-                    if (m < M) C[(size_t)m * N + n] = gemm::from_f32(d[4 * q + 2 * h + e], T());
+                    const int r = 8 * q + e + 2 * (lane & 3), j = warp * 2 + h;
+                    st_shared_u16(buf + r * 128 + ((j ^ (r & 7)) << 4) + 2 * (lane >> 2),
+                                  gemm::bits16(d[4 * q + 2 * h + e], T()));
                 }
             }
+        }
+        named_barrier(2, 128);
+#pragma unroll
+        for (int q = 0; q < BT / 16; ++q) {
+            const int r = q * 16 + (ctid >> 3), j = ctid & 7;
+            const uint4 v = ld_shared_v4(buf + r * 128 + ((j ^ (r & 7)) << 4));
+            const int row = m_tile * BT + r, col = n_tile * 64 + 8 * j;
+            if (row < M && col < N) *reinterpret_cast<uint4*>(C + (size_t)row * N + col) = v;
         }
     }
 }

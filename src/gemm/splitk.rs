@@ -85,10 +85,17 @@ impl TmaTile {
 }
 
 /// Dynamic shared memory of a TMA kernel: the stage ring, 1 KiB to align it to the swizzle
-/// pattern, two 8-byte mbarriers per stage and one flag word.
+/// pattern, two 8-byte mbarriers per stage and one flag word, then (aligned to 128 bytes) the
+/// epilogue's two alternating buffers of C rows of 128 bytes: a 64 x 64 subtile per consumer
+/// warpgroup for the plain tiles, the whole bm x 64 tile for the swapped ones.
 pub fn tma_smem_bytes(tile: TmaTile) -> u32 {
     let st = tile.stages();
-    (st * (tile.bm() + tile.bn()) * 128 + 1024 + 16 * st + 16) as u32
+    let epilogue = if tile.swapped() {
+        128 + 2 * tile.bm() * 128
+    } else {
+        128 + tile.consumers() * 2 * 64 * 128
+    };
+    (st * (tile.bm() + tile.bn()) * 128 + 1024 + 16 * st + 16 + epilogue) as u32
 }
 
 /// K depth of one TMA k-tile.
@@ -221,8 +228,11 @@ mod tests {
         assert_eq!(TmaTile::T128x192.stages(), 4);
         assert_eq!(TmaTile::T128x128.stages(), 6);
         assert_eq!(TmaTile::T64x128.stages(), 8);
-        // The kernel's own layout: 4 x 48 KiB + 1 KiB + 4 x 16 + 16.
-        assert_eq!(tma_smem_bytes(TmaTile::T128x256), 196608 + 1024 + 80);
+        // The kernel's own layout: 4 x 48 KiB + 1 KiB + 4 x 16 + 16, then 128 + 4 x 8 KiB.
+        assert_eq!(
+            tma_smem_bytes(TmaTile::T128x256),
+            196608 + 1024 + 80 + 128 + 32768
+        );
         for t in [
             TmaTile::T64x128,
             TmaTile::T128x128,
