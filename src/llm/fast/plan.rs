@@ -100,10 +100,23 @@ pub fn gemv_tile(batch: usize) -> Option<usize> {
     GEMV_TILES.iter().copied().find(|&t| t >= batch)
 }
 
+/// 16-byte chunks of each of its two rows that a lane of the batch-1 product (decode_gemv_b1,
+/// U in kernels/decode_gemv.cu) loads per pass: a longer share of a row takes several passes,
+/// each loaded only after the previous one is used.
+pub const GEMV_PASS_CHUNKS: usize = 8;
+/// Blocks of the batch-1 product resident on one SM at once (ptxas: 128 registers x 256
+/// threads, so two fit the 64 Ki registers).
+pub const GEMV_BLOCKS_PER_SM: usize = 2;
+
 /// Warps sharing one pair of weight rows: the fewest that give about one block per SM (at
 /// least 90% of the SMs busy), and no more than leave each lane one 16-byte chunk per row.
 /// One wave whose every load is issued up front beat two half-as-deep waves on the H100
 /// (batch 1: ksplit 1 everywhere 819-821 tokens/s; 2 blocks per SM, i.e. 2/4/1/4/1, 755).
+/// Then, while a lane's share of a row still takes more than one pass and twice the warps
+/// still fit the SMs at once, the warps per pair double: more of the row is in flight at the
+/// start, and the blocks stay one wave. That splits down_proj (k = 5632: 22 chunks per lane,
+/// 3 passes) in two, 128 -> 256 blocks: batch-1 decode 876-882 -> 902-903 tokens/s on the
+/// H100, 1,003-1,005 -> 1,032-1,033 on the H200 (one call each, 5 repeats per point).
 pub fn gemv_ksplit(n: usize, k: usize, sm_count: usize) -> usize {
     let pairs = n / 2;
     let chunks = k / 8;
@@ -117,6 +130,14 @@ pub fn gemv_ksplit(n: usize, k: usize, sm_count: usize) -> usize {
         if 10 * blocks >= 9 * sm_count {
             break;
         }
+    }
+    while best < 8 {
+        let ks = 2 * best;
+        let passes = chunks.div_ceil(32 * best).div_ceil(GEMV_PASS_CHUNKS);
+        if passes <= 1 || 32 * ks > chunks || gemv_blocks(n, ks) > GEMV_BLOCKS_PER_SM * sm_count {
+            break;
+        }
+        best = ks;
     }
     best
 }
@@ -460,9 +481,14 @@ mod tests {
             gemv_ksplit(d.hidden, d.inter, 132),
             gemv_ksplit(d.vocab, d.hidden, 132),
         ];
-        assert_eq!(ks, [1, 1, 1, 1, 1]);
-        // A GPU with twice the SMs splits the 2048-row matrices.
-        assert_eq!(gemv_ksplit(d.hidden, d.inter, 264), 2);
+        // down_proj's rows (5632) take a lane 3 passes: two warps per pair, 256 blocks.
+        assert_eq!(ks, [1, 1, 1, 2, 1]);
+        assert_eq!(gemv_blocks(d.hidden, 2), 2 * 132 - 8);
+        // On 120 SMs 256 blocks would not be resident at once: down_proj keeps one warp.
+        assert_eq!(gemv_ksplit(d.hidden, d.inter, 120), 1);
+        // A GPU with twice the SMs splits the 2048-row matrices, down_proj twice more.
+        assert_eq!(gemv_ksplit(d.hidden, d.q_rows(), 264), 2);
+        assert_eq!(gemv_ksplit(d.hidden, d.inter, 264), 4);
         assert_eq!(gemv_blocks(d.qkv_rows(), 2), 320);
         assert_eq!(gemv_blocks(2 * d.inter, 1), 704);
         // A tiny k never gets more warps than 16-byte chunks per lane allow.
@@ -491,7 +517,7 @@ mod tests {
         // qkv: 160 tiles of 16 rows; o and down: 128; gate/up: 704; lm_head: 2000.
         assert_eq!(ks, [8, 8, 2, 8, 1]);
         assert_eq!(step_ksplits(&d, 132, true), ks);
-        assert_eq!(step_ksplits(&d, 132, false), [1, 1, 1, 1, 1]);
+        assert_eq!(step_ksplits(&d, 132, false), [1, 1, 1, 2, 1]);
         assert_eq!(gemv_tc_blocks(d.qkv_rows(), 8), 160);
         assert_eq!(gemv_tc_blocks(d.hidden, 8), 128);
         assert_eq!(gemv_tc_blocks(2 * d.inter, 2), 176);
