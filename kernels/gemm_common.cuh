@@ -85,10 +85,7 @@ __device__ __forceinline__ uint32_t pack2(float lo, float hi, __nv_bfloat16) {
     return *reinterpret_cast<uint32_t*>(&h);
 }
 
-// One f32 value rounded to a 16-bit float (round to nearest even).
-__device__ __forceinline__ __half from_f32(float x, __half) { return __float2half_rn(x); }
-__device__ __forceinline__ __nv_bfloat16 from_f32(float x, __nv_bfloat16) { return __float2bfloat16_rn(x); }
-// ... as its 16 bits.
+// One f32 value rounded to a 16-bit float (round to nearest even), as its bits.
 __device__ __forceinline__ uint16_t bits16(float x, __half) { return __half_as_ushort(__float2half_rn(x)); }
 __device__ __forceinline__ uint16_t bits16(float x, __nv_bfloat16) {
     return __bfloat16_as_ushort(__float2bfloat16_rn(x));
