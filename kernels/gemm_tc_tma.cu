@@ -313,8 +313,10 @@ __device__ __forceinline__ void tma_gemm(const TmaDesc* ta, const TmaDesc* tb, T
 // m64nBTk16), as libraries do for skinny products. One consumer warpgroup, a producer
 // warpgroup, and a deep ring of small stages (64 x 64 of B plus BT x 64 of A). B [K,N] tiles
 // are read M-major (the transpose bit on A), [N,K] tiles K-major; A's tile is the K-major B
-// operand. Units and the K split are those of tma_gemm.
-template <typename T, int BT, int STAGES, bool NK>
+// operand. Units and the K split are those of tma_gemm. A stage holds KS k-tiles of 64 side by
+// side, so each row of A and W is read KS x 128 contiguous bytes at a time (fewer DRAM pages
+// opened per byte when the operands come from DRAM).
+template <typename T, int BT, int STAGES, bool NK, int KS>
 __device__ __forceinline__ void tma_gemm_swap(const TmaDesc* ta, const TmaDesc* tb, T* __restrict__ C, int M, int N,
                                               int K, int splits, int slots, float* __restrict__ ws,
                                               int* __restrict__ counters) {
@@ -324,14 +326,14 @@ __device__ __forceinline__ void tma_gemm_swap(const TmaDesc* ta, const TmaDesc* 
     extern __shared__ __align__(16) unsigned char smem_raw[];
     const uint32_t raw = gemm::smem_addr(smem_raw);
     const uint32_t base = (raw + 1023u) & ~1023u;
-    const uint32_t w_base = base, a_base = base + STAGES * W_BYTES;
-    const uint32_t bars = a_base + STAGES * A_BYTES;
+    const uint32_t w_base = base, a_base = base + STAGES * KS * W_BYTES;
+    const uint32_t bars = a_base + STAGES * KS * A_BYTES;
     auto full = [&](int s) { return bars + 8u * s; };
     auto empty = [&](int s) { return bars + 8u * (STAGES + s); };
     volatile int* last_flag = reinterpret_cast<volatile int*>(smem_raw + (bars + 16u * STAGES - raw));
     constexpr int EPI_SUB_BYTES = BT * 128;  // one BT x 64 tile of C; two alternate
     const uint32_t epi = (bars + 16u * STAGES + 16u + 127u) & ~127u;
-    static_assert(STAGES * (W_BYTES + A_BYTES) + 1024 + 16 * STAGES + 16 + 128 + 2 * EPI_SUB_BYTES <= 227 * 1024,
+    static_assert(STAGES * KS * (W_BYTES + A_BYTES) + 1024 + 16 * STAGES + 16 + 128 + 2 * EPI_SUB_BYTES <= 227 * 1024,
                   "stage ring + barriers + epilogue tiles exceed 227 KiB");
 
     const int tid = threadIdx.x;
@@ -347,7 +349,7 @@ __device__ __forceinline__ void tma_gemm_swap(const TmaDesc* ta, const TmaDesc* 
     __syncthreads();
 
     const int grid_m = (M + BT - 1) / BT, grid_n = (N + 63) / 64;
-    const int KT = (K + BK - 1) / BK;
+    const int KT = (K + BK * KS - 1) / (BK * KS);
     const int units = grid_m * grid_n * splits;
     auto coords = [&](int u, int& m_tile, int& n_tile, int& split, int& kt0, int& kt1) {
         const int tile = u / splits;
@@ -366,12 +368,16 @@ __device__ __forceinline__ void tma_gemm_swap(const TmaDesc* ta, const TmaDesc* 
                 for (int kt = kt0; kt < kt1; ++kt, ++it) {
                     const int s = it % STAGES;
                     if (it >= STAGES) mbar_wait(empty(s), ((it / STAGES) + 1) & 1);
-                    mbar_expect_tx(full(s), W_BYTES + A_BYTES);
-                    if constexpr (NK)
-                        tma_load_2d(w_base + s * W_BYTES, tb, full(s), kt * BK, n_tile * 64);
-                    else
-                        tma_load_2d(w_base + s * W_BYTES, tb, full(s), n_tile * 64, kt * BK);
-                    tma_load_2d(a_base + s * A_BYTES, ta, full(s), kt * BK, m_tile * BT);
+                    mbar_expect_tx(full(s), KS * (W_BYTES + A_BYTES));
+#pragma unroll
+                    for (int j = 0; j < KS; ++j) {
+                        const int k0 = (kt * KS + j) * BK;
+                        if constexpr (NK)
+                            tma_load_2d(w_base + (s * KS + j) * W_BYTES, tb, full(s), k0, n_tile * 64);
+                        else
+                            tma_load_2d(w_base + (s * KS + j) * W_BYTES, tb, full(s), n_tile * 64, k0);
+                        tma_load_2d(a_base + (s * KS + j) * A_BYTES, ta, full(s), k0, m_tile * BT);
+                    }
                 }
             }
         }
@@ -389,16 +395,19 @@ __device__ __forceinline__ void tma_gemm_swap(const TmaDesc* ta, const TmaDesc* 
         for (int kt = kt0; kt < kt1; ++kt, ++it) {
             const int s = it % STAGES;
             mbar_wait(full(s), (it / STAGES) & 1);
-            const uint32_t w_tile = w_base + s * W_BYTES, a_tile = a_base + s * A_BYTES;
             fence_operands(d);
             wgmma_fence();
 #pragma unroll
-            for (int t = 0; t < BK / 16; ++t) {
-                if constexpr (NK)
-                    Wgmma<T, BT>::template run<0, 0>(d, make_desc(w_tile + t * 32, 16), make_desc(a_tile + t * 32, 16));
-                else
-                    Wgmma<T, BT>::template run<1, 0>(d, make_desc(w_tile + t * 2048, W_BYTES),
-                                                      make_desc(a_tile + t * 32, 16));
+            for (int j = 0; j < KS; ++j) {
+                const uint32_t w_tile = w_base + (s * KS + j) * W_BYTES, a_tile = a_base + (s * KS + j) * A_BYTES;
+#pragma unroll
+                for (int t = 0; t < BK / 16; ++t) {
+                    if constexpr (NK)
+                        Wgmma<T, BT>::template run<0, 0>(d, make_desc(w_tile + t * 32, 16), make_desc(a_tile + t * 32, 16));
+                    else
+                        Wgmma<T, BT>::template run<1, 0>(d, make_desc(w_tile + t * 2048, W_BYTES),
+                                                          make_desc(a_tile + t * 32, 16));
+                }
             }
             wgmma_commit();
             wgmma_wait<1>();
@@ -485,21 +494,27 @@ TMA_GEMM(gemm_tc_tma_ws_128x192_nk_f16, __half, 2, 192, 4, true, 1, true, NO_ATT
 TMA_GEMM(gemm_tc_tma_ws_cluster2_128x256_nk_bf16, __nv_bfloat16, 2, 256, 4, true, 2, true, CLUSTER2)
 TMA_GEMM(gemm_tc_tma_ws_cluster2_128x256_nk_f16, __half, 2, 256, 4, true, 2, true, CLUSTER2)
 
-// Operand-swapped kernels: (name, type, tokens per tile, stages, B [N,K]).
-#define TMA_GEMM_SWAP(NAME, T, BT, STAGES, NK)                                                                   \
+// Operand-swapped kernels: (name, type, tokens per tile, stages, B [N,K], k-tiles per stage).
+#define TMA_GEMM_SWAP(NAME, T, BT, STAGES, NK, KS)                                                               \
     extern "C" __global__ void __launch_bounds__(256, 1)                                                       \
         NAME(const __grid_constant__ hopper::TmaDesc ta, const __grid_constant__ hopper::TmaDesc tb,           \
              T* __restrict__ C, int M, int N, int K, int splits, int slots, float* __restrict__ ws,           \
              int* __restrict__ counters) {                                                                   \
-        tma_gemm_swap<T, BT, STAGES, NK>(&ta, &tb, C, M, N, K, splits, slots, ws, counters);                 \
+        tma_gemm_swap<T, BT, STAGES, NK, KS>(&ta, &tb, C, M, N, K, splits, slots, ws, counters);             \
     }
 
 #define TMA_GEMM_SWAP_ALL(BT, STAGES)                                                                            \
-    TMA_GEMM_SWAP(gemm_tc_tma_ws_swap_##BT##x64_bf16, __nv_bfloat16, BT, STAGES, false)                        \
-    TMA_GEMM_SWAP(gemm_tc_tma_ws_swap_##BT##x64_f16, __half, BT, STAGES, false)                                \
-    TMA_GEMM_SWAP(gemm_tc_tma_ws_swap_##BT##x64_nk_bf16, __nv_bfloat16, BT, STAGES, true)                      \
-    TMA_GEMM_SWAP(gemm_tc_tma_ws_swap_##BT##x64_nk_f16, __half, BT, STAGES, true)
+    TMA_GEMM_SWAP(gemm_tc_tma_ws_swap_##BT##x64_bf16, __nv_bfloat16, BT, STAGES, false, 1)                        \
+    TMA_GEMM_SWAP(gemm_tc_tma_ws_swap_##BT##x64_f16, __half, BT, STAGES, false, 1)                                \
+    TMA_GEMM_SWAP(gemm_tc_tma_ws_swap_##BT##x64_nk_bf16, __nv_bfloat16, BT, STAGES, true, 1)                      \
+    TMA_GEMM_SWAP(gemm_tc_tma_ws_swap_##BT##x64_nk_f16, __half, BT, STAGES, true, 1)
 
 TMA_GEMM_SWAP_ALL(16, 19)
 TMA_GEMM_SWAP_ALL(32, 16)
 TMA_GEMM_SWAP_ALL(64, 12)
+
+// 64-row swapped tiles whose stages hold two 64-deep k-tiles: 256 contiguous bytes of each row.
+TMA_GEMM_SWAP(gemm_tc_tma_ws_swap_64x64_k128_bf16, __nv_bfloat16, 64, 6, false, 2)
+TMA_GEMM_SWAP(gemm_tc_tma_ws_swap_64x64_k128_f16, __half, 64, 6, false, 2)
+TMA_GEMM_SWAP(gemm_tc_tma_ws_swap_64x64_k128_nk_bf16, __nv_bfloat16, 64, 6, true, 2)
+TMA_GEMM_SWAP(gemm_tc_tma_ws_swap_64x64_k128_nk_f16, __half, 64, 6, true, 2)

@@ -205,6 +205,7 @@ impl TmaKernel {
                 TmaKernel::Ws(TmaTile::Swap16x64),
                 TmaKernel::Ws(TmaTile::Swap32x64),
                 TmaKernel::Ws(TmaTile::Swap64x64),
+                TmaKernel::Ws(TmaTile::Swap64x64K128),
             ],
             _ => &[],
         }
