@@ -175,12 +175,12 @@ impl SplitPlan {
 /// used, as libraries do: a plain tile's 64 rows would be mostly padding. They are 16 rows up
 /// to 16, else 32, by 64 columns; above 64 rows, 64 where K has 64 k-tiles or more (half the
 /// reads of B from L2, paid for by a split into ranges that are still deep) or where 32-row
-/// tiles would make more than one wave. Their K split
-/// fills the SMs once; where the tiles already fill an eighth of them, each range is at least
-/// as deep as the stage ring (a shorter range never reaches the ring's steady state and still
-/// pays its reduction), else two k-tiles. 64-row tiles left unsplit take two k-tiles per stage
-/// (k/v at 2048 tokens reads its operands from DRAM 128 bytes per row at a time otherwise:
-/// 81-82% of cuBLAS on the H200 against 87-88%).
+/// tiles would make more than one wave. Their K split fills the SMs once; where the tiles
+/// already fill an eighth of them, each range is at least as deep as the stage ring (a shorter
+/// range never reaches the ring's steady state and still pays its reduction), else two
+/// k-tiles. 64-row tiles left unsplit take two k-tiles per stage (k/v at 2048 tokens reads its
+/// operands from DRAM 128 bytes per row at a time otherwise: 81-82% of cuBLAS on the H200
+/// against 87-88%).
 ///
 /// Otherwise the plain tiles, unsplit (there are then too many tiles for a split to pay:
 /// docs/notes/gemm.md): 64x128 for up to 64 rows and wherever 64x128 tiles make at most two

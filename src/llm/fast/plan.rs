@@ -483,7 +483,7 @@ mod tests {
         ];
         // down_proj's rows (5632) take a lane 3 passes: two warps per pair, 256 blocks.
         assert_eq!(ks, [1, 1, 1, 2, 1]);
-        assert_eq!(gemv_blocks(d.hidden, 2), 2 * 132 - 8);
+        assert_eq!(gemv_blocks(d.hidden, 2), 256);
         // On 120 SMs 256 blocks would not be resident at once: down_proj keeps one warp.
         assert_eq!(gemv_ksplit(d.hidden, d.inter, 120), 1);
         // A GPU with twice the SMs splits the 2048-row matrices, down_proj twice more.
