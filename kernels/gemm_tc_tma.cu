@@ -503,18 +503,15 @@ TMA_GEMM(gemm_tc_tma_ws_cluster2_128x256_nk_f16, __half, 2, 256, 4, true, 2, tru
         tma_gemm_swap<T, BT, STAGES, NK, KS>(&ta, &tb, C, M, N, K, splits, slots, ws, counters);             \
     }
 
-#define TMA_GEMM_SWAP_ALL(BT, STAGES)                                                                            \
-    TMA_GEMM_SWAP(gemm_tc_tma_ws_swap_##BT##x64_bf16, __nv_bfloat16, BT, STAGES, false, 1)                        \
-    TMA_GEMM_SWAP(gemm_tc_tma_ws_swap_##BT##x64_f16, __half, BT, STAGES, false, 1)                                \
-    TMA_GEMM_SWAP(gemm_tc_tma_ws_swap_##BT##x64_nk_bf16, __nv_bfloat16, BT, STAGES, true, 1)                      \
-    TMA_GEMM_SWAP(gemm_tc_tma_ws_swap_##BT##x64_nk_f16, __half, BT, STAGES, true, 1)
+// Every dtype and B layout of one swapped tile: gemm_tc_tma_ws_swap_<TILE>{,_nk}_{bf16,f16}.
+#define TMA_GEMM_SWAP_ALL(TILE, BT, STAGES, KS)                                                                  \
+    TMA_GEMM_SWAP(gemm_tc_tma_ws_swap_##TILE##_bf16, __nv_bfloat16, BT, STAGES, false, KS)                        \
+    TMA_GEMM_SWAP(gemm_tc_tma_ws_swap_##TILE##_f16, __half, BT, STAGES, false, KS)                                \
+    TMA_GEMM_SWAP(gemm_tc_tma_ws_swap_##TILE##_nk_bf16, __nv_bfloat16, BT, STAGES, true, KS)                      \
+    TMA_GEMM_SWAP(gemm_tc_tma_ws_swap_##TILE##_nk_f16, __half, BT, STAGES, true, KS)
 
-TMA_GEMM_SWAP_ALL(16, 19)
-TMA_GEMM_SWAP_ALL(32, 16)
-TMA_GEMM_SWAP_ALL(64, 12)
-
-// 64-row swapped tiles whose stages hold two 64-deep k-tiles: 256 contiguous bytes of each row.
-TMA_GEMM_SWAP(gemm_tc_tma_ws_swap_64x64_k128_bf16, __nv_bfloat16, 64, 6, false, 2)
-TMA_GEMM_SWAP(gemm_tc_tma_ws_swap_64x64_k128_f16, __half, 64, 6, false, 2)
-TMA_GEMM_SWAP(gemm_tc_tma_ws_swap_64x64_k128_nk_bf16, __nv_bfloat16, 64, 6, true, 2)
-TMA_GEMM_SWAP(gemm_tc_tma_ws_swap_64x64_k128_nk_f16, __half, 64, 6, true, 2)
+// 16-row tiles take one k-tile per stage; 32- and 64-row tiles two (256 contiguous bytes of
+// each operand row per stage).
+TMA_GEMM_SWAP_ALL(16x64, 16, 19, 1)
+TMA_GEMM_SWAP_ALL(32x64_k128, 32, 8, 2)
+TMA_GEMM_SWAP_ALL(64x64_k128, 64, 6, 2)

@@ -12,12 +12,11 @@ pub enum TmaTile {
     /// 128x256 cut narrower, for products whose 128x256 tiles leave much of the last wave idle.
     T128x192,
     T128x256,
-    /// Operand-swapped, one consumer warpgroup: 16, 32 or 64 rows (tokens) by 64 columns.
+    /// Operand-swapped, one consumer warpgroup: 16 rows (tokens) by 64 columns.
     Swap16x64,
-    Swap32x64,
-    Swap64x64,
-    /// Swap64x64 whose stages hold two 64-deep k-tiles (128 of K): each row of A and B is read
-    /// 256 contiguous bytes at a time.
+    /// Operand-swapped, 32 or 64 rows by 64 columns, whose stages hold two 64-deep k-tiles
+    /// (128 of K): each row of A and B is read 256 contiguous bytes at a time.
+    Swap32x64K128,
     Swap64x64K128,
 }
 
@@ -25,18 +24,15 @@ impl TmaTile {
     pub fn bm(self) -> usize {
         match self {
             TmaTile::Swap16x64 => 16,
-            TmaTile::Swap32x64 => 32,
-            TmaTile::T64x128 | TmaTile::Swap64x64 | TmaTile::Swap64x64K128 => 64,
+            TmaTile::Swap32x64K128 => 32,
+            TmaTile::T64x128 | TmaTile::Swap64x64K128 => 64,
             TmaTile::T128x128 | TmaTile::T128x192 | TmaTile::T128x256 => 128,
         }
     }
 
     pub fn bn(self) -> usize {
         match self {
-            TmaTile::Swap16x64
-            | TmaTile::Swap32x64
-            | TmaTile::Swap64x64
-            | TmaTile::Swap64x64K128 => 64,
+            TmaTile::Swap16x64 | TmaTile::Swap32x64K128 | TmaTile::Swap64x64K128 => 64,
             TmaTile::T64x128 | TmaTile::T128x128 => 128,
             TmaTile::T128x192 => 192,
             TmaTile::T128x256 => 256,
@@ -47,7 +43,7 @@ impl TmaTile {
     pub fn swapped(self) -> bool {
         matches!(
             self,
-            TmaTile::Swap16x64 | TmaTile::Swap32x64 | TmaTile::Swap64x64 | TmaTile::Swap64x64K128
+            TmaTile::Swap16x64 | TmaTile::Swap32x64K128 | TmaTile::Swap64x64K128
         )
     }
 
@@ -66,9 +62,14 @@ impl TmaTile {
         (192 * 1024) / ((self.bm() + self.bn()) * 128 * self.ksub())
     }
 
+    /// 64-deep k-tiles the stage ring holds at once.
+    pub fn ring_k_tiles(self) -> usize {
+        self.stages() * self.ksub()
+    }
+
     /// 64-deep k-tiles per stage.
     pub fn ksub(self) -> usize {
-        if self == TmaTile::Swap64x64K128 {
+        if matches!(self, TmaTile::Swap32x64K128 | TmaTile::Swap64x64K128) {
             2
         } else {
             1
@@ -82,8 +83,7 @@ impl TmaTile {
             TmaTile::T128x192 => "128x192",
             TmaTile::T128x256 => "128x256",
             TmaTile::Swap16x64 => "swap_16x64",
-            TmaTile::Swap32x64 => "swap_32x64",
-            TmaTile::Swap64x64 => "swap_64x64",
+            TmaTile::Swap32x64K128 => "swap_32x64_k128",
             TmaTile::Swap64x64K128 => "swap_64x64_k128",
         }
     }
@@ -175,12 +175,13 @@ impl SplitPlan {
 /// used, as libraries do: a plain tile's 64 rows would be mostly padding. They are 16 rows up
 /// to 16, else 32, by 64 columns; above 64 rows, 64 where K has 64 k-tiles or more (half the
 /// reads of B from L2, paid for by a split into ranges that are still deep) or where 32-row
-/// tiles would make more than one wave. Their K split fills the SMs once; where the tiles
-/// already fill an eighth of them, each range is at least as deep as the stage ring (a shorter
-/// range never reaches the ring's steady state and still pays its reduction), else two
-/// k-tiles. 64-row tiles left unsplit take two k-tiles per stage (k/v at 2048 tokens reads its
-/// operands from DRAM 128 bytes per row at a time otherwise: 81-82% of cuBLAS on the H200
-/// against 87-88%).
+/// tiles would make more than one wave. The 32- and 64-row tiles take two k-tiles per stage
+/// (with one, k/v at 2048 tokens reads its operands from DRAM 128 bytes per row at a time:
+/// 81-82% of cuBLAS on the H200 against 87-88%). Their K split fills the SMs once; where the
+/// tiles already fill an eighth of them, each range is at least two turns of the stage ring (a
+/// range the ring holds whole is all pipeline fill and drain, and still pays its reduction:
+/// q/o at 32 tokens, two such ranges, 84-87% of cuBLAS on the H100 against 90-93% unsplit),
+/// else two k-tiles.
 ///
 /// Otherwise the plain tiles, unsplit (there are then too many tiles for a split to pay:
 /// docs/notes/gemm.md): 64x128 for up to 64 rows and wherever 64x128 tiles make at most two
@@ -194,20 +195,20 @@ pub fn plan_split(m: usize, n: usize, k: usize, sms: usize, workspace_floats: us
     let k_tiles = k.div_ceil(TMA_BK);
     let swap = if m <= 16 {
         TmaTile::Swap16x64
-    } else if m <= 64 || (k_tiles < 64 && TmaTile::Swap32x64.tiles(m, n) <= sms) {
-        TmaTile::Swap32x64
+    } else if m <= 64 || (k_tiles < 64 && TmaTile::Swap32x64K128.tiles(m, n) <= sms) {
+        TmaTile::Swap32x64K128
     } else {
-        TmaTile::Swap64x64
+        TmaTile::Swap64x64K128
     };
     let (tile, splits) = if swap.tiles(m, n) <= sms {
         let tiles = swap.tiles(m, n);
-        let min_range = if 8 * tiles <= sms { 2 } else { swap.stages() };
-        let splits = (sms / tiles).clamp(1, (k_tiles / min_range).max(1));
-        if swap == TmaTile::Swap64x64 && splits == 1 {
-            (TmaTile::Swap64x64K128, 1)
+        let min_range = if 8 * tiles <= sms {
+            2
         } else {
-            (swap, splits)
-        }
+            2 * swap.ring_k_tiles()
+        };
+        let splits = (sms / tiles).clamp(1, (k_tiles / min_range).max(1));
+        (swap, splits)
     } else if m <= 64 || TmaTile::T64x128.tiles(m, n) <= 2 * sms {
         (TmaTile::T64x128, 1)
     } else if m <= 128 || TmaTile::T128x256.tiles(m, n) < sms / 2 {
@@ -269,31 +270,37 @@ mod tests {
     #[test]
     fn swapped_stage_rings_match_the_kernels() {
         assert_eq!(TmaTile::Swap16x64.stages(), 19);
-        assert_eq!(TmaTile::Swap32x64.stages(), 16);
-        assert_eq!(TmaTile::Swap64x64.stages(), 12);
-        // The kernel source instantiates the same ring depths.
+        assert_eq!(TmaTile::Swap32x64K128.stages(), 8);
+        assert_eq!(TmaTile::Swap64x64K128.stages(), 6);
+        assert_eq!(TmaTile::Swap16x64.ring_k_tiles(), 19);
+        assert_eq!(TmaTile::Swap32x64K128.ring_k_tiles(), 16);
+        assert_eq!(TmaTile::Swap64x64K128.ring_k_tiles(), 12);
+        // The kernel source instantiates the same tiles, ring depths and k-tiles per stage.
         let src = include_str!("../../kernels/gemm_tc_tma.cu");
-        for t in [TmaTile::Swap16x64, TmaTile::Swap32x64, TmaTile::Swap64x64] {
-            let inst = format!("TMA_GEMM_SWAP_ALL({}, {})", t.bm(), t.stages());
+        for (t, sym) in [
+            (TmaTile::Swap16x64, "16x64"),
+            (TmaTile::Swap32x64K128, "32x64_k128"),
+            (TmaTile::Swap64x64K128, "64x64_k128"),
+        ] {
+            assert_eq!(format!("swap_{sym}"), t.name());
+            let inst = format!(
+                "TMA_GEMM_SWAP_ALL({sym}, {}, {}, {})",
+                t.bm(),
+                t.stages(),
+                t.ksub()
+            );
             assert!(src.contains(&inst), "kernels/gemm_tc_tma.cu lacks {inst}");
             assert!(tma_smem_bytes(t) <= 227 * 1024, "{t:?}");
             assert_eq!((t.bn(), t.consumers()), (64, 1));
             assert!(t.swapped());
         }
         assert!(!TmaTile::T64x128.swapped());
-        // Two k-tiles per stage: half the stages, the same bytes.
-        let k128 = TmaTile::Swap64x64K128;
-        assert_eq!((k128.stages(), k128.ksub(), k128.consumers()), (6, 2, 1));
+        // The kernel's own layout for 64 rows: 6 stages of two (64 + 64) x 128-byte k-tiles,
+        // 1 KiB, 6 x 16 + 16 of barriers and flag, then 128 + two 64 x 128-byte C tiles.
         assert_eq!(
-            tma_smem_bytes(k128),
-            tma_smem_bytes(TmaTile::Swap64x64) - 16 * 6
+            tma_smem_bytes(TmaTile::Swap64x64K128),
+            6 * 2 * 128 * 128 + 1024 + 96 + 16 + 128 + 2 * 64 * 128
         );
-        for sym in [
-            "swap_64x64_k128_bf16, __nv_bfloat16, 64, 6, false, 2",
-            "swap_64x64_k128_nk_f16",
-        ] {
-            assert!(src.contains(sym), "kernels/gemm_tc_tma.cu lacks {sym}");
-        }
     }
 
     #[test]
@@ -307,31 +314,39 @@ mod tests {
         );
         assert_eq!(p.grid(132), 64);
         // q/o at one token: 32 tiles of 16x64 fill more than an eighth of the SMs -> ranges
-        // at least as deep as the 19-stage ring: no split.
+        // of at least two turns of the 19-stage ring: no split.
         let p = plan_split(1, 2048, 2048, 132, WS);
         assert_eq!((p.tile, p.splits), (TmaTile::Swap16x64, 1));
-        // q/o at 32 tokens: 32 tiles of 32x64, ranges of at least 16 k-tiles: 2, through slots.
+        // q/o at 32 tokens: 32 tiles of 32x64; ranges of two turns of the 16-k-tile ring would
+        // be 32 k-tiles, all of K: no split.
         let p = plan_split(32, 2048, 2048, 132, WS);
-        assert_eq!(p.tile, TmaTile::Swap32x64);
-        assert_eq!((p.splits, p.units, p.reduction), (2, 64, Reduction::Slots));
-        assert_eq!(p.workspace_floats(32, 2048), 32 * 2 * 32 * 64);
-        // down at one token: 32 tiles, K = 5632 (88 k-tiles) -> 4 ranges.
+        assert_eq!((p.tile, p.splits, p.units), (TmaTile::Swap32x64K128, 1, 32));
+        assert_eq!(p.workspace_floats(32, 2048), 0);
+        // down at one token: 32 tiles, K = 5632 (88 k-tiles), ranges of at least 38 -> 2,
+        // through slots.
         let p = plan_split(1, 2048, 5632, 132, WS);
-        assert_eq!((p.tile, p.splits), (TmaTile::Swap16x64, 4));
+        assert_eq!(p.tile, TmaTile::Swap16x64);
+        assert_eq!((p.splits, p.units, p.reduction), (2, 64, Reduction::Slots));
+        assert_eq!(p.workspace_floats(1, 2048), 32 * 2 * 16 * 64);
         // q/o at 128 tokens: 128 tiles of 32x64, one wave, no split.
         let p = plan_split(128, 2048, 2048, 132, WS);
-        assert_eq!((p.tile, p.splits, p.units), (TmaTile::Swap32x64, 1, 128));
+        assert_eq!(
+            (p.tile, p.splits, p.units),
+            (TmaTile::Swap32x64K128, 1, 128)
+        );
         // down at 128 tokens, K = 88 k-tiles: 64 tiles of 64x64, two ranges through slots.
         let p = plan_split(128, 2048, 5632, 132, WS);
-        assert_eq!(p.tile, TmaTile::Swap64x64);
+        assert_eq!(p.tile, TmaTile::Swap64x64K128);
         assert_eq!((p.splits, p.units, p.reduction), (2, 128, Reduction::Slots));
-        // down at 32 tokens stays at 32-row tiles.
-        assert_eq!(plan_split(32, 2048, 5632, 132, WS).tile, TmaTile::Swap32x64);
-        // k/v at 128 tokens: 16 tiles -> 8 ranges; at 512 tokens: 64 tiles -> 2 ranges.
+        // down at 32 tokens stays at 32-row tiles: 32 of them, 88 k-tiles -> 2 ranges.
+        let p = plan_split(32, 2048, 5632, 132, WS);
+        assert_eq!((p.tile, p.splits), (TmaTile::Swap32x64K128, 2));
+        // k/v at 128 tokens: 16 tiles (an eighth of the SMs) -> 8 ranges of 4 k-tiles; at 512
+        // tokens: 64 tiles, 32 k-tiles, no split.
         let p = plan_split(128, 256, 2048, 132, WS);
-        assert_eq!((p.tile, p.splits), (TmaTile::Swap32x64, 8));
+        assert_eq!((p.tile, p.splits), (TmaTile::Swap32x64K128, 8));
         let p = plan_split(512, 256, 2048, 132, WS);
-        assert_eq!((p.tile, p.splits), (TmaTile::Swap32x64, 2));
+        assert_eq!((p.tile, p.splits), (TmaTile::Swap32x64K128, 1));
         // gate/up at 8 tokens: 88 tiles, no split.
         let p = plan_split(8, 5632, 2048, 132, WS);
         assert_eq!((p.tile, p.splits), (TmaTile::Swap16x64, 1));
