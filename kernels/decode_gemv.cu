@@ -8,7 +8,8 @@
 //! sums meet in shared memory. x (normalized when asked) sits in shared memory as f16, so each
 //! weight chunk is read from DRAM once, with the no-L1-allocate hint (it is never reused), and
 //! U chunks per row are loaded before any is used to keep enough bytes in flight. The first U
-//! chunks are issued before waiting on the previous kernel (programmatic dependent launch).
+//! chunks, and the RMSNorm weight, are issued before waiting on the previous kernel
+//! (programmatic dependent launch).
 #include "decode_gemv_parts.cuh"
 
 namespace {
@@ -67,13 +68,15 @@ template <int B, int U> __device__ void gemv_body(const GemvArgs a) {
     // flight before waiting for it.
     uint4 ra[U], rb[U];
     if (live) load_chunks<B, U>(w0, w1, base, stride, kv, ra, rb);
+    __half *gs = xs + B * k;  // the RMSNorm weight, after x
+    prefetch_norm_w(a, gs);
     pdl_launch();
     pdl_wait();
 
     const bool writer = live && wig == 0 && lane < a.m && lane < B;
     EpiloguePre pre = {make_float2(0.f, 0.f), 0, 0.f};
     if (writer) pre = epilogue_pre(a, lane, p);  // after pdl_wait: the residual is final
-    stage_x<B>(a, xs, k);
+    stage_x<B>(a, xs, k, gs);
 
     float acc0[B], acc1[B];
 #pragma unroll

@@ -65,15 +65,38 @@ __device__ __forceinline__ void epilogue(const GemvArgs &a, int r, int p, float 
     }
 }
 
+// The RMSNorm weight does not depend on the previous kernel: every block copies it into shared
+// memory (gs, k halves) before pdl_wait, so the norm in stage_x waits on no load of its own.
+// Every thread of the block must call it.
+__device__ __forceinline__ void prefetch_norm_w(const GemvArgs &a, __half *gs) {
+    if (!a.norm_w) return;
+    for (int c = threadIdx.x; c < (a.k >> 3); c += blockDim.x) cp_async16(gs + c * 8, a.norm_w + c * 8);
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+// Sum of the squares of 8 halves in shared memory.
+__device__ __forceinline__ float sum_sq8(const __half *p) {
+    const uint4 v = *reinterpret_cast<const uint4 *>(p);
+    const __half2 *h = reinterpret_cast<const __half2 *>(&v);
+    float ss = 0.f;
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        const float2 f = __half22float2(h[j]);
+        ss += f.x * f.x + f.y * f.y;
+    }
+    return ss;
+}
+
 // Stages x (B rows) into shared memory, xs_stride halves apart: merged from attention partials
 // when a.merge.part_o is set (rows >= m zero), else copied, then RMS-normalized when a.norm_w
-// is set (rows >= m not written: they hold whatever shared memory held). Both products keep
-// batch rows apart (row b of x only reaches output row b, and rows >= m are never stored), so
-// those rows cost nothing and need no zeros; reads past k are guarded by the callers.
+// is set, with the weight prefetch_norm_w left in gs (rows >= m not written: they hold
+// whatever shared memory held). Both products keep batch rows apart (row b of x only reaches
+// output row b, and rows >= m are never stored), so those rows cost nothing and need no
+// zeros; reads past k are guarded by the callers.
 // Every thread of the block must call it.
 template <int B>
-__device__ __forceinline__ void stage_x(const GemvArgs &a, __half *xs, int xs_stride) {
-    __shared__ float inv_rms[B];
+__device__ __forceinline__ void stage_x(const GemvArgs &a, __half *xs, int xs_stride, const __half *gs) {
+    __shared__ float part_ss[8], inv_rms[B];
     const int rows = min(B, a.m);  // rows >= m are left as they are (see above)
     const int k = a.k, kv = k >> 3, total = rows * kv;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -127,23 +150,33 @@ __device__ __forceinline__ void stage_x(const GemvArgs &a, __half *xs, int xs_st
     asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
     __syncthreads();
     if (!a.norm_w) return;
-    for (int r = warp; r < rows; r += 8) {
+    // 1/rms of each row. At batch 1 all eight warps share the row and every thread sums their
+    // eight partial sums itself: one barrier, and no warp walks the whole row (this norm sits
+    // on the critical path of the step; docs/notes/decode.md). With more rows, one warp per
+    // row leaves it in shared memory (an array per thread would take the registers of the
+    // weights prefetched before pdl_wait).
+    float inv1 = 0.f;
+    if constexpr (B == 1) {
         float ss = 0.f;
-        for (int c = lane; c < kv; c += 32) {
-            const uint4 v = *reinterpret_cast<const uint4 *>(xs + (size_t)r * xs_stride + c * 8);
-            const __half2 *h = reinterpret_cast<const __half2 *>(&v);
-#pragma unroll
-            for (int j = 0; j < 4; j++) {
-                const float2 f = __half22float2(h[j]);
-                ss += f.x * f.x + f.y * f.y;
-            }
-        }
+        for (int c = threadIdx.x; c < kv; c += blockDim.x) ss += sum_sq8(xs + c * 8);
         ss = warp_sum(ss);
-        if (lane == 0) inv_rms[r] = rsqrtf(ss / (float)k + a.eps);
+        if (lane == 0) part_ss[warp] = ss;
+        __syncthreads();
+        ss = 0.f;
+#pragma unroll
+        for (int w = 0; w < 8; w++) ss += part_ss[w];
+        inv1 = rsqrtf(ss / (float)k + a.eps);
+    } else {
+        for (int r = warp; r < rows; r += 8) {
+            float ss = 0.f;
+            for (int c = lane; c < kv; c += 32) ss += sum_sq8(xs + (size_t)r * xs_stride + c * 8);
+            ss = warp_sum(ss);
+            if (lane == 0) inv_rms[r] = rsqrtf(ss / (float)k + a.eps);
+        }
+        __syncthreads();
     }
-    __syncthreads();
     for (int c = threadIdx.x; c < kv; c += blockDim.x) {
-        const uint4 g = *reinterpret_cast<const uint4 *>(a.norm_w + c * 8);
+        const uint4 g = *reinterpret_cast<const uint4 *>(gs + c * 8);
         const __half2 *gh = reinterpret_cast<const __half2 *>(&g);
 #pragma unroll
         for (int r = 0; r < B; r++) {
@@ -151,7 +184,7 @@ __device__ __forceinline__ void stage_x(const GemvArgs &a, __half *xs, int xs_st
             __half *p = xs + (size_t)r * xs_stride + c * 8;
             const uint4 v = *reinterpret_cast<const uint4 *>(p);
             const __half2 *h = reinterpret_cast<const __half2 *>(&v);
-            const float inv = inv_rms[r];
+            const float inv = B == 1 ? inv1 : inv_rms[r];
             uint4 o;
             __half2 *oh = reinterpret_cast<__half2 *>(&o);
 #pragma unroll

@@ -100,6 +100,8 @@ template <int NT, int U> __device__ void gemv_tc_body(const GemvArgs a) {
     int base = wig * 4 * U;  // warp-uniform: every lane takes part in every mma
     load_tc_chunks<U>(w0, w1, live, base + t, kv, ra, rb);
     load_tc_chunks<U>(w0, w1, live, base + wstep + t, kv, sa, sb);
+    __half *gs = xs + B * xst;  // the RMSNorm weight, after x
+    prefetch_norm_w(a, gs);
     pdl_launch();
     pdl_wait();
 
@@ -113,7 +115,7 @@ template <int NT, int U> __device__ void gemv_tc_body(const GemvArgs a) {
             pre[nt][j] = {make_float2(0.f, 0.f), 0, 0.f};
             if (writer && r < a.m) pre[nt][j] = epilogue_pre(a, r, p);  // after pdl_wait
         }
-    stage_x<B>(a, xs, xst);
+    stage_x<B>(a, xs, xst, gs);
 
     float acc[NT][4];
 #pragma unroll

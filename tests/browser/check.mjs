@@ -230,6 +230,9 @@ async function checkSite(browser, dir, opts) {
     const clickable = await page.$$eval(".click-details", (ds) => ds.map((d) => d.id.replace(/^details-/, "")));
     for (const id of clickable.slice(0, 1)) {
       const marker = page.locator(`#${id} .scatterlayer .trace .points path`).first();
+      // The history page loads each section's data when it scrolls into view, after the page
+      // has said it rendered: give the markers time to appear before judging.
+      await marker.waitFor({ state: "attached", timeout: 15000 }).catch(() => {});
       check((await marker.count()) > 0, `${name}: chart ${id} has markers to click`);
       if (!(await marker.count())) continue;
       await marker.scrollIntoViewIfNeeded();

@@ -7,8 +7,8 @@
 //! tracking is off (checked when the engine opens), so stream order alone orders the accesses.
 
 use super::plan::{
-    attn_smem_bytes, gemv_blocks, gemv_tc_blocks, gemv_tc_smem_bytes, Dims, ATTN_CHUNK,
-    ATTN_MAX_SPLIT, GEMV_WARPS,
+    attn_smem_bytes, gemv_blocks, gemv_smem_budget, gemv_smem_bytes, gemv_tc_blocks,
+    gemv_tc_smem_bytes, Dims, ATTN_CHUNK, ATTN_MAX_SPLIT, GEMV_WARPS,
 };
 use crate::gpu::Gpu;
 use anyhow::{bail, Context, Result};
@@ -264,8 +264,7 @@ impl DecodeKernels {
                 ptx::DECODE_GEMV,
                 &format!("decode_gemv_b{t}"),
             )?;
-            // x of `t` rows of the widest k in shared memory.
-            let smem = t * dims.hidden.max(dims.inter) * 2;
+            let smem = gemv_smem_budget(&dims, t, false);
             f.set_attribute(
                 F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                 smem as i32,
@@ -277,7 +276,7 @@ impl DecodeKernels {
         for t in super::plan::GEMV_TC_TILES {
             let name = format!("decode_gemv_tc_b{t}");
             let f = gpu.function("decode_gemv_tc", ptx::DECODE_GEMV_TC, &name)?;
-            let smem = gemv_tc_smem_bytes(t, dims.hidden.max(dims.inter));
+            let smem = gemv_smem_budget(&dims, t, true);
             f.set_attribute(
                 F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                 smem as i32,
@@ -366,9 +365,15 @@ impl DecodeKernels {
         if ![1, 2, 4, 8].contains(&c.ksplit) {
             bail!("gemv: ksplit {} is not 1, 2, 4 or 8", c.ksplit);
         }
-        if c.k > d.hidden.max(d.inter) {
+        let norm = c.norm_w.is_some();
+        let smem = if c.tensor_cores {
+            gemv_tc_smem_bytes(*tile, c.k, norm)
+        } else {
+            gemv_smem_bytes(*tile, c.k, norm)
+        };
+        if smem > gemv_smem_budget(d, *tile, c.tensor_cores) {
             bail!(
-                "gemv: k={} exceeds the shared memory budget set at load",
+                "gemv: k={} (norm: {norm}) exceeds the shared memory budget set at load",
                 c.k
             );
         }
@@ -456,14 +461,10 @@ impl DecodeKernels {
                 a.mode = 3;
             }
         }
-        let (blocks, smem, name) = if c.tensor_cores {
-            (
-                gemv_tc_blocks(c.n, c.ksplit),
-                gemv_tc_smem_bytes(*tile, c.k),
-                "decode_gemv_tc",
-            )
+        let (blocks, name) = if c.tensor_cores {
+            (gemv_tc_blocks(c.n, c.ksplit), "decode_gemv_tc")
         } else {
-            (gemv_blocks(c.n, c.ksplit), tile * c.k * 2, "decode_gemv")
+            (gemv_blocks(c.n, c.ksplit), "decode_gemv")
         };
         let cfg = LaunchConfig {
             grid_dim: (blocks as u32, 1, 1),
@@ -661,8 +662,8 @@ impl DecodeKernels {
 ///
 /// # Safety
 /// `a` must describe buffers that hold what the kernel touches for its m, n, k and mode, and
-/// `cfg` must give the kernel its x tile in dynamic shared memory (decode_gemv_b*: tile * k * 2
-/// bytes; decode_gemv_tc_b*: plan::gemv_tc_smem_bytes).
+/// `cfg` must give the kernel its x tile, and the norm weight when it has one, in dynamic shared
+/// memory (plan::gemv_smem_bytes, plan::gemv_tc_smem_bytes).
 unsafe fn launch_gemv(
     stream: &Arc<CudaStream>,
     func: &CudaFunction,

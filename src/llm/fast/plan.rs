@@ -212,9 +212,30 @@ pub fn gemv_tc_blocks(n: usize, ksplit: usize) -> usize {
     n.div_ceil(GEMV_TC_ROWS).div_ceil(GEMV_WARPS / ksplit)
 }
 
-/// Dynamic shared memory of the tensor-core product: `tile` padded rows of x of k halves.
-pub fn gemv_tc_smem_bytes(tile: usize, k: usize) -> usize {
-    tile * (k + TC_X_PAD) * 2
+/// Dynamic shared memory of the CUDA-core product: `tile` rows of x of k halves, then, for a
+/// product with RMSNorm, the norm weight (k halves; kernels/decode_gemv_parts.cuh
+/// prefetch_norm_w).
+pub fn gemv_smem_bytes(tile: usize, k: usize, norm: bool) -> usize {
+    (tile + usize::from(norm)) * k * 2
+}
+
+/// Dynamic shared memory of the tensor-core product: `tile` padded rows of x of k halves, then,
+/// with RMSNorm, the norm weight (k halves).
+pub fn gemv_tc_smem_bytes(tile: usize, k: usize, norm: bool) -> usize {
+    tile * (k + TC_X_PAD) * 2 + if norm { k * 2 } else { 0 }
+}
+
+/// The shared-memory budget a product kernel of `tile` rows gets at load: the larger of x at the
+/// widest k (down_proj, no norm) and x plus the norm weight at k = hidden. No more: shared
+/// memory beyond what a launch needs shrinks L1, which holds the weight loads in flight (the
+/// norm weight added at the widest k made the tensor-core products 16-98% slower).
+pub fn gemv_smem_budget(d: &Dims, tile: usize, tensor_cores: bool) -> usize {
+    let f = if tensor_cores {
+        gemv_tc_smem_bytes
+    } else {
+        gemv_smem_bytes
+    };
+    f(tile, d.hidden.max(d.inter), false).max(f(tile, d.hidden, true))
 }
 
 /// Longest stretch of positions one attention block stages in shared memory.
@@ -532,9 +553,24 @@ mod tests {
         assert_eq!(gemv_tc_tile(9), Some(16));
         assert_eq!(gemv_tc_tile(17), None);
         assert!(!gemv_tensor_cores(1) && gemv_tensor_cores(4) && gemv_tensor_cores(16));
-        // x of 16 rows of the widest k (5632) fits the 227 KB a block may have.
-        assert_eq!(gemv_tc_smem_bytes(16, d.inter), 16 * 5664 * 2);
-        assert!(gemv_tc_smem_bytes(16, d.inter) + 8 * 32 * 8 * 4 <= 227 * 1024);
+        // x of 16 rows of the widest k (5632) fits the 227 KB a block may have, with the
+        // static reduction buffers.
+        assert_eq!(gemv_tc_smem_bytes(16, d.inter, false), 16 * 5664 * 2);
+        assert_eq!(
+            gemv_tc_smem_bytes(8, d.hidden, true),
+            8 * 2080 * 2 + 2048 * 2
+        );
+        assert_eq!(gemv_smem_bytes(1, d.hidden, true), 2 * 2048 * 2);
+        assert_eq!(gemv_smem_bytes(4, d.inter, false), 4 * 5632 * 2);
+        // The budget is x at the widest k: the norm weight rides at k = hidden.
+        for t in [1, 2, 4, 8, 16] {
+            assert_eq!(gemv_smem_budget(&d, t, false), t * 5632 * 2);
+            assert_eq!(gemv_smem_budget(&d, t, true), t * 5664 * 2);
+        }
+        assert!(gemv_smem_budget(&d, 16, true) + 8 * 32 * 8 * 4 <= 227 * 1024);
+        // A model whose hidden size is its widest k: the norm weight sets the budget.
+        let wide = Dims { inter: 1024, ..d };
+        assert_eq!(gemv_smem_budget(&wide, 1, false), 2 * 2048 * 2);
     }
 
     #[test]
