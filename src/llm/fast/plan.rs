@@ -226,9 +226,10 @@ pub fn gemv_tc_smem_bytes(tile: usize, k: usize, norm: bool) -> usize {
 }
 
 /// The shared-memory budget a product kernel of `tile` rows gets at load: the larger of x at the
-/// widest k (down_proj, no norm) and x plus the norm weight at k = hidden. No more: shared
-/// memory beyond what a launch needs shrinks L1, which holds the weight loads in flight (the
-/// norm weight added at the widest k made the tensor-core products 16-98% slower).
+/// widest k (down_proj, no norm) and x plus the norm weight at k = hidden. No more: the norm
+/// weight added at the widest k made the tensor-core products 16-98% slower at batch 4, most
+/// likely because the larger shared-memory carveout leaves less L1 for the weight loads in
+/// flight (docs/notes/decode.md).
 pub fn gemv_smem_budget(d: &Dims, tile: usize, tensor_cores: bool) -> usize {
     let f = if tensor_cores {
         gemv_tc_smem_bytes
