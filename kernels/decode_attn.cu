@@ -1,13 +1,16 @@
 //! Attention of each row's query over the static KV cache, split along the sequence: block
 //! (split s, kv head g, row r) takes split_len cached positions (a multiple of ATTN_CHUNK = 32),
 //! stages their K and V once in shared memory for the G = heads / kv_heads query heads that
-//! share kv head g (one warp per query head), and runs an online softmax over them 32
-//! positions at a time (one lane per position for the scores, lanes over head dims for the V
-//! sum), all in f32. With one split the block writes the f16 output directly. With several,
-//! each writes an unnormalized partial (output, running max, sum of exp) and the last block of
-//! (r, g) to finish, found with an atomic counter, merges them and resets the counter, so no
-//! second kernel is needed. Splits past the row's context do no work but still count, which
-//! lets one grid (sized for the longest context) serve every step.
+//! share kv head g, and runs an online softmax over them 32 positions at a time (one lane per
+//! position for the scores, lanes over head dims for the V sum), all in f32. Each query head
+//! has W = blockDim.x / (32 G) warps that take every W-th chunk of 32 positions; the block
+//! combines them in shared memory. With one split the block writes the f16 output directly.
+//! With several, each writes an unnormalized partial (output, running max, sum of exp) and the
+//! last block of (r, g) to finish, found with an atomic counter, merges them and resets the
+//! counter, so no second kernel is needed. Splits past the row's context do no work but still
+//! count, which lets one grid (sized for the longest context) serve every step. In decode
+//! (cache_ready), the cached positions before the step's own are staged before waiting on the
+//! QKV product.
 #include "decode_common.cuh"
 
 extern "C" __global__ void __launch_bounds__(1024) decode_attn(const AttnArgs a) {
@@ -17,54 +20,61 @@ extern "C" __global__ void __launch_bounds__(1024) decode_attn(const AttnArgs a)
     __half *ks = reinterpret_cast<__half *>(smem_raw);
     __half *vs = ks + L * ld;
     const int G = a.heads / a.kv_heads;
+    const int nw = blockDim.x >> 5, W = nw / G;  // warps; warps per query head
     float *qs = reinterpret_cast<float *>(vs + L * ld);  // [G][hd]
-    float *ps = qs + G * hd;                              // [G][ATTN_CHUNK]
+    float *ps = qs + G * hd;                              // [nw][ATTN_CHUNK]
+    float *cs = ps + nw * ATTN_CHUNK;                     // [nw][hd + 2] (W > 1): o, m, l
     __shared__ bool am_last;
 
-    pdl_launch();
-    pdl_wait();
     const int s = blockIdx.x, g = blockIdx.y, r = blockIdx.z;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const int h = g * G + warp;
+    const int hw = warp % G, wi = warp / G;  // query head in the group; its warp among W
+    const int h = g * G + hw;
     const int seq = row_seq(r, a.rows_per_seq);
-    const int ctx = row_pos(a.pos, r, a.rows_per_seq) + 1;
     const int start = s * L;
+    const int cpr = hd >> 3;  // 16-byte chunks per row
     const size_t cache_base = ((size_t)seq * a.kv_heads + g) * a.max_ctx * hd;
+    // K and V rows [from, to) of this split into shared memory (cp.async: nothing held in
+    // registers, so the copies stay in flight across pdl_wait).
+    auto stage_kv = [&](int from, int to) {
+        for (int t = from * cpr + threadIdx.x; t < to * cpr; t += blockDim.x) {
+            const int j = t / cpr, c = t % cpr;
+            const size_t off = cache_base + (size_t)(start + j) * hd + c * 8;
+            cp_async16(ks + j * ld + c * 8, a.kc + off);
+            cp_async16(vs + j * ld + c * 8, a.vc + off);
+        }
+    };
+
+    pdl_launch();
+    // In decode, the cached positions below the step's own were written by earlier steps (a
+    // graph replay starts once the previous one has ended), and the QKV product this kernel
+    // waits for writes only the new one: those rows are staged before waiting, so their DRAM
+    // round trip overlaps the QKV product instead of following it.
+    // The position is final then too (the previous step's argmax wrote it).
+    int ctx = 0, ready = 0;
+    if (a.cache_ready) {
+        ctx = row_pos(a.pos, r, a.rows_per_seq) + 1;
+        ready = min(max(ctx - 1 - start, 0), L);
+        stage_kv(0, ready);
+    }
+    pdl_wait();
+    if (!a.cache_ready) ctx = row_pos(a.pos, r, a.rows_per_seq) + 1;
 
     float m = -INFINITY, l = 0.f;
     float ox[2] = {0.f, 0.f}, oy[2] = {0.f, 0.f};
     if (start < ctx) {
         const int nv = min(L, ctx - start);
-        const int cpr = hd >> 3;  // 16-byte chunks per row
-        // The query first (its loads overlap the K/V chunk's), then K and V, 4 rows in flight.
-        const float *q = a.q + ((size_t)r * a.heads + h) * hd;
-        for (int d = lane; d < hd; d += 32) qs[warp * hd + d] = q[d];
-        const int total = nv * cpr;
-        for (int t0 = threadIdx.x; t0 < total; t0 += 4 * blockDim.x) {
-            uint4 kv[4], vv[4];
-#pragma unroll
-            for (int u = 0; u < 4; u++) {
-                const int t = t0 + u * blockDim.x;
-                if (t < total) {
-                    const size_t off = cache_base + (size_t)(start + t / cpr) * hd + (t % cpr) * 8;
-                    kv[u] = *reinterpret_cast<const uint4 *>(a.kc + off);
-                    vv[u] = *reinterpret_cast<const uint4 *>(a.vc + off);
-                }
-            }
-#pragma unroll
-            for (int u = 0; u < 4; u++) {
-                const int t = t0 + u * blockDim.x;
-                if (t < total) {
-                    const int j = t / cpr, c = t % cpr;
-                    *reinterpret_cast<uint4 *>(ks + j * ld + c * 8) = kv[u];
-                    *reinterpret_cast<uint4 *>(vs + j * ld + c * 8) = vv[u];
-                }
-            }
+        // The rows not staged yet and the query (f32, from the QKV product) in one round trip.
+        stage_kv(ready, nv);
+        if (wi == 0) {
+            const float *q = a.q + ((size_t)r * a.heads + h) * hd;
+            for (int c = lane; c < hd / 4; c += 32) cp_async16(qs + hw * hd + c * 4, q + c * 4);
         }
+        cp_async_wait_all();
         __syncthreads();
 
-        const float *qw = qs + warp * hd;
-        for (int j0 = 0; j0 < nv; j0 += ATTN_CHUNK) {
+        const float *qw = qs + hw * hd;
+        for (int j0 = wi * ATTN_CHUNK; j0 < nv; j0 += W * ATTN_CHUNK) {
             const int j = j0 + lane;
             float sc = -INFINITY;
             if (j < nv) {
@@ -109,7 +119,55 @@ extern "C" __global__ void __launch_bounds__(1024) decode_attn(const AttnArgs a)
         }
     }
 
+    if (W > 1) {
+        // The head's other warps hand their (o, m, l) to warp wi = 0, which rescales all of
+        // them to the largest max. A warp that got no chunk has m = -inf and adds nothing.
+        float *c = cs + warp * (hd + 2);
+        if (wi > 0) {
+#pragma unroll
+            for (int t = 0; t < 2; t++) {
+                const int d2 = lane + 32 * t;
+                if (d2 < hd / 2) {
+                    c[2 * d2] = ox[t];
+                    c[2 * d2 + 1] = oy[t];
+                }
+            }
+            if (lane == 0) {
+                c[hd] = m;
+                c[hd + 1] = l;
+            }
+        }
+        __syncthreads();
+        if (wi == 0 && m != -INFINITY) {
+            float mx = m;
+            for (int w = 1; w < W; w++) mx = fmaxf(mx, cs[(w * G + hw) * (hd + 2) + hd]);
+            const float f0 = __expf(m - mx);
+            l *= f0;
+#pragma unroll
+            for (int t = 0; t < 2; t++) {
+                ox[t] *= f0;
+                oy[t] *= f0;
+            }
+            for (int w = 1; w < W; w++) {
+                const float *cw = cs + (w * G + hw) * (hd + 2);
+                if (cw[hd] == -INFINITY) continue;
+                const float f = __expf(cw[hd] - mx);
+                l += f * cw[hd + 1];
+#pragma unroll
+                for (int t = 0; t < 2; t++) {
+                    const int d2 = lane + 32 * t;
+                    if (d2 < hd / 2) {
+                        ox[t] += f * cw[2 * d2];
+                        oy[t] += f * cw[2 * d2 + 1];
+                    }
+                }
+            }
+            m = mx;
+        }
+    }
+
     if (a.splits == 1 && a.merge_in_block) {  // the whole context here: normalize and store
+        if (wi > 0) return;
         const float inv = 1.f / l;
         __half *o = a.out + (size_t)r * a.heads * hd + h * hd;
         #pragma unroll
@@ -120,7 +178,7 @@ extern "C" __global__ void __launch_bounds__(1024) decode_attn(const AttnArgs a)
         }
         return;
     }
-    if (start < ctx) {
+    if (start < ctx && wi == 0) {
         float *po = a.part_o + (((size_t)r * a.splits + s) * a.heads + h) * hd;
         #pragma unroll
         for (int t = 0; t < 2; t++) {
@@ -149,38 +207,42 @@ extern "C" __global__ void __launch_bounds__(1024) decode_attn(const AttnArgs a)
         if (am_last) *ctr = 0u;
     }
     __syncthreads();
-    if (!am_last) return;
+    if (!am_last || wi > 0) return;
     __threadfence();
-    // Merge: lanes take splits for the max and the denominator, then each lane sums its
-    // output dims over the splits, 8 loads in flight at a time.
     const int used = (ctx + a.split_len - 1) / a.split_len;
     const float *ml = a.part_ml + ((size_t)r * a.splits * a.heads + h) * 2;
     const size_t ml_stride = (size_t)a.heads * 2;
-    float mx = -INFINITY;
-    for (int t = lane; t < used; t += 32) mx = fmaxf(mx, __ldcg(ml + t * ml_stride));
-    mx = warp_max(mx);
-    float den = 0.f;
-    for (int t = lane; t < used; t += 32)
-        den += __expf(__ldcg(ml + t * ml_stride) - mx) * __ldcg(ml + t * ml_stride + 1);
-    den = warp_sum(den);
-    const float inv = 1.f / den;
     const float *po = a.part_o + ((size_t)r * a.splits * a.heads + h) * hd;
     const size_t po_stride = (size_t)a.heads * hd;
-    float *wts = ps + warp * ATTN_CHUNK;
-    for (int d0 = 0; d0 < hd; d0 += 32) {  // uniform trip count: __syncwarp needs every lane
-        const int d = d0 + lane;
-        float num = 0.f;
-        for (int t0 = 0; t0 < used; t0 += 32) {
-            const int t = t0 + lane;
-            __syncwarp();
-            wts[lane] = t < used ? __expf(__ldcg(ml + t * ml_stride) - mx) : 0.f;
-            __syncwarp();
-            const int n = min(32, used - t0);
-            if (d < hd) {
+    __half *o = a.out + (size_t)r * a.heads * hd + h * hd;
+    // 32 splits per round: lane t holds split t0 + t's max and sum (one round trip), then
+    // every lane's dims of the round's splits are loaded together (one more); rounds rescale
+    // to the running max.
+    float mx = -INFINITY, den = 0.f;
+    float num[4] = {0.f, 0.f, 0.f, 0.f};  // dims lane + 32 i (hd <= 128)
+    for (int t0 = 0; t0 < used; t0 += 32) {
+        const int t = t0 + lane;
+        float2 mlt = make_float2(-INFINITY, 0.f);
+        if (t < used) mlt = __ldcg(reinterpret_cast<const float2 *>(ml + t * ml_stride));
+        const float mn = fmaxf(mx, warp_max(mlt.x));  // finite: split t0 has positions
+        const float co = __expf(mx - mn);
+        const float wt = t < used ? __expf(mlt.x - mn) : 0.f;
+        den = den * co + warp_sum(wt * mlt.y);
+        const int n = min(32, used - t0);
+#pragma unroll
+        for (int i = 0; i < 4; i++) num[i] *= co;
 #pragma unroll 8
-                for (int j = 0; j < n; j++) num += wts[j] * __ldcg(po + (t0 + j) * po_stride + d);
-            }
+        for (int j = 0; j < n; j++) {
+            const float w = __shfl_sync(0xffffffffu, wt, j);
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+                if (lane + 32 * i < hd)
+                    num[i] += w * __ldcg(po + (size_t)(t0 + j) * po_stride + lane + 32 * i);
         }
-        if (d < hd) a.out[(size_t)r * a.heads * hd + h * hd + d] = __float2half_rn(num * inv);
+        mx = mn;
     }
+    const float inv = 1.f / den;
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+        if (lane + 32 * i < hd) o[lane + 32 * i] = __float2half_rn(num[i] * inv);
 }

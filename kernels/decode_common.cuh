@@ -70,6 +70,7 @@ struct AttnArgs {
     int splits;            // blocks along the sequence (grid.x)
     int split_len;         // positions per split, a multiple of ATTN_CHUNK
     int merge_in_block;    // 1: the last block merges into out; 0: partials only
+    int cache_ready;       // 1: positions below *pos are final before the launch (decode)
     float scale;
 };
 
@@ -82,6 +83,16 @@ struct AttnArgs {
 // Nothing before pdl_wait() may read what earlier kernels write or write what they read.
 __device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
 __device__ __forceinline__ void pdl_launch() { asm volatile("griddepcontrol.launch_dependents;"); }
+
+// 16-byte asynchronous global -> shared copy (through L2 only; no registers held while in
+// flight). cp_async_wait_all() waits for every copy this thread issued.
+__device__ __forceinline__ void cp_async16(void *dst, const void *src) {
+    const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
+}
+__device__ __forceinline__ void cp_async_wait_all() {
+    asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
+}
 
 __device__ __forceinline__ int row_seq(int r, int rows_per_seq) { return r / rows_per_seq; }
 __device__ __forceinline__ int row_pos(const int *pos, int r, int rows_per_seq) {

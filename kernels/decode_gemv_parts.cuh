@@ -6,12 +6,6 @@
 
 namespace {
 
-// 16-byte asynchronous global -> shared copy (bypasses L1 and the registers).
-__device__ __forceinline__ void cp_async16(__half *dst, const __half *src) {
-    const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
-}
-
 __device__ __forceinline__ uint4 ld_stream(const __half *p) {
     uint4 v;
     asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
@@ -147,7 +141,7 @@ __device__ __forceinline__ void stage_x(const GemvArgs &a, __half *xs, int xs_st
         const int r = i / kv, c = i % kv;
         cp_async16(xs + (size_t)r * xs_stride + c * 8, a.x + (size_t)r * a.x_stride + c * 8);
     }
-    asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
+    cp_async_wait_all();
     __syncthreads();
     if (!a.norm_w) return;
     // 1/rms of each row. At batch 1 all eight warps share the row and every thread sums their

@@ -112,6 +112,7 @@ fn options(source: Source, out: PathBuf) -> BenchOptions {
         ksplit: None,
         ablation: false,
         attn_split: None,
+        attn_warps: None,
     }
 }
 

@@ -190,6 +190,10 @@ pub struct Args {
     /// to 256); default: the whole context in one block up to 256.
     #[arg(long)]
     opbench_attn_split: Option<usize>,
+    /// opbench: warps per query head in the decode step's attention blocks (1 to 4, each
+    /// taking every W-th chunk of 32 positions); default: the rule in src/llm/fast/plan.rs.
+    #[arg(long)]
+    opbench_attn_warps: Option<usize>,
     /// Check every opbench decode kernel on the GPU against float64 CPU references, print the
     /// results and exit (non-zero status when one fails).
     #[arg(long)]
@@ -265,6 +269,7 @@ pub fn run(mut a: Args) -> Result<()> {
         pdl: a.pdl == OnOff::On,
         ablation: a.opbench_ablation,
         attn_split: a.opbench_attn_split,
+        attn_warps: a.opbench_attn_warps,
         ksplit: match &a.opbench_ksplit {
             None => None,
             Some(v) => Some(

@@ -67,6 +67,18 @@ pub struct BenchOptions {
     pub ablation: bool,
     /// opbench: positions per attention split in the decode step (None: plan.rs).
     pub attn_split: Option<usize>,
+    /// opbench: warps per query head in the decode step's attention blocks (None: plan.rs).
+    pub attn_warps: Option<usize>,
+}
+
+/// The opbench engine's launch choices from the run's flags.
+fn engine_options(o: &BenchOptions) -> super::fast::engine::EngineOptions {
+    super::fast::engine::EngineOptions {
+        pdl: o.pdl,
+        ksplit: o.ksplit,
+        attn_split: o.attn_split,
+        attn_warps: o.attn_warps,
+    }
 }
 
 /// A model ready to measure and what the rows say about it.
@@ -230,11 +242,7 @@ fn opbench_prompt_logits(
     let Backend::Cuda(gpu) = backend else {
         return Ok(None);
     };
-    let opts = super::fast::engine::EngineOptions {
-        pdl: o.pdl,
-        ksplit: o.ksplit,
-        attn_split: o.attn_split,
-    };
+    let opts = engine_options(o);
     let mut e = super::fast::engine::Engine::new(gpu, &l.model, 1, ids.len(), ids.len() + 1, opts)?;
     e.prefill(&[ids.to_vec()])?;
     Ok(Some(e.logits()?))
@@ -601,17 +609,13 @@ fn measure_opbench(
             l.model.arch.max_position_embeddings
         );
     }
-    let opts = super::fast::engine::EngineOptions {
-        pdl: o.pdl,
-        ksplit: o.ksplit,
-        attn_split: o.attn_split,
-    };
+    let opts = engine_options(o);
     let mut e = Engine::new(gpu, &l.model, b, p, max_ctx, opts)?;
     let ks = e.ksplits();
     row.notes.push(format!(
         "opbench: {} decode kernels per step in one CUDA graph (programmatic dependent launch \
          {}); products on the {}, ksplit qkv/o/gate_up/down/lm_head = {ks:?}; attention: {} \
-         splits over the {max_ctx} cached positions, merged {}",
+         splits over the {max_ctx} cached positions, {} warps per query head, {}",
         super::fast::plan::step_plan(e.dims(), b, max_ctx).len(),
         if o.pdl { "on" } else { "off" },
         if e.tensor_cores() {
@@ -620,10 +624,13 @@ fn measure_opbench(
             "CUDA cores (f32 FMA)"
         },
         e.decode_splits(),
-        if super::fast::plan::merge_in_o_proj(b) {
-            "by o_proj while it stages its input"
+        e.decode_attn_warps(),
+        if e.decode_splits() == 1 {
+            "nothing to merge"
+        } else if e.o_proj_merges() {
+            "merged by o_proj while it stages its input"
         } else {
-            "by the attention kernel's last block"
+            "merged by the attention kernel's last block"
         }
     ));
     let steps = PARITY_STEPS.min(o.new_tokens - 1);

@@ -4,8 +4,8 @@
 
 use super::kernels::{AttnCall, DecodeKernels, Dev, GemvCall, GemvOut, MergeIn, QkvTarget};
 use super::plan::{
-    attn_split_len, decode_split_len, gemv_tensor_cores, gemv_tile, merge_in_o_proj, step_ksplits,
-    BufferSizes, Dims,
+    attn_max_warps_per_head, attn_split_len, decode_attn_warps, decode_split_len,
+    gemv_tensor_cores, gemv_tile, merge_in_o_proj, step_ksplits, BufferSizes, Dims,
 };
 use super::weights::FastWeights;
 use crate::gpu::Gpu;
@@ -88,6 +88,8 @@ pub struct EngineOptions {
     pub ksplit: Option<[usize; 5]>,
     /// Positions per attention split in the decode step.
     pub attn_split: Option<usize>,
+    /// Warps per query head in the decode step's attention blocks.
+    pub attn_warps: Option<usize>,
 }
 
 /// One engine per (model, batch, prompt length, context); see the module doc.
@@ -117,6 +119,8 @@ pub struct Engine {
     pdl: bool,
     /// Positions per attention split of the decode step.
     decode_split_len: usize,
+    /// Warps per query head of the decode step's attention blocks.
+    decode_attn_warps: usize,
     _bufs: Buffers,
     _weights: FastWeights,
 }
@@ -145,6 +149,7 @@ impl Engine {
             pdl,
             ksplit,
             attn_split,
+            attn_warps,
         } = opts;
         if gpu.cuda.is_event_tracking() {
             bail!(
@@ -158,6 +163,14 @@ impl Engine {
         }
         if prompt_len == 0 || max_ctx < prompt_len {
             bail!("opbench: prompt {prompt_len} and context {max_ctx}");
+        }
+        let max_w = attn_max_warps_per_head(&dims);
+        let decode_attn_warps = attn_warps.unwrap_or_else(|| decode_attn_warps(batch).min(max_w));
+        if decode_attn_warps == 0 || decode_attn_warps > max_w {
+            bail!(
+                "--opbench-attn-warps {decode_attn_warps}: this model's attention blocks take 1 \
+                 to {max_w} warps per query head"
+            );
         }
         let stream = gpu.stream.clone();
         let k = DecodeKernels::load(gpu, dims)?;
@@ -240,7 +253,8 @@ impl Engine {
             layers,
             host_pos: 0,
             pdl,
-            decode_split_len: attn_split.unwrap_or(decode_split_len(max_ctx)),
+            decode_split_len: attn_split.unwrap_or(decode_split_len(batch, max_ctx)),
+            decode_attn_warps,
             _bufs: bufs,
             _weights: weights,
         };
@@ -305,6 +319,8 @@ impl Engine {
             split_len,
             max_ctx: self.max_ctx,
             merge_in_block: true,
+            cache_ready: false,
+            warps_per_head: 1,
         }
     }
 
@@ -364,10 +380,12 @@ impl Engine {
                 })?;
             }
             if on("attention") {
-                // With merge_in_o_proj, partials only: o_proj merges the splits while it stages
+                // When o_proj merges, partials only: o_proj merges the splits while it stages
                 // its input.
                 self.k.attention(&AttnCall {
-                    merge_in_block: !merge_in_o_proj(b),
+                    merge_in_block: !self.o_proj_merges(),
+                    cache_ready: true,
+                    warps_per_head: self.decode_attn_warps,
                     ..self.attn_call(l, b, 1, self.max_ctx, self.decode_split_len)
                 })?;
             }
@@ -375,7 +393,7 @@ impl Engine {
                 self.k.gemv(&GemvCall {
                     w: lw.o,
                     x: vw.attn,
-                    merge: merge_in_o_proj(b).then_some(MergeIn {
+                    merge: self.o_proj_merges().then_some(MergeIn {
                         part_o: vw.part_o,
                         part_ml: vw.part_ml,
                         pos: vw.pos,
@@ -679,5 +697,16 @@ impl Engine {
     /// Attention splits of the captured step's grid.
     pub fn decode_splits(&self) -> usize {
         self.max_ctx.div_ceil(self.decode_split_len)
+    }
+
+    /// Warps per query head of the captured step's attention blocks.
+    pub fn decode_attn_warps(&self) -> usize {
+        self.decode_attn_warps
+    }
+
+    /// Whether the captured step's o_proj merges the attention splits while it stages its
+    /// input (plan::merge_in_o_proj; with one split there is nothing to merge).
+    pub fn o_proj_merges(&self) -> bool {
+        merge_in_o_proj(self.batch) && self.decode_splits() > 1
     }
 }

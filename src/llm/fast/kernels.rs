@@ -7,8 +7,8 @@
 //! tracking is off (checked when the engine opens), so stream order alone orders the accesses.
 
 use super::plan::{
-    attn_smem_bytes, gemv_blocks, gemv_smem_budget, gemv_smem_bytes, gemv_tc_blocks,
-    gemv_tc_smem_bytes, Dims, ATTN_CHUNK, ATTN_MAX_SPLIT, GEMV_WARPS,
+    attn_max_warps_per_head, attn_smem_bytes, gemv_blocks, gemv_smem_budget, gemv_smem_bytes,
+    gemv_tc_blocks, gemv_tc_smem_bytes, Dims, ATTN_CHUNK, ATTN_MAX_SPLIT, GEMV_WARPS,
 };
 use crate::gpu::Gpu;
 use anyhow::{bail, Context, Result};
@@ -133,6 +133,7 @@ struct AttnArgsC {
     splits: i32,
     split_len: i32,
     merge_in_block: i32,
+    cache_ready: i32,
     scale: f32,
 }
 
@@ -226,6 +227,13 @@ pub struct AttnCall {
     /// true: the last block of each (row, kv head) merges the splits into `out`; false: only
     /// the partials are written (a following GemvCall merges them with `merge`).
     pub merge_in_block: bool,
+    /// true: every cached position below the device position was written before this launch
+    /// (decode: by earlier steps), so the kernel stages those before waiting on its
+    /// predecessor; false (prefill: the positions are written by the launch before).
+    pub cache_ready: bool,
+    /// Warps per query head in a block, 1 to plan::attn_max_warps_per_head: each takes every
+    /// W-th chunk of 32 positions of the split (shorter chains for long splits).
+    pub warps_per_head: usize,
 }
 
 /// The loaded decode kernels.
@@ -285,7 +293,7 @@ impl DecodeKernels {
             gemv_tc.push((t, f));
         }
         let attn = gpu.function("decode_attn", ptx::DECODE_ATTN, "decode_attn")?;
-        let smem = attn_smem_bytes(&dims, ATTN_MAX_SPLIT);
+        let smem = attn_smem_bytes(&dims, ATTN_MAX_SPLIT, attn_max_warps_per_head(&dims));
         attn.set_attribute(
             F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
             smem as i32,
@@ -500,6 +508,13 @@ impl DecodeKernels {
                 c.split_len
             );
         }
+        let max_w = attn_max_warps_per_head(d);
+        if c.warps_per_head == 0 || c.warps_per_head > max_w {
+            bail!(
+                "attention: {} warps per query head; this model takes 1 to {max_w}",
+                c.warps_per_head
+            );
+        }
         let splits = c.grid_ctx.div_ceil(c.split_len);
         let seqs = (c.m - 1) / c.rows_per_seq + 1;
         c.q.need("attention q", c.m * d.q_rows() * 4, 4)?;
@@ -532,12 +547,13 @@ impl DecodeKernels {
             splits: i32_of("splits", splits)?,
             split_len: i32_of("split_len", c.split_len)?,
             merge_in_block: i32::from(c.merge_in_block),
+            cache_ready: i32::from(c.cache_ready),
             scale: 1.0 / (d.head_dim as f32).sqrt(),
         };
         let cfg = LaunchConfig {
             grid_dim: (splits as u32, d.kv_heads as u32, c.m as u32),
-            block_dim: (32 * (d.heads / d.kv_heads) as u32, 1, 1),
-            shared_mem_bytes: attn_smem_bytes(d, c.split_len) as u32,
+            block_dim: (32 * (d.heads / d.kv_heads * c.warps_per_head) as u32, 1, 1),
+            shared_mem_bytes: attn_smem_bytes(d, c.split_len, c.warps_per_head) as u32,
         };
         // SAFETY: sizes checked above for m rows, `splits` splits and the model's heads; the
         // counters are zero between launches (each launch's last block resets its own), and the

@@ -256,15 +256,37 @@ pub fn attn_splits(grid_ctx: usize) -> usize {
     grid_ctx.div_ceil(attn_split_len(grid_ctx))
 }
 
-/// Positions per attention split in the decode step: 32 (one warp's lanes: the shortest
-/// chain per block, and the o_proj kernel merges the splits while staging its input), longer
-/// only to keep at most 64 splits.
-pub fn decode_split_len(max_ctx: usize) -> usize {
+/// Positions per attention split in the decode step (batch 1-2 leave the merge to o_proj,
+/// larger batches merge in the attention kernel's last block):
+/// - batch 1-2: 32, one warp's lanes: the shortest chain per block;
+/// - batch 3-8: 64, one chunk for each of the two warps per head (decode_attn_warps);
+/// - above: the whole context in one block up to ATTN_MAX_SPLIT (batch x kv_heads blocks of
+///   four warps per head fill the GPU, and nothing is merged).
+///
+/// Longer only to keep at most 64 splits.
+pub fn decode_split_len(batch: usize, max_ctx: usize) -> usize {
+    let chunks = match batch {
+        0..=2 => 1,
+        3..=8 => 2,
+        _ => return attn_split_len(max_ctx),
+    };
     max_ctx
         .div_ceil(64)
         .div_ceil(ATTN_CHUNK)
-        .clamp(1, ATTN_MAX_SPLIT / ATTN_CHUNK)
+        .clamp(chunks, ATTN_MAX_SPLIT / ATTN_CHUNK)
         * ATTN_CHUNK
+}
+
+/// Warps per query head of the decode step's attention blocks (capped by
+/// attn_max_warps_per_head), one chunk of 32 positions each at the default split lengths up
+/// to batch 8. 512-thread blocks (two warps per head) leave room on an SM for the neighbouring
+/// products' blocks; above batch 8 the whole context's eight chunks go to four warps per head.
+pub fn decode_attn_warps(batch: usize) -> usize {
+    match batch {
+        0..=2 => 1,
+        3..=8 => 2,
+        _ => ATTN_MAX_WARPS_PER_HEAD,
+    }
 }
 
 /// Whether the decode step leaves the attention splits for o_proj to merge while it stages
@@ -279,11 +301,28 @@ pub fn merge_in_o_proj(batch: usize) -> bool {
 /// Head dims the attention kernel takes (lanes hold at most two pairs of dims).
 pub const ATTN_MAX_HEAD_DIM: usize = 128;
 
+/// Most warps that one query head may take in an attention block (each takes every W-th
+/// chunk of 32 positions of the block's split; the block combines them).
+pub const ATTN_MAX_WARPS_PER_HEAD: usize = 4;
+
+/// Warps per query head an attention block of this model may use: at most
+/// ATTN_MAX_WARPS_PER_HEAD and 1024 threads per block.
+pub fn attn_max_warps_per_head(d: &Dims) -> usize {
+    (32 / (d.heads / d.kv_heads)).clamp(1, ATTN_MAX_WARPS_PER_HEAD)
+}
+
 /// Dynamic shared memory of one attention block: K and V of `split_len` positions (rows
-/// padded by 8 halves), the group's queries and probabilities in f32.
-pub fn attn_smem_bytes(d: &Dims, split_len: usize) -> usize {
+/// padded by 8 halves), the group's queries and every warp's probabilities in f32, and with
+/// several warps per head each warp's output, max and sum for the block's combine.
+pub fn attn_smem_bytes(d: &Dims, split_len: usize, warps_per_head: usize) -> usize {
     let g = d.heads / d.kv_heads;
-    2 * split_len * (d.head_dim + 8) * 2 + g * d.head_dim * 4 + g * ATTN_CHUNK * 4
+    let warps = g * warps_per_head;
+    let combine = if warps_per_head > 1 {
+        warps * (d.head_dim + 2) * 4
+    } else {
+        0
+    };
+    2 * split_len * (d.head_dim + 8) * 2 + g * d.head_dim * 4 + warps * ATTN_CHUNK * 4 + combine
 }
 
 /// Fused QKV row f -> row of cat([q_proj, k_proj, v_proj]). q and k rows go in RoPE pairs
@@ -575,6 +614,24 @@ mod tests {
     }
 
     #[test]
+    fn attention_blocks_fit_1024_threads() {
+        let d = tiny(); // 32 query heads on 4 kv heads: 8 per block
+        assert_eq!(attn_max_warps_per_head(&d), 4);
+        assert_eq!(
+            attn_smem_bytes(&d, 32, 1),
+            2 * 32 * 72 * 2 + 8 * 64 * 4 + 8 * 32 * 4
+        );
+        // Four warps per head: 32 warps' probabilities and (o, max, sum) for the combine.
+        assert_eq!(
+            attn_smem_bytes(&d, 256, 4),
+            2 * 256 * 72 * 2 + 8 * 64 * 4 + 32 * 32 * 4 + 32 * 66 * 4
+        );
+        assert_eq!(attn_max_warps_per_head(&Dims { kv_heads: 2, ..d }), 2);
+        assert_eq!(attn_max_warps_per_head(&Dims { kv_heads: 1, ..d }), 1);
+        assert_eq!(attn_max_warps_per_head(&Dims { kv_heads: 32, ..d }), 4);
+    }
+
+    #[test]
     fn buffer_sizes_cover_prefill_and_decode() {
         let d = tiny();
         let s = BufferSizes::new(&d, 4, 128, 256);
@@ -586,10 +643,18 @@ mod tests {
         let long = BufferSizes::new(&d, 2, 16, 2048);
         // Decode over 2048 positions: 2 rows x 64 splits of 32.
         assert_eq!(long.part_o_f32, 2 * 64 * 2048);
-        assert_eq!(decode_split_len(256), 32);
-        assert_eq!(decode_split_len(2048), 32);
-        assert_eq!(decode_split_len(2049), 64);
-        assert_eq!(decode_split_len(100_000), 256);
+        assert_eq!(decode_split_len(1, 256), 32);
+        assert_eq!(decode_split_len(1, 2048), 32);
+        assert_eq!(decode_split_len(2, 2049), 64);
+        assert_eq!(decode_split_len(1, 100_000), 256);
+        assert_eq!(decode_split_len(4, 256), 64);
+        assert_eq!(decode_split_len(8, 4096), 64);
+        assert_eq!(decode_split_len(8, 8192), 128);
+        assert_eq!(decode_split_len(16, 100), 128);
+        assert_eq!(decode_split_len(16, 2048), 256);
+        assert_eq!(decode_attn_warps(1), 1);
+        assert_eq!(decode_attn_warps(4), 2);
+        assert_eq!(decode_attn_warps(16), ATTN_MAX_WARPS_PER_HEAD);
         assert_eq!(s.counters, 512 * 4);
         assert_eq!(s.logits_f32, 4 * 32000);
         let kv = 2 * 22 * s.cache_layer as u64 * 2;

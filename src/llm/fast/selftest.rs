@@ -4,7 +4,9 @@
 //! gate/up references use the unfused weights, so the fused row orders are tested too.
 
 use super::kernels::{AttnCall, DecodeKernels, Dev, GemvCall, GemvOut, MergeIn, QkvTarget};
-use super::plan::{attn_split_len, gate_up_row_order, inv_freq, qkv_row_order, Dims};
+use super::plan::{
+    attn_max_warps_per_head, attn_split_len, gate_up_row_order, inv_freq, qkv_row_order, Dims,
+};
 use crate::gpu::Gpu;
 use anyhow::{Context, Result};
 use cudarc::driver::{CudaSlice, DeviceRepr};
@@ -487,18 +489,34 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
                 split_len,
                 max_ctx,
                 merge_in_block: true,
+                cache_ready: false,
+                warps_per_head: 1,
             }
         };
     let one = attn_split_len(max_ctx);
-    for (round, split_len) in [(0, 32), (1, 32), (2, one)] {
+    let most_warps = attn_max_warps_per_head(&d);
+    let rounds = [
+        (0, 32, false, 1),
+        (1, 32, true, 1),
+        (2, one, true, 1),
+        (3, 64, true, 2),
+        (4, one, true, most_warps),
+    ];
+    for (round, split_len, cache_ready, warps_per_head) in rounds {
         // Three splits of 32 (the second launch checks that the first left its counters at
-        // zero), then the whole context in one block.
+        // zero, and stages the cached positions before pdl_wait as decode does), the whole
+        // context in one block, then several warps per head: two splits of 64 (the second
+        // holds 7 positions, so its second warp has none) and one block of 3 chunks.
         c.poison_view(c.dev(&att_d))?;
-        k.attention(&call(3, 1, max_ctx, split_len, &q_d))?;
+        k.attention(&AttnCall {
+            cache_ready,
+            warps_per_head,
+            ..call(3, 1, max_ctx, split_len, &q_d)
+        })?;
         let got = c.down16(&att_d)?;
         out.push(check(
             format!(
-                "attention decode m=3 ctx=71 splits={} launch {}",
+                "attention decode m=3 ctx=71 splits={} warps/head={warps_per_head} launch {}",
                 max_ctx.div_ceil(split_len),
                 round + 1
             ),
@@ -512,6 +530,7 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
     // stages x, with the residual add.
     k.attention(&AttnCall {
         merge_in_block: false,
+        cache_ready: true,
         ..call(3, 1, max_ctx, 32, &q_d)
     })?;
     let att_want = attn_ref(3, 1, pos_val, &q_now);
