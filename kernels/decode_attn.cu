@@ -13,6 +13,25 @@
 //! QKV product.
 #include "decode_common.cuh"
 
+// A warp's unnormalized softmax state: its output dims (lane holds pairs lane and lane + 32)
+// to o, its running max and sum to ml[0] and ml[1].
+__device__ __forceinline__ void store_state(float *o, float *ml, const float (&ox)[2],
+                                            const float (&oy)[2], float m, float l, int lane,
+                                            int hd) {
+#pragma unroll
+    for (int t = 0; t < 2; t++) {
+        const int d2 = lane + 32 * t;
+        if (d2 < hd / 2) {
+            o[2 * d2] = ox[t];
+            o[2 * d2 + 1] = oy[t];
+        }
+    }
+    if (lane == 0) {
+        ml[0] = m;
+        ml[1] = l;
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(1024) decode_attn(const AttnArgs a) {
     extern __shared__ __align__(16) unsigned char smem_raw[];
     const int hd = a.hd, ld = hd + 8;  // padded rows: 16-byte row reads hit distinct banks
@@ -123,20 +142,7 @@ extern "C" __global__ void __launch_bounds__(1024) decode_attn(const AttnArgs a)
         // The head's other warps hand their (o, m, l) to warp wi = 0, which rescales all of
         // them to the largest max. A warp that got no chunk has m = -inf and adds nothing.
         float *c = cs + warp * (hd + 2);
-        if (wi > 0) {
-#pragma unroll
-            for (int t = 0; t < 2; t++) {
-                const int d2 = lane + 32 * t;
-                if (d2 < hd / 2) {
-                    c[2 * d2] = ox[t];
-                    c[2 * d2 + 1] = oy[t];
-                }
-            }
-            if (lane == 0) {
-                c[hd] = m;
-                c[hd + 1] = l;
-            }
-        }
+        if (wi > 0) store_state(c, c + hd, ox, oy, m, l, lane, hd);
         __syncthreads();
         if (wi == 0 && m != -INFINITY) {
             float mx = m;
@@ -179,20 +185,8 @@ extern "C" __global__ void __launch_bounds__(1024) decode_attn(const AttnArgs a)
         return;
     }
     if (start < ctx && wi == 0) {
-        float *po = a.part_o + (((size_t)r * a.splits + s) * a.heads + h) * hd;
-        #pragma unroll
-        for (int t = 0; t < 2; t++) {
-            const int d2 = lane + 32 * t;
-            if (d2 < hd / 2) {
-                po[2 * d2] = ox[t];
-                po[2 * d2 + 1] = oy[t];
-            }
-        }
-        if (lane == 0) {
-            float *ml = a.part_ml + (((size_t)r * a.splits + s) * a.heads + h) * 2;
-            ml[0] = m;
-            ml[1] = l;
-        }
+        const size_t rsh = ((size_t)r * a.splits + s) * a.heads + h;
+        store_state(a.part_o + rsh * hd, a.part_ml + rsh * 2, ox, oy, m, l, lane, hd);
     }
 
     if (!a.merge_in_block) return;  // the next kernel merges while staging its input
