@@ -176,6 +176,105 @@ fn rope(v: &mut [f64], pos: usize, d: &Dims) {
     }
 }
 
+/// K and V caches (f64 copies of what the device holds) for the attention reference.
+struct CacheView<'a> {
+    kc: &'a [f64],
+    vc: &'a [f64],
+    max_ctx: usize,
+}
+
+/// Attention in f64 of `rows` query rows over the cache: row r is sequence r / rows_per_seq
+/// at position pos0 + r % rows_per_seq and sees positions 0..=its own.
+fn attn_ref(
+    d: &Dims,
+    cache: &CacheView,
+    rows: usize,
+    rows_per_seq: usize,
+    pos0: usize,
+    q: &[f64],
+) -> Vec<f64> {
+    let (hd, gsz) = (d.head_dim, d.heads / d.kv_heads);
+    let mut o = Vec::new();
+    for r in 0..rows {
+        let (seq, pos) = (r / rows_per_seq, pos0 + r % rows_per_seq);
+        for hh in 0..d.heads {
+            let qv = &q[(r * d.heads + hh) * hd..(r * d.heads + hh + 1) * hd];
+            let base = (seq * d.kv_heads + hh / gsz) * cache.max_ctx;
+            let s: Vec<f64> = (0..=pos)
+                .map(|j| {
+                    let kr = &cache.kc[(base + j) * hd..(base + j + 1) * hd];
+                    qv.iter().zip(kr).map(|(a, b)| a * b).sum::<f64>() / (hd as f64).sqrt()
+                })
+                .collect();
+            let mx = s.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            let p: Vec<f64> = s.iter().map(|v| (v - mx).exp()).collect();
+            let sum: f64 = p.iter().sum();
+            for dd in 0..hd {
+                o.push(
+                    (0..=pos)
+                        .map(|j| p[j] * cache.vc[(base + j) * hd + dd])
+                        .sum::<f64>()
+                        / sum,
+                );
+            }
+        }
+    }
+    o
+}
+
+/// Decode attention over a long context whose splits outnumber a warp's lanes (1,100
+/// positions in 35 splits of 32), merged by the last block in two rounds of 32 splits.
+fn long_context_merge(c: &mut Ctx, k: &DecodeKernels, d: &Dims) -> Result<Check> {
+    let (max_ctx, pos) = (1100usize, 1099usize);
+    let split_len = 32;
+    let splits = max_ctx.div_ceil(split_len);
+    let (kc, kc_d) = c.rand16(d.kv_heads * max_ctx * d.head_dim, 1.0)?;
+    let (vc, vc_d) = c.rand16(d.kv_heads * max_ctx * d.head_dim, 1.0)?;
+    let q = c.randn(d.q_rows(), 1.0);
+    let q_d = c
+        .gpu
+        .stream
+        .clone_htod(&q.iter().map(|&v| v as f32).collect::<Vec<_>>())?;
+    let q: Vec<f64> = q.iter().map(|&v| v as f32 as f64).collect();
+    let pos_d = c.gpu.stream.clone_htod(&[pos as i32])?;
+    let part_o = c.poisoned::<f32>(splits * d.q_rows())?;
+    let part_ml = c.poisoned::<f32>(splits * d.heads * 2)?;
+    let counters = c.gpu.stream.alloc_zeros::<u32>(d.kv_heads)?;
+    let out = c.poisoned::<f16>(d.q_rows())?;
+    k.attention(&AttnCall {
+        q: c.dev(&q_d),
+        kc: c.dev(&kc_d),
+        vc: c.dev(&vc_d),
+        part_o: c.dev(&part_o),
+        part_ml: c.dev(&part_ml),
+        counters: c.dev(&counters),
+        out: c.dev(&out),
+        pos: c.dev(&pos_d),
+        rows_per_seq: 1,
+        m: 1,
+        grid_ctx: max_ctx,
+        split_len,
+        max_ctx,
+        merge_in_block: true,
+        cache_ready: true,
+        warps_per_head: 1,
+    })?;
+    let cache = CacheView {
+        kc: &kc,
+        vc: &vc,
+        max_ctx,
+    };
+    Ok(check(
+        format!(
+            "attention decode ctx={} splits={splits}: merge in two rounds",
+            pos + 1
+        ),
+        &c.down16(&out)?,
+        &attn_ref(d, &cache, 1, 1, pos, &q),
+        3e-3,
+    ))
+}
+
 /// Runs every check; the caller prints them and fails on any that did not pass.
 pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
     let d = dims();
@@ -419,36 +518,13 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
     let kc_now = c.down16(&kc_d)?;
     let vc_now = c.down16(&vc_d)?;
     let q_now = c.down32(&q_d)?;
-    let attn_ref = |rows: usize, rows_per_seq: usize, pos0: usize, q: &[f64]| -> Vec<f64> {
-        let gsz = d.heads / d.kv_heads;
-        let mut o = Vec::new();
-        for r in 0..rows {
-            let (seq, pos) = (r / rows_per_seq, pos0 + r % rows_per_seq);
-            for hh in 0..d.heads {
-                let g2 = hh / gsz;
-                let qv = &q[(r * d.heads + hh) * hd..(r * d.heads + hh + 1) * hd];
-                let base = (seq * d.kv_heads + g2) * max_ctx;
-                let s: Vec<f64> = (0..=pos)
-                    .map(|j| {
-                        let kr = &kc_now[(base + j) * hd..(base + j + 1) * hd];
-                        qv.iter().zip(kr).map(|(a, b)| a * b).sum::<f64>() / (hd as f64).sqrt()
-                    })
-                    .collect();
-                let mx = s.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-                let p: Vec<f64> = s.iter().map(|v| (v - mx).exp()).collect();
-                let sum: f64 = p.iter().sum();
-                for dd in 0..hd {
-                    o.push(
-                        (0..=pos)
-                            .map(|j| p[j] * vc_now[(base + j) * hd + dd])
-                            .sum::<f64>()
-                            / sum,
-                    );
-                }
-            }
-        }
-        o
+    let now = CacheView {
+        kc: &kc_now,
+        vc: &vc_now,
+        max_ctx,
     };
+    let decode_ref =
+        |rows, rows_per_seq, pos0, q: &[f64]| attn_ref(&d, &now, rows, rows_per_seq, pos0, q);
     let (p_len, b) = (23usize, 2usize);
     let rows = p_len * b;
     let zero_d = c.gpu.stream.clone_htod(&[0i32])?;
@@ -521,7 +597,7 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
                 round + 1
             ),
             &got[..3 * d.q_rows()],
-            &attn_ref(3, 1, pos_val, &q_now),
+            &decode_ref(3, 1, pos_val, &q_now),
             3e-3,
         ));
     }
@@ -533,7 +609,7 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
         cache_ready: true,
         ..call(3, 1, max_ctx, 32, &q_d)
     })?;
-    let att_want = attn_ref(3, 1, pos_val, &q_now);
+    let att_want = decode_ref(3, 1, pos_val, &q_now);
     let want: Vec<f64> = (0..3)
         .flat_map(|r| {
             let y = matvec(
@@ -644,36 +720,12 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
     call_p.pos = c.dev(&zero_d);
     k.attention(&call_p)?;
     let got = c.down16(&att_d)?;
-    let want = {
-        let gsz = d.heads / d.kv_heads;
-        let mut o = Vec::new();
-        for r in 0..rows {
-            let (seq, pos) = (r / p_len, r % p_len);
-            for hh in 0..d.heads {
-                let g2 = hh / gsz;
-                let qv = &q_now2[(r * d.heads + hh) * hd..(r * d.heads + hh + 1) * hd];
-                let base = (seq * d.kv_heads + g2) * max_ctx;
-                let s: Vec<f64> = (0..=pos)
-                    .map(|j| {
-                        let kr = &kc_now2[(base + j) * hd..(base + j + 1) * hd];
-                        qv.iter().zip(kr).map(|(a, b)| a * b).sum::<f64>() / (hd as f64).sqrt()
-                    })
-                    .collect();
-                let mx = s.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-                let p: Vec<f64> = s.iter().map(|v| (v - mx).exp()).collect();
-                let sum: f64 = p.iter().sum();
-                for dd in 0..hd {
-                    o.push(
-                        (0..=pos)
-                            .map(|j| p[j] * vc_now2[(base + j) * hd + dd])
-                            .sum::<f64>()
-                            / sum,
-                    );
-                }
-            }
-        }
-        o
+    let after_prefill = CacheView {
+        kc: &kc_now2,
+        vc: &vc_now2,
+        max_ctx,
     };
+    let want = attn_ref(&d, &after_prefill, rows, p_len, 0, &q_now2);
     out.push(check(
         format!("attention prefill causal rows={rows} (2 x {p_len})"),
         &got[..rows * d.q_rows()],
@@ -757,6 +809,7 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
         max_abs: 0.0,
         tolerance: 0.5,
     });
+    out.push(long_context_merge(&mut c, &k, &d)?);
     gpu.synchronize()?;
     Ok(out)
 }
