@@ -187,7 +187,8 @@ pub struct Args {
     #[arg(long)]
     opbench_ablation: bool,
     /// opbench: cached positions per attention block in the decode step (a multiple of 32 up
-    /// to 256); default: the whole context in one block up to 256.
+    /// to 256); default: the rule in src/llm/fast/plan.rs (32 at batch 1-2, 64 at batch 3-8,
+    /// the whole context up to 256 above).
     #[arg(long)]
     opbench_attn_split: Option<usize>,
     /// opbench: warps per query head in the decode step's attention blocks (1 to 4, each
