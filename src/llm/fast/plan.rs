@@ -256,7 +256,7 @@ pub fn attn_splits(grid_ctx: usize) -> usize {
     grid_ctx.div_ceil(attn_split_len(grid_ctx))
 }
 
-/// Positions per attention split in the decode step (batch 1-2 leave the merge to o_proj,
+/// Positions per attention split in the decode step (batch 1 leaves the merge to o_proj,
 /// larger batches merge in the attention kernel's last block):
 /// - batch 1-2: 32, one warp's lanes: the shortest chain per block;
 /// - batch 3-8: 64, one chunk for each of the two warps per head (decode_attn_warps);
@@ -292,10 +292,11 @@ pub fn decode_attn_warps(batch: usize) -> usize {
 /// Whether the decode step leaves the attention splits for o_proj to merge while it stages
 /// its input (one fewer chain of fence + atomic + merge per layer) rather than merging them in
 /// the attention kernel's last block. Every o_proj block repeats the merge of all rows, so it
-/// pays at batch 1 only (H100, per step: attention + o_proj 279 us against 364 us in-block)
-/// and costs at batch 4 and 16 (591 against 396 us at batch 4).
+/// can pay at batch 1 only: there the two ways tie since the last block's merge takes three
+/// round trips (H100: 1,033-1,036 against 1,029-1,040 tokens/s), and at batch 2 the last
+/// block's merge is 6-10% faster (1,685-1,754 against 1,585-1,594).
 pub fn merge_in_o_proj(batch: usize) -> bool {
-    batch <= 2
+    batch <= 1
 }
 
 /// Head dims the attention kernel takes (lanes hold at most two pairs of dims).
@@ -652,6 +653,7 @@ mod tests {
         assert_eq!(decode_split_len(8, 8192), 128);
         assert_eq!(decode_split_len(16, 100), 128);
         assert_eq!(decode_split_len(16, 2048), 256);
+        assert!(merge_in_o_proj(1) && !merge_in_o_proj(2));
         assert_eq!(decode_attn_warps(1), 1);
         assert_eq!(decode_attn_warps(4), 2);
         assert_eq!(decode_attn_warps(16), ATTN_MAX_WARPS_PER_HEAD);
