@@ -72,6 +72,7 @@ pub struct BenchOptions {
 }
 
 /// The opbench engine's launch choices from the run's flags.
+#[cfg(feature = "cuda")]
 fn engine_options(o: &BenchOptions) -> super::fast::engine::EngineOptions {
     super::fast::engine::EngineOptions {
         pdl: o.pdl,
