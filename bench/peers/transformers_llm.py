@@ -4,7 +4,8 @@
 Reads the models llm_bench saved with --save-weights DIR (DIR/<config>/{config.json,
 model.safetensors, parity.safetensors}), measures prefill + greedy decode exactly like llm_bench
 (warm-up, repeats, the device synchronized before every clock read, the new tokens copied to the
-host every step), writes DIR/<config>/peer_logits.safetensors for the parity check and a rows
+host every step), writes DIR/<config>/peer_logits.safetensors for the parity check (and
+peer_logits-<impl>.safetensors at the decode steps an implementation saved) and a rows
 file that `llm_bench --merge FILE --parity-dir DIR` adds to artifacts/llm.json. Statistics and
 the bandwidth bound are computed there, by the same Rust code as candle's rows.
 
@@ -204,6 +205,29 @@ def ints(s):
     return [int(x) for x in s.split(",") if x]
 
 
+def save_step_logits(model, folder, prompt_len):
+    """For each DIR/<config>/logits-<impl>.safetensors that names the sequence its decode steps
+    ran on (`input_ids`: the prompt, then the tokens fed to each step), this model's logits at
+    the same positions (the prompt's last one, then each step's) in one forward pass over the
+    whole sequence, as peer_logits-<impl>.safetensors."""
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    for f in sorted(folder.glob("logits-*.safetensors")):
+        t = load_file(str(f))
+        if "input_ids" not in t:
+            continue
+        seq = t["input_ids"].to(torch.long).to("cuda")
+        if seq.shape[-1] < prompt_len:
+            raise SystemExit(f"{f}: input_ids shorter than the {prompt_len}-token prompt")
+        out = model(input_ids=seq, use_cache=False).logits[0, prompt_len - 1:, :]
+        imp = f.name[len("logits-"):-len(".safetensors")]
+        save_file({"logits": out.float().cpu().contiguous()},
+                  str(folder / f"peer_logits-{imp}.safetensors"))
+        print(f"[peer] {folder.name}: {imp}'s {out.shape[0] - 1} decode steps' logits",
+              file=sys.stderr, flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--weights-dir", type=Path, help="llm_bench --save-weights folder")
@@ -265,6 +289,7 @@ def main():
                 ids = par["input_ids"].to(torch.long).to("cuda")
                 logits = model(input_ids=ids, use_cache=False).logits[:, -1, :].float().cpu().contiguous()
                 save_file({"logits": logits}, str(folder / "peer_logits.safetensors"))
+                save_step_logits(model, folder, ids.shape[-1])
                 g = torch.Generator().manual_seed(1234)
                 batches = ints(per_config[name]) if name in per_config else a.batch
                 for p in a.prompt_len:

@@ -36,6 +36,9 @@ for v in "${variants[@]}"; do
     chmod +x "$work/bin/$name"
     timeout 120 "$work/bin/$name" --self-test > "$work/selftest-$name.txt" 2>&1
     rc=$?
+    # SELFTEST=0: time builds whose self-test fails (diagnosis only; each run still checks
+    # parity, and a failed parity is printed).
+    [ "${SELFTEST:-1}" = 0 ] && rc=0
     echo "self-test $name: rc $rc, $(grep -c PASS "$work/selftest-$name.txt") passed, $(grep -c FAIL "$work/selftest-$name.txt") failed"
     grep FAIL "$work/selftest-$name.txt" | head -5
     [ $rc -eq 0 ] && ok[$name]=1

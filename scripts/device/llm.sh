@@ -3,7 +3,8 @@
 # random f16 at batch 1/4/16, the config ladder at batch 1; candle with event tracking on vs off),
 # the transformers-eager, torch-cudagraph and (TinyLlama only) torch-compile-cudagraph peers on
 # the same saved weights, one candle decode step under ncu, then the merge + parity (every
-# implementation's prompt logits against transformers').
+# implementation's prompt logits against transformers', and opbench's at 32 decode steps on the
+# tokens it generated).
 #
 # Usage (on the GPU machine, from the repo root): OUT=/some/dir bash scripts/device/llm.sh DIR
 # where DIR holds llm_bench.xz (a `cargo build --release --features cuda --bin llm_bench`,

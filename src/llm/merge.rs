@@ -173,22 +173,67 @@ pub fn parity_tolerance(dtype: &str) -> f64 {
     }
 }
 
-fn read_logits(path: &Path) -> Result<Vec<f32>> {
+/// The `logits` tensor of a safetensors file as rows of `vocab` (f32).
+fn read_logit_rows(path: &Path) -> Result<(usize, Vec<f32>)> {
     let m = candle_core::safetensors::load(path, &Device::Cpu)
         .with_context(|| format!("{}: cannot read safetensors", path.display()))?;
     let t: &Tensor = m
         .get("logits")
         .with_context(|| format!("{}: no tensor named `logits`", path.display()))?;
-    Ok(t.to_dtype(DType::F32)?.flatten_all()?.to_vec1()?)
+    let rows = match t.dims() {
+        [_] => 1,
+        [r, _] => *r,
+        d => bail!(
+            "{}: `logits` has shape {d:?}, expected [vocab] or [rows, vocab]",
+            path.display()
+        ),
+    };
+    Ok((rows, t.to_dtype(DType::F32)?.flatten_all()?.to_vec1()?))
 }
 
-/// The parity row of `imp` for one saved model folder: its last-position logits (`ours`, a file
-/// in `dir`) against the transformers peer's (peer_logits.safetensors) on the prompt saved in
-/// parity.safetensors. `dtype`: the weights' dtype name.
+/// The parity row of `imp` for one saved model folder: its logits (`ours`, a file in `dir`)
+/// against the transformers peer's on the same weights. With peer_logits-<imp>.safetensors
+/// the two hold the same rows (the prompt's last position, then each decode step on the
+/// sequence `ours` names) and every row is compared; otherwise `ours`' first row against
+/// peer_logits.safetensors (the prompt saved in parity.safetensors). `dtype`: the weights'
+/// dtype name.
 pub fn parity_row(dir: &Path, ours: &str, imp: &str, dtype: &str) -> Result<ResultRow> {
-    let got = read_logits(&dir.join(ours))?;
-    let peer = read_logits(&dir.join("peer_logits.safetensors"))?;
-    let (rel, max_abs, top1) = compare_logits(&got, &peer)?;
+    let (rows, got) = read_logit_rows(&dir.join(ours))?;
+    let own_peer = dir.join(format!("peer_logits-{imp}.safetensors"));
+    let (peer_rows, peer) = if own_peer.is_file() {
+        read_logit_rows(&own_peer)?
+    } else {
+        read_logit_rows(&dir.join("peer_logits.safetensors"))?
+    };
+    let vocab = peer.len() / peer_rows.max(1);
+    let steps = if own_peer.is_file() {
+        if peer_rows != rows {
+            bail!(
+                "{}: {rows} rows of logits, but {} has {peer_rows}: rerun the peer on this folder",
+                dir.join(ours).display(),
+                own_peer.display()
+            );
+        }
+        rows - 1
+    } else {
+        0
+    };
+    // Row 0 is the prompt's last position; rows 1.. the decode steps.
+    let mut errs = Vec::with_capacity(steps + 1);
+    for r in 0..=steps {
+        let span = r * vocab..(r + 1) * vocab;
+        let g = got.get(span.clone()).with_context(|| {
+            format!(
+                "{}: fewer than {} logits",
+                dir.join(ours).display(),
+                span.end
+            )
+        })?;
+        errs.push(compare_logits(g, &peer[span])?);
+    }
+    let rel = errs.iter().map(|e| e.0).fold(0.0, f64::max);
+    let max_abs = errs.iter().map(|e| e.1).fold(0.0, f64::max);
+    let top1 = errs.iter().filter(|e| e.2).count();
     let tol = parity_tolerance(dtype);
     let passed = rel <= tol;
     let name = dir
@@ -205,10 +250,19 @@ pub fn parity_row(dir: &Path, ours: &str, imp: &str, dtype: &str) -> Result<Resu
         .param("weights", "random")
         .param("dtype", dtype)
         .param("batch", 1usize)
-        .param("prompt_len", p);
+        .param("prompt_len", p)
+        .param("decode_steps", steps);
     row.status = if passed { Status::Ok } else { Status::Failed };
     row.correctness = Some(Correctness {
-        reference: "transformers-eager: last-position logits of the same prompt and weights".into(),
+        reference: if steps == 0 {
+            "transformers-eager: last-position logits of the same prompt and weights".into()
+        } else {
+            format!(
+                "transformers-eager: logits at the prompt's last position and at {steps} decode \
+                 steps (the tokens {imp} generated, run as one sequence), same weights; the \
+                 worst row"
+            )
+        },
         max_abs_err: max_abs,
         rel_err: rel,
         tolerance: tol,
@@ -217,7 +271,22 @@ pub fn parity_row(dir: &Path, ours: &str, imp: &str, dtype: &str) -> Result<Resu
     row.metrics.insert("logits_rel_err".into(), rel);
     row.metrics.insert("logits_max_abs_err".into(), max_abs);
     row.metrics
-        .insert("top1_agrees".into(), if top1 { 1.0 } else { 0.0 });
+        .insert("prefill_logits_rel_err".into(), errs[0].0);
+    if steps > 0 {
+        let decode = errs[1..].iter().map(|e| e.0).fold(0.0, f64::max);
+        row.metrics
+            .insert("decode_logits_rel_err_max".into(), decode);
+        row.notes.push(format!(
+            "rel L2 error against transformers: prompt {:.2e}, decode steps 1..{steps} max \
+             {decode:.2e}; argmax agrees at {top1} of {} positions",
+            errs[0].0,
+            steps + 1
+        ));
+    }
+    row.metrics.insert(
+        "top1_agrees".into(),
+        if top1 == errs.len() { 1.0 } else { 0.0 },
+    );
     Ok(row)
 }
 
@@ -352,6 +421,86 @@ pub fn merge(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::HashMap;
+
+    fn save(dir: &Path, file: &str, tensors: &[(&str, Tensor)]) {
+        let m: HashMap<String, Tensor> = tensors
+            .iter()
+            .map(|(k, t)| (k.to_string(), t.clone()))
+            .collect();
+        candle_core::safetensors::save(&m, dir.join(file)).unwrap();
+    }
+
+    fn logits(rows: usize, vocab: usize, bump: f32) -> Tensor {
+        let v: Vec<f32> = (0..rows * vocab)
+            .map(|i| ((i * 37 % 101) as f32 - 50.0) / 10.0)
+            .collect();
+        let mut v = v;
+        // `bump` on every logit of the last row: an error in one decode step only.
+        for x in &mut v[(rows - 1) * vocab..] {
+            *x += bump;
+        }
+        Tensor::from_vec(v, (rows, vocab), &Device::Cpu).unwrap()
+    }
+
+    #[test]
+    fn parity_compares_every_decode_step_the_peer_ran() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("llama-test");
+        std::fs::create_dir_all(&dir).unwrap();
+        let ids = |n: usize| Tensor::from_vec(vec![3i64; n], (1, n), &Device::Cpu).unwrap();
+        save(
+            &dir,
+            "parity.safetensors",
+            &[("input_ids", ids(4)), ("logits", logits(1, 50, 0.0))],
+        );
+        save(
+            &dir,
+            "peer_logits.safetensors",
+            &[("logits", logits(1, 50, 0.0))],
+        );
+        save(
+            &dir,
+            "logits-opbench.safetensors",
+            &[("input_ids", ids(6)), ("logits", logits(3, 50, 0.0))],
+        );
+        // The peer's step 2 is 0.01 higher everywhere: within f16's tolerance.
+        save(
+            &dir,
+            "peer_logits-opbench.safetensors",
+            &[("logits", logits(3, 50, 0.01))],
+        );
+        let r = parity_row(&dir, "logits-opbench.safetensors", "opbench", "f16").unwrap();
+        assert_eq!(r.params["decode_steps"], Param::Int(2));
+        assert_eq!(r.metrics["prefill_logits_rel_err"], 0.0);
+        let step2 = r.metrics["decode_logits_rel_err_max"];
+        assert!(step2 > 0.0 && step2 < 1e-2, "{step2}");
+        assert_eq!(r.metrics["logits_rel_err"], step2);
+        assert!(r.correctness.as_ref().unwrap().passed);
+        // An error at one decode step fails the row, though the prompt's logits agree.
+        save(
+            &dir,
+            "peer_logits-opbench.safetensors",
+            &[("logits", logits(3, 50, 2.0))],
+        );
+        let r = parity_row(&dir, "logits-opbench.safetensors", "opbench", "f16").unwrap();
+        assert_eq!(r.metrics["prefill_logits_rel_err"], 0.0);
+        assert!(!r.correctness.as_ref().unwrap().passed);
+        assert_eq!(r.status, Status::Failed);
+        // A peer file of other rows is named, not compared.
+        save(
+            &dir,
+            "peer_logits-opbench.safetensors",
+            &[("logits", logits(2, 50, 0.0))],
+        );
+        let e = parity_row(&dir, "logits-opbench.safetensors", "opbench", "f16").unwrap_err();
+        assert!(e.to_string().contains("rerun the peer"), "{e}");
+        // Without a peer file of its own, an implementation's prompt row is checked alone.
+        std::fs::remove_file(dir.join("peer_logits-opbench.safetensors")).unwrap();
+        let r = parity_row(&dir, "logits-opbench.safetensors", "opbench", "f16").unwrap();
+        assert_eq!(r.params["decode_steps"], Param::Int(0));
+        assert!(r.correctness.as_ref().unwrap().passed);
+    }
 
     #[test]
     fn logits_comparison_reports_relative_error_and_argmax() {

@@ -180,8 +180,11 @@ fn prompt_for(l: &Loaded, o: &BenchOptions, b: usize, p: usize) -> Result<Vec<Ve
     }
 }
 
-/// The file beside parity.safetensors holding `imp`'s last-position logits of the same prompt,
-/// checked against the transformers peer's by `llm_bench --merge --parity-dir`.
+/// The file beside parity.safetensors holding `imp`'s logits of the same prompt (`logits`
+/// [rows][vocab]: the last prompt position, then any decode steps, whose input tokens follow
+/// the prompt in `input_ids` when there are steps), checked against the transformers peer's
+/// (peer_logits-<imp>.safetensors, or peer_logits.safetensors for the prompt alone) by
+/// `llm_bench --merge --parity-dir`.
 pub fn impl_logits_file(imp: &str) -> String {
     format!("logits-{imp}.safetensors")
 }
@@ -212,12 +215,22 @@ fn save_for_peer(
     candle_core::safetensors::save(&m, &f).with_context(|| format!("writing {}", f.display()))?;
     if o.impls.contains(&Impl::Opbench) {
         // Without these logits the merge says "not checked"; opbench's own rows still run.
-        match opbench_prompt_logits(l, o, backend, &ids) {
-            Ok(Some(v)) => {
-                let t =
-                    Tensor::from_vec(v, (1, l.model.arch.vocab_size), &candle_core::Device::Cpu)?;
+        let steps = PARITY_STEPS.min(o.new_tokens.saturating_sub(1));
+        match opbench_parity_logits(l, o, backend, &ids, steps) {
+            Ok(Some((logits, fed))) => {
+                let vocab = l.model.arch.vocab_size;
+                let cpu = &candle_core::Device::Cpu;
+                let rows = logits.len() / vocab;
+                let seq: Vec<i64> = ids.iter().chain(&fed).map(|&i| i as i64).collect();
+                let n = seq.len();
+                let m = HashMap::from([
+                    (
+                        "logits".to_string(),
+                        Tensor::from_vec(logits, (rows, vocab), cpu)?,
+                    ),
+                    ("input_ids".to_string(), Tensor::from_vec(seq, (1, n), cpu)?),
+                ]);
                 let f = sub.join(impl_logits_file(Impl::Opbench.label()));
-                let m = HashMap::from([("logits".to_string(), t)]);
                 candle_core::safetensors::save(&m, &f)
                     .with_context(|| format!("writing {}", f.display()))?;
             }
@@ -232,30 +245,42 @@ fn save_for_peer(
     Ok(sub)
 }
 
-/// opbench's last-position logits of one prompt (prefill only); None off the GPU.
+/// opbench's logits of one prompt at its last position and at `steps` greedy decode steps
+/// after it ([1 + steps][vocab], row-major), and the tokens it fed to those steps (its own
+/// greedy tokens), so the transformers peer can run the same sequence; None off the GPU.
 #[cfg(feature = "cuda")]
-fn opbench_prompt_logits(
+fn opbench_parity_logits(
     l: &Loaded,
     o: &BenchOptions,
     backend: &Backend,
     ids: &[u32],
-) -> Result<Option<Vec<f32>>> {
+    steps: usize,
+) -> Result<Option<(Vec<f32>, Vec<u32>)>> {
     let Backend::Cuda(gpu) = backend else {
         return Ok(None);
     };
     let opts = engine_options(o);
-    let mut e = super::fast::engine::Engine::new(gpu, &l.model, 1, ids.len(), ids.len() + 1, opts)?;
-    e.prefill(&[ids.to_vec()])?;
-    Ok(Some(e.logits()?))
+    let p = ids.len();
+    let mut e = super::fast::engine::Engine::new(gpu, &l.model, 1, p, p + steps + 1, opts)?;
+    let mut next = e.prefill(&[ids.to_vec()])?;
+    let mut logits = e.logits()?;
+    let mut fed = Vec::with_capacity(steps);
+    for _ in 0..steps {
+        fed.push(next[0]);
+        next = e.step()?;
+        logits.extend(e.logits()?);
+    }
+    Ok(Some((logits, fed)))
 }
 
 #[cfg(not(feature = "cuda"))]
-fn opbench_prompt_logits(
+fn opbench_parity_logits(
     _l: &Loaded,
     _o: &BenchOptions,
     _backend: &Backend,
     _ids: &[u32],
-) -> Result<Option<Vec<f32>>> {
+    _steps: usize,
+) -> Result<Option<(Vec<f32>, Vec<u32>)>> {
     Ok(None)
 }
 
