@@ -53,6 +53,9 @@ struct GemvArgs {
     int x_stride, out_stride;
     int ksplit;            // warps that share one pair of weight rows (1, 2, 4 or 8)
     int mode;
+    // Tensor-core kernel: 1 = out = (W' x) / rms(x) per row, W' = W with the RMSNorm weight
+    // folded in along k at load (weights::fold_norm); norm_w is then null.
+    int folded_norm;
 };
 
 struct AttnArgs {

@@ -193,4 +193,25 @@ __device__ __forceinline__ void stage_x(const GemvArgs &a, __half *xs, int xs_st
     __syncthreads();
 }
 
+// stage_x for a product whose weights carry the RMSNorm weight (a.folded_norm): x is staged
+// as it is and each row's 1/rms left in inv_rows[r] (B > 1 rows, one warp per row) for the
+// epilogue to scale the sums; visible to every thread when it returns. Without
+// a.folded_norm, as stage_x. Every thread of the block must call it.
+template <int B>
+__device__ __forceinline__ void stage_x_folded(const GemvArgs &a, __half *xs, int xs_stride,
+                                               float *inv_rows) {
+    static_assert(B > 1, "the CUDA-core batch-1 product normalizes x itself (stage_x)");
+    stage_x<B>(a, xs, xs_stride, nullptr);  // no norm_w: staging (or the merge) only
+    if (!a.folded_norm) return;
+    const int rows = min(B, a.m), kv = a.k >> 3;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    for (int r = warp; r < rows; r += 8) {
+        float ss = 0.f;
+        for (int c = lane; c < kv; c += 32) ss += sum_sq8(xs + (size_t)r * xs_stride + c * 8);
+        ss = warp_sum(ss);
+        if (lane == 0) inv_rows[r] = rsqrtf(ss / (float)a.k + a.eps);
+    }
+    __syncthreads();
+}
+
 }  // namespace

@@ -1,7 +1,9 @@
 //! Decode skinny-matrix product on the tensor cores: out = W x for up to 8 (decode_gemv_tc_b8)
 //! or 16 (_b16) rows of x, f16 weights and inputs, f32 accumulation with mma.sync.m16n8k16, the
-//! same fused prologue (attention merge or RMSNorm while staging x) and epilogues as
-//! decode_gemv.cu.
+//! same fused prologue (attention merge while staging x) and epilogues as decode_gemv.cu.
+//! RMSNorm differs: these kernels take weights with the norm weight folded in along k
+//! (folded_norm), find each row's 1/rms while staging x and scale the sums by it in the
+//! epilogue, so x is never rescaled in shared memory before the first mma.
 //!
 //! A warp owns a tile of 16 weight rows (8 adjacent pairs) and `ksplit` warps share a tile,
 //! each taking every ksplit-th span of 4U 16-byte column chunks (whole 128-byte lines of each
@@ -80,6 +82,7 @@ template <int NT, int U> __device__ void gemv_tc_body(const GemvArgs a) {
     extern __shared__ __align__(16) unsigned char smem_raw[];
     __half *xs = reinterpret_cast<__half *>(smem_raw);
     __shared__ float red[8][32][4 * NT];
+    __shared__ float inv_rows[B];
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int g = lane >> 2, t = lane & 3;
     const int k = a.k, kv = k >> 3, xst = k + TC_X_PAD;
@@ -100,8 +103,6 @@ template <int NT, int U> __device__ void gemv_tc_body(const GemvArgs a) {
     int base = wig * 4 * U;  // warp-uniform: every lane takes part in every mma
     load_tc_chunks<U>(w0, w1, live, base + t, kv, ra, rb);
     load_tc_chunks<U>(w0, w1, live, base + wstep + t, kv, sa, sb);
-    __half *gs = xs + B * xst;  // the RMSNorm weight, after x
-    prefetch_norm_w(a, gs);
     pdl_launch();
     pdl_wait();
 
@@ -115,7 +116,7 @@ template <int NT, int U> __device__ void gemv_tc_body(const GemvArgs a) {
             pre[nt][j] = {make_float2(0.f, 0.f), 0, 0.f};
             if (writer && r < a.m) pre[nt][j] = epilogue_pre(a, r, p);  // after pdl_wait
         }
-    stage_x<B>(a, xs, xst, gs);
+    stage_x_folded<B>(a, xs, xst, inv_rows);
 
     float acc[NT][4];
 #pragma unroll
@@ -154,7 +155,9 @@ template <int NT, int U> __device__ void gemv_tc_body(const GemvArgs a) {
 #pragma unroll
             for (int j = 0; j < 2; j++) {
                 const int r = nt * 8 + 2 * t + j;
-                if (r < a.m) epilogue(a, r, p, acc[nt][j], acc[nt][2 + j], pre[nt][j]);
+                if (r >= a.m) continue;
+                const float s = a.folded_norm ? inv_rows[r] : 1.f;
+                epilogue(a, r, p, s * acc[nt][j], s * acc[nt][2 + j], pre[nt][j]);
             }
     }
 }

@@ -80,6 +80,8 @@ pub const DECLARED: &[Declared] = &[
             "prompt_len",
             "new_tokens",
             "weights",
+            // Parity rows: the decode steps checked after the prompt (absent: the prompt only).
+            "decode_steps",
         ],
         settings: &[
             "pdl",

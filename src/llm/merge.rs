@@ -250,8 +250,10 @@ pub fn parity_row(dir: &Path, ours: &str, imp: &str, dtype: &str) -> Result<Resu
         .param("weights", "random")
         .param("dtype", dtype)
         .param("batch", 1usize)
-        .param("prompt_len", p)
-        .param("decode_steps", steps);
+        .param("prompt_len", p);
+    if steps > 0 {
+        row = row.param("decode_steps", steps);
+    }
     row.status = if passed { Status::Ok } else { Status::Failed };
     row.correctness = Some(Correctness {
         reference: if steps == 0 {
@@ -282,6 +284,19 @@ pub fn parity_row(dir: &Path, ours: &str, imp: &str, dtype: &str) -> Result<Resu
             errs[0].0,
             steps + 1
         ));
+        // Where the argmax differs, how close transformers' own top two were (a near-tie
+        // explains a flip; a wide margin would not).
+        if let Some(r) = errs.iter().position(|e| !e.2) {
+            let margin = super::fast::parity::top2_margin(&peer[r * vocab..(r + 1) * vocab]);
+            row.notes.push(format!(
+                "argmax first differs at {}: transformers' top-2 logit margin there {margin:.4}",
+                if r == 0 {
+                    "the prompt's last position".to_string()
+                } else {
+                    format!("decode step {r}")
+                }
+            ));
+        }
     }
     row.metrics.insert(
         "top1_agrees".into(),
@@ -486,7 +501,22 @@ mod tests {
         let r = parity_row(&dir, "logits-opbench.safetensors", "opbench", "f16").unwrap();
         assert_eq!(r.metrics["prefill_logits_rel_err"], 0.0);
         assert!(!r.correctness.as_ref().unwrap().passed);
+        // The bump moves every logit of step 2 alike, so the argmax agrees everywhere.
+        assert!(r.notes[0].contains("agrees at 3 of 3"), "{:?}", r.notes);
         assert_eq!(r.status, Status::Failed);
+        // An argmax that differs is placed, with the peer's top-2 margin there: step 1's
+        // largest logit is 4.9, and the peer's first one is 6.0.
+        let mut v: Vec<f32> = logits(3, 50, 0.0).flatten_all().unwrap().to_vec1().unwrap();
+        v[50] = 6.0;
+        let t = Tensor::from_vec(v, (3, 50), &Device::Cpu).unwrap();
+        save(&dir, "peer_logits-opbench.safetensors", &[("logits", t)]);
+        let r = parity_row(&dir, "logits-opbench.safetensors", "opbench", "f16").unwrap();
+        assert!(r.notes[0].contains("agrees at 2 of 3"), "{:?}", r.notes);
+        assert!(
+            r.notes[1].contains("decode step 1") && r.notes[1].contains("margin there 1.1000"),
+            "{:?}",
+            r.notes
+        );
         // A peer file of other rows is named, not compared.
         save(
             &dir,
@@ -498,7 +528,7 @@ mod tests {
         // Without a peer file of its own, an implementation's prompt row is checked alone.
         std::fs::remove_file(dir.join("peer_logits-opbench.safetensors")).unwrap();
         let r = parity_row(&dir, "logits-opbench.safetensors", "opbench", "f16").unwrap();
-        assert_eq!(r.params["decode_steps"], Param::Int(0));
+        assert!(!r.params.contains_key("decode_steps"));
         assert!(r.correctness.as_ref().unwrap().passed);
     }
 

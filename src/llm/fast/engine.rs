@@ -2,9 +2,9 @@
 //! allocated up front, prefill through cuBLAS plus our kernels, and the decode step captured
 //! once into one CUDA graph that reads its tokens and position from device memory.
 
-use super::kernels::{AttnCall, DecodeKernels, Dev, GemvCall, GemvOut, MergeIn, QkvTarget};
+use super::kernels::{AttnCall, DecodeKernels, Dev, GemvCall, GemvOut, MergeIn, Norm, QkvTarget};
 use super::plan::{
-    attn_max_warps_per_head, attn_split_len, decode_attn_warps, decode_split_len,
+    attn_max_warps_per_head, attn_split_len, decode_attn_warps, decode_split_len, fold_norms,
     gemv_tensor_cores, gemv_tile, merge_in_o_proj, step_ksplits, BufferSizes, Dims,
 };
 use super::weights::FastWeights;
@@ -111,6 +111,8 @@ pub struct Engine {
     layers: Vec<LayerViews>,
     embed: Dev,
     final_norm: Dev,
+    /// Prefill's RMSNorm weight when the norm weights are folded into the matrices.
+    ones: Dev,
     lm_head: Dev,
     inv_freq: Dev,
     /// Host mirror of the device position: the next decode step writes this position.
@@ -174,7 +176,7 @@ impl Engine {
         }
         let stream = gpu.stream.clone();
         let k = DecodeKernels::load(gpu, dims)?;
-        let weights = FastWeights::build(model, &dims, &gpu.device, &stream)?;
+        let weights = FastWeights::build(model, &dims, &gpu.device, &stream, fold_norms(batch))?;
         let s = BufferSizes::new(&dims, batch, prompt_len, max_ctx);
         let bufs = Buffers {
             prompt_tok: alloc(&stream, s.rows, "prompt tokens")?,
@@ -237,6 +239,7 @@ impl Engine {
             graph: None,
             embed: v(&weights.embed),
             final_norm: v(&weights.final_norm),
+            ones: v(&weights.ones),
             lm_head: v(&weights.lm_head),
             inv_freq: Dev::of(&weights.inv_freq, &stream),
             k,
@@ -324,6 +327,27 @@ impl Engine {
         }
     }
 
+    /// How the step's products apply the RMSNorm of weight `w`: folded into the weights for the
+    /// tensor-core kernel, in shared memory for the CUDA-core one (plan::fold_norms; the
+    /// ablation's swap of kernel families keeps the weights, so its outputs are meaningless
+    /// there, as it says).
+    fn norm(&self, w: Dev) -> Norm {
+        if self.tc {
+            Norm::Folded
+        } else {
+            Norm::Weight(w)
+        }
+    }
+
+    /// Prefill's RMSNorm weight before a matrix: ones when the norm weight `w` is folded into it.
+    fn prefill_norm(&self, w: Dev) -> Dev {
+        if self._weights.folded {
+            self.ones
+        } else {
+            w
+        }
+    }
+
     /// final norm + lm_head over m rows of x (stride apart), then argmax and pos += pos_inc.
     fn head(&self, x: Dev, stride: usize, pos_inc: usize) -> Result<()> {
         let d = &self.dims;
@@ -332,7 +356,7 @@ impl Engine {
             merge: None,
             x,
             x_stride: stride,
-            norm_w: Some(self.final_norm),
+            norm: Some(self.norm(self.final_norm)),
             eps: d.eps,
             n: d.vocab,
             k: d.hidden,
@@ -369,7 +393,7 @@ impl Engine {
                     x: vw.resid,
                     merge: None,
                     x_stride: h,
-                    norm_w: Some(lw.ln1),
+                    norm: Some(self.norm(lw.ln1)),
                     eps: d.eps,
                     n: d.qkv_rows(),
                     k: h,
@@ -402,7 +426,7 @@ impl Engine {
                         split_len: self.decode_split_len,
                     }),
                     x_stride: d.q_rows(),
-                    norm_w: None,
+                    norm: None,
                     eps: d.eps,
                     n: h,
                     k: d.q_rows(),
@@ -421,7 +445,7 @@ impl Engine {
                     x: vw.resid,
                     merge: None,
                     x_stride: h,
-                    norm_w: Some(lw.ln2),
+                    norm: Some(self.norm(lw.ln2)),
                     eps: d.eps,
                     n: 2 * i,
                     k: h,
@@ -440,7 +464,7 @@ impl Engine {
                     x: vw.h,
                     merge: None,
                     x_stride: i,
-                    norm_w: None,
+                    norm: None,
                     eps: d.eps,
                     n: h,
                     k: i,
@@ -622,13 +646,15 @@ impl Engine {
         self.k.embed(vw.prompt_tok, self.embed, vw.resid, m)?;
         for l in 0..d.layers {
             let lw = self.layers[l];
-            self.k.rmsnorm(vw.resid, lw.ln1, vw.xn, m)?;
+            self.k
+                .rmsnorm(vw.resid, self.prefill_norm(lw.ln1), vw.xn, m)?;
             self.gemm(vw.xn, lw.qkv, vw.qkv, m, d.qkv_rows(), h, true, 0.0)?;
             self.k.rope_cache(vw.qkv, &self.qkv_target(l, p), m)?;
             self.k
                 .attention(&self.attn_call(l, m, p, p, attn_split_len(p)))?;
             self.gemm(vw.attn, lw.o, vw.resid, m, h, d.q_rows(), false, 1.0)?;
-            self.k.rmsnorm(vw.resid, lw.ln2, vw.xn, m)?;
+            self.k
+                .rmsnorm(vw.resid, self.prefill_norm(lw.ln2), vw.xn, m)?;
             self.gemm(vw.xn, lw.gate_up, vw.gate_up, m, 2 * i, h, false, 0.0)?;
             self.k.silu(vw.gate_up, vw.h, m)?;
             self.gemm(vw.h, lw.down, vw.resid, m, h, i, false, 1.0)?;

@@ -111,6 +111,7 @@ struct GemvArgsC {
     out_stride: i32,
     ksplit: i32,
     mode: i32,
+    folded_norm: i32,
 }
 
 #[repr(C)]
@@ -184,15 +185,25 @@ pub struct MergeIn {
     pub split_len: usize,
 }
 
-/// One matrix-vector launch: out(x[m rows] . w[n][k]^T), x optionally RMS-normalized, or
-/// merged from attention partials.
+/// How a product RMS-normalizes its x rows.
+#[derive(Debug, Clone, Copy)]
+pub enum Norm {
+    /// x is scaled by 1/rms and this weight ([k] f16) in shared memory: the CUDA-core kernel.
+    Weight(Dev),
+    /// w carries the norm weight (weights::fold_norm) and the sums are scaled by 1/rms: the
+    /// tensor-core kernel.
+    Folded,
+}
+
+/// One matrix-vector launch: out(x[m rows] . w[n][k]^T), optionally of RMS-normalized x, or of
+/// x merged from attention partials.
 #[derive(Debug, Clone, Copy)]
 pub struct GemvCall {
     pub w: Dev,
     pub x: Dev,
     pub merge: Option<MergeIn>,
     pub x_stride: usize,
-    pub norm_w: Option<Dev>,
+    pub norm: Option<Norm>,
     pub eps: f32,
     pub n: usize,
     pub k: usize,
@@ -373,15 +384,18 @@ impl DecodeKernels {
         if ![1, 2, 4, 8].contains(&c.ksplit) {
             bail!("gemv: ksplit {} is not 1, 2, 4 or 8", c.ksplit);
         }
-        let norm = c.norm_w.is_some();
-        let smem = if c.tensor_cores {
-            gemv_tc_smem_bytes(*tile, c.k, norm)
-        } else {
-            gemv_smem_bytes(*tile, c.k, norm)
+        let smem = match (c.tensor_cores, c.norm) {
+            (true, None | Some(Norm::Folded)) => gemv_tc_smem_bytes(*tile, c.k),
+            (false, None) => gemv_smem_bytes(*tile, c.k, false),
+            (false, Some(Norm::Weight(_))) => gemv_smem_bytes(*tile, c.k, true),
+            (true, Some(Norm::Weight(_))) | (false, Some(Norm::Folded)) => bail!(
+                "gemv: the tensor-core kernel takes the norm folded into its weights and the \
+                 CUDA-core one the norm weight (weights::fold_norm, plan::fold_norms)"
+            ),
         };
         if smem > gemv_smem_budget(d, *tile, c.tensor_cores) {
             bail!(
-                "gemv: k={} (norm: {norm}) exceeds the shared memory budget set at load",
+                "gemv: k={} exceeds the shared memory budget set at load",
                 c.k
             );
         }
@@ -403,12 +417,16 @@ impl DecodeKernels {
             ksplit: c.ksplit as i32,
             ..Default::default()
         };
-        if let Some(nw) = c.norm_w {
-            nw.need("norm weight", c.k * 2, 16)?;
-            a.norm_w = nw.ptr;
+        match c.norm {
+            Some(Norm::Weight(nw)) => {
+                nw.need("norm weight", c.k * 2, 16)?;
+                a.norm_w = nw.ptr;
+            }
+            Some(Norm::Folded) => a.folded_norm = 1,
+            None => {}
         }
         if let Some(g) = c.merge {
-            if c.k != d.q_rows() || c.norm_w.is_some() || g.rows_per_seq == 0 {
+            if c.k != d.q_rows() || c.norm.is_some() || g.rows_per_seq == 0 {
                 bail!(
                     "gemv merge input: k={} must be heads x hd = {}, without a norm",
                     c.k,

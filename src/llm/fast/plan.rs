@@ -219,24 +219,32 @@ pub fn gemv_smem_bytes(tile: usize, k: usize, norm: bool) -> usize {
     (tile + usize::from(norm)) * k * 2
 }
 
-/// Dynamic shared memory of the tensor-core product: `tile` padded rows of x of k halves, then,
-/// with RMSNorm, the norm weight (k halves).
-pub fn gemv_tc_smem_bytes(tile: usize, k: usize, norm: bool) -> usize {
-    tile * (k + TC_X_PAD) * 2 + if norm { k * 2 } else { 0 }
+/// Dynamic shared memory of the tensor-core product: `tile` padded rows of x of k halves (its
+/// RMSNorm weight is folded into the weights, weights::fold_norm).
+pub fn gemv_tc_smem_bytes(tile: usize, k: usize) -> usize {
+    tile * (k + TC_X_PAD) * 2
 }
 
-/// The shared-memory budget a product kernel of `tile` rows gets at load: the larger of x at the
-/// widest k (down_proj, no norm) and x plus the norm weight at k = hidden. No more: the norm
-/// weight added at the widest k made the tensor-core products 16-98% slower at batch 4, most
-/// likely because the larger shared-memory carveout leaves less L1 for the weight loads in
-/// flight (docs/notes/decode.md).
+/// The shared-memory budget a product kernel of `tile` rows gets at load: x at the widest k
+/// (down_proj), and on CUDA cores at least x plus the norm weight at k = hidden. No more: the
+/// norm weight added at the widest k made the tensor-core products 16-98% slower at batch 4,
+/// most likely because the larger shared-memory carveout leaves less L1 for the weight loads
+/// in flight (docs/notes/decode.md).
 pub fn gemv_smem_budget(d: &Dims, tile: usize, tensor_cores: bool) -> usize {
-    let f = if tensor_cores {
-        gemv_tc_smem_bytes
+    let widest = d.hidden.max(d.inter);
+    if tensor_cores {
+        gemv_tc_smem_bytes(tile, widest)
     } else {
-        gemv_smem_bytes
-    };
-    f(tile, d.hidden.max(d.inter), false).max(f(tile, d.hidden, true))
+        gemv_smem_bytes(tile, widest, false).max(gemv_smem_bytes(tile, d.hidden, true))
+    }
+}
+
+/// Whether the step's RMSNorm weights are folded into the matrices that read normalized x
+/// (weights::fold_norm): with the tensor-core products, which then scale their sums by 1/rms
+/// (batch 16 +4-5%, batch 4 +1% on the H100). The CUDA-core product at batch 1 normalizes x in
+/// shared memory instead: folding cost it 1-2% (docs/notes/decode.md).
+pub fn fold_norms(batch: usize) -> bool {
+    gemv_tensor_cores(batch)
 }
 
 /// Longest stretch of positions one attention block stages in shared memory.
@@ -596,11 +604,9 @@ mod tests {
         assert!(!gemv_tensor_cores(1) && gemv_tensor_cores(4) && gemv_tensor_cores(16));
         // x of 16 rows of the widest k (5632) fits the 227 KB a block may have, with the
         // static reduction buffers.
-        assert_eq!(gemv_tc_smem_bytes(16, d.inter, false), 16 * 5664 * 2);
-        assert_eq!(
-            gemv_tc_smem_bytes(8, d.hidden, true),
-            8 * 2080 * 2 + 2048 * 2
-        );
+        assert_eq!(gemv_tc_smem_bytes(16, d.inter), 16 * 5664 * 2);
+        assert_eq!(gemv_tc_smem_bytes(8, d.hidden), 8 * 2080 * 2);
+        assert!(!fold_norms(1) && fold_norms(2) && fold_norms(16));
         assert_eq!(gemv_smem_bytes(1, d.hidden, true), 2 * 2048 * 2);
         assert_eq!(gemv_smem_bytes(4, d.inter, false), 4 * 5632 * 2);
         // The budget is x at the widest k: the norm weight rides at k = hidden.

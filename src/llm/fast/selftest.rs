@@ -3,10 +3,11 @@
 //! contexts that end mid-chunk), with outputs poisoned (NaN) before each launch. The QKV and
 //! gate/up references use the unfused weights, so the fused row orders are tested too.
 
-use super::kernels::{AttnCall, DecodeKernels, Dev, GemvCall, GemvOut, MergeIn, QkvTarget};
+use super::kernels::{AttnCall, DecodeKernels, Dev, GemvCall, GemvOut, MergeIn, Norm, QkvTarget};
 use super::plan::{
     attn_max_warps_per_head, attn_split_len, gate_up_row_order, inv_freq, qkv_row_order, Dims,
 };
+use super::weights::fold_norm;
 use crate::gpu::Gpu;
 use anyhow::{Context, Result};
 use cudarc::driver::{CudaSlice, DeviceRepr};
@@ -61,6 +62,24 @@ impl Ctx<'_> {
     fn rand16(&mut self, n: usize, std: f64) -> Result<(Vec<f64>, CudaSlice<f16>)> {
         let v = self.randn(n, std);
         self.up16(&v)
+    }
+    /// `w` [rows][k] with the norm weight `g` folded in (weights::fold_norm, the engine's own
+    /// fold, on the CPU), uploaded: what the tensor-core kernel takes to RMS-normalize x.
+    fn folded(&mut self, w: &[f64], g: &[f64]) -> Result<CudaSlice<f16>> {
+        let cpu = &candle_core::Device::Cpu;
+        let k = g.len();
+        let t = |v: &[f64], shape: &[usize]| {
+            candle_core::Tensor::from_vec(
+                v.iter().map(|&x| f16::from_f64(x)).collect::<Vec<_>>(),
+                shape,
+                cpu,
+            )
+        };
+        let f = fold_norm(&t(w, &[w.len() / k, k])?, &t(g, &[k])?)?;
+        Ok(self
+            .gpu
+            .stream
+            .clone_htod(&f.flatten_all()?.to_vec1::<f16>()?)?)
     }
     /// f16-rounded values (what the device sees) and their upload.
     fn up16(&mut self, v: &[f64]) -> Result<(Vec<f64>, CudaSlice<f16>)> {
@@ -286,10 +305,20 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
     let mut out = Vec::new();
     let (h, i) = (d.hidden, d.inter);
 
-    // lm_head shape: f32 out with the norm fused, every batch tile and ksplit.
+    // lm_head shape: f32 out with the norm fused (the tensor-core kernel with its weight folded
+    // into w), every batch tile and ksplit.
     let (w, w_d) = c.rand16(d.vocab * h, 0.05)?;
     let gv: Vec<f64> = c.randn(h, 0.3).iter().map(|v| 1.0 + v).collect();
     let (g, g_d) = c.up16(&gv)?;
+    let wg_d = c.folded(&w, &g)?;
+    // The CUDA-core kernel scales x by the norm weight; the tensor-core one takes it folded.
+    let norm = |tc: bool| {
+        if tc {
+            Norm::Folded
+        } else {
+            Norm::Weight(Dev::of(&g_d, &c.gpu.stream))
+        }
+    };
     for (tc, m) in [
         (false, 1usize),
         (false, 3),
@@ -303,10 +332,10 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
             let y_d = c.poisoned::<f32>(m * d.vocab)?;
             k.gemv(&GemvCall {
                 merge: None,
-                w: c.dev(&w_d),
+                w: c.dev(if tc { &wg_d } else { &w_d }),
                 x: c.dev(&x_d),
                 x_stride: h,
-                norm_w: Some(c.dev(&g_d)),
+                norm: Some(norm(tc)),
                 eps: d.eps,
                 n: d.vocab,
                 k: h,
@@ -353,7 +382,7 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
             w: c.dev(&w_d),
             x: c.dev(&x_d),
             x_stride: i,
-            norm_w: None,
+            norm: None,
             eps: d.eps,
             n: h,
             k: i,
@@ -386,16 +415,18 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
     let (gate, _) = c.rand16(i * h, 0.05)?;
     let (up, _) = c.rand16(i * h, 0.05)?;
     let cat: Vec<f64> = gate.iter().chain(&up).copied().collect();
-    let (_, gu_d) = c.up16(&permute(&cat, &gate_up_row_order(&d), h))?;
+    let gu = permute(&cat, &gate_up_row_order(&d), h);
+    let (_, gu_d) = c.up16(&gu)?;
+    let gug_d = c.folded(&gu, &g)?;
     for (tc, m, ks) in [(false, 3usize, 1usize), (true, 3, 2), (true, 16, 1)] {
         let (x, x_d) = c.rand16(m * h, 1.0)?;
         let h_d = c.poisoned::<f16>(m * i)?;
         k.gemv(&GemvCall {
             merge: None,
-            w: c.dev(&gu_d),
+            w: c.dev(if tc { &gug_d } else { &gu_d }),
             x: c.dev(&x_d),
             x_stride: h,
-            norm_w: Some(c.dev(&g_d)),
+            norm: Some(norm(tc)),
             eps: d.eps,
             n: 2 * i,
             k: h,
@@ -435,7 +466,9 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
     let max_ctx = 80;
     let n_qkv = d.qkv_rows();
     let (wq, _) = c.rand16(n_qkv * h, 0.05)?;
-    let (_, wf_d) = c.up16(&permute(&wq, &qkv_row_order(&d), h))?;
+    let wp = permute(&wq, &qkv_row_order(&d), h);
+    let (_, wf_d) = c.up16(&wp)?;
+    let wfg_d = c.folded(&wp, &g)?;
     let cache_elems = 3 * d.kv_heads * max_ctx * d.head_dim;
     let inv = c.gpu.stream.clone_htod(&inv_freq(&d))?;
     // Random history in the caches, then the kernels write the new positions.
@@ -479,10 +512,10 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
         c.poison_view(c.dev(&q_d))?;
         k.gemv(&GemvCall {
             merge: None,
-            w: c.dev(&wf_d),
+            w: c.dev(if tc { &wfg_d } else { &wf_d }),
             x: c.dev(&x_d),
             x_stride: h,
-            norm_w: Some(c.dev(&g_d)),
+            norm: Some(norm(tc)),
             eps: d.eps,
             n: n_qkv,
             k: h,
@@ -638,7 +671,7 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
                 split_len: 32,
             }),
             x_stride: d.q_rows(),
-            norm_w: None,
+            norm: None,
             eps: d.eps,
             n: h,
             k: d.q_rows(),

@@ -1,7 +1,9 @@
 //! The model's weights laid out once for our kernels: per layer one fused QKV matrix (RoPE pair
 //! row order), one fused gate/up matrix (interleaved rows), o_proj, down_proj and the two norm
-//! weights; the embedding table, the final norm and lm_head. Built on the device from the same
-//! candle tensors the candle implementation runs, so both see identical weights.
+//! weights; the embedding table, the final norm and lm_head. For the tensor-core products the
+//! RMSNorm weights are also folded into the matrices that read normalized x (QKV and gate/up
+//! take the layer's two norms, lm_head the final one: fold_norm, plan::fold_norms). Built on
+//! the device from the same candle tensors the candle implementation runs.
 
 use super::plan::{gate_up_row_order, qkv_row_order, Dims};
 use crate::llm::model::Model;
@@ -15,9 +17,11 @@ use std::sync::Arc;
 /// One layer's weights in kernel layout.
 pub struct LayerWeights {
     pub ln1: CudaSlice<f16>,
+    /// Scaled by ln1 along k when folded.
     pub qkv: CudaSlice<f16>,
     pub o: CudaSlice<f16>,
     pub ln2: CudaSlice<f16>,
+    /// Scaled by ln2 along k when folded.
     pub gate_up: CudaSlice<f16>,
     pub down: CudaSlice<f16>,
 }
@@ -27,7 +31,14 @@ pub struct FastWeights {
     pub embed: CudaSlice<f16>,
     pub layers: Vec<LayerWeights>,
     pub final_norm: CudaSlice<f16>,
+    /// Scaled by the final norm along k when folded (then a copy even when the model ties it
+    /// to the embedding table).
     pub lm_head: CudaSlice<f16>,
+    /// The norm weights are folded into qkv, gate_up and lm_head.
+    pub folded: bool,
+    /// `hidden` ones: the norm weight prefill's RMSNorm kernel takes when the matrices after
+    /// it carry the real one.
+    pub ones: CudaSlice<f16>,
     pub inv_freq: CudaSlice<f32>,
 }
 
@@ -80,18 +91,30 @@ fn get<'a>(m: &'a HashMap<String, Tensor>, name: &str) -> Result<&'a Tensor> {
         .with_context(|| format!("opbench: the model has no tensor {name}"))
 }
 
+/// `w` [rows][k] with the RMSNorm weight `g` [k] folded in along k: w[r][c] * g[c] in f32,
+/// rounded once to f16. A product over RMS-normalized x then takes raw x and divides each
+/// row's sums by its rms: W (g * x / rms) = (W diag(g)) x / rms.
+pub fn fold_norm(w: &Tensor, g: &Tensor) -> Result<Tensor> {
+    let g = g.to_dtype(DType::F32)?.unsqueeze(0)?;
+    Ok(w.to_dtype(DType::F32)?
+        .broadcast_mul(&g)?
+        .to_dtype(DType::F16)?)
+}
+
 fn rows(t: &Tensor, order: &[u32], dev: &Device) -> Result<Tensor> {
     let idx = Tensor::new(order, dev)?;
     Ok(t.index_select(&idx, 0)?)
 }
 
 impl FastWeights {
-    /// Lays out `model`'s weights (f16 only) on the GPU for our kernels.
+    /// Lays out `model`'s weights (f16 only) on the GPU for our kernels, the norm weights
+    /// folded into the matrices after them when `fold`.
     pub fn build(
         model: &Model,
         dims: &Dims,
         dev: &Device,
         stream: &Arc<CudaStream>,
+        fold: bool,
     ) -> Result<FastWeights> {
         if model.dtype != DType::F16 {
             bail!(
@@ -120,15 +143,20 @@ impl FastWeights {
                 ],
                 0,
             )?;
+            let (ln1, ln2) = (
+                get(&m, &p("input_layernorm.weight"))?,
+                get(&m, &p("post_attention_layernorm.weight"))?,
+            );
+            let (qkv, gu) = if fold {
+                (fold_norm(&qkv, ln1)?, fold_norm(&gu, ln2)?)
+            } else {
+                (qkv, gu)
+            };
             layers.push(LayerWeights {
-                ln1: to_slice(get(&m, &p("input_layernorm.weight"))?, stream, "ln1")?,
+                ln1: to_slice(ln1, stream, "ln1")?,
                 qkv: to_slice(&rows(&qkv, &qkv_order, dev)?, stream, "qkv")?,
                 o: to_slice(get(&m, &p("self_attn.o_proj.weight"))?, stream, "o_proj")?,
-                ln2: to_slice(
-                    get(&m, &p("post_attention_layernorm.weight"))?,
-                    stream,
-                    "ln2",
-                )?,
+                ln2: to_slice(ln2, stream, "ln2")?,
                 gate_up: to_slice(&rows(&gu, &gu_order, dev)?, stream, "gate_up")?,
                 down: to_slice(get(&m, &p("mlp.down_proj.weight"))?, stream, "down_proj")?,
             });
@@ -139,12 +167,22 @@ impl FastWeights {
         } else {
             get(&m, "lm_head.weight")?
         };
+        let final_norm = get(&m, "model.norm.weight")?;
+        let lm_head = if fold {
+            fold_norm(lm_head, final_norm)?
+        } else {
+            lm_head.clone()
+        };
         let inv = super::plan::inv_freq(dims);
         Ok(FastWeights {
             embed: to_slice(embed, stream, "embed_tokens")?,
             layers,
-            final_norm: to_slice(get(&m, "model.norm.weight")?, stream, "model.norm")?,
-            lm_head: to_slice(lm_head, stream, "lm_head")?,
+            final_norm: to_slice(final_norm, stream, "model.norm")?,
+            lm_head: to_slice(&lm_head, stream, "lm_head")?,
+            folded: fold,
+            ones: stream
+                .clone_htod(&vec![f16::ONE; dims.hidden])
+                .context("opbench: uploading the prefill norm weight")?,
             inv_freq: stream
                 .clone_htod(&inv)
                 .context("opbench: uploading RoPE frequencies")?,
