@@ -191,15 +191,21 @@ fn read_logit_rows(path: &Path) -> Result<(usize, Vec<f32>)> {
     Ok((rows, t.to_dtype(DType::F32)?.flatten_all()?.to_vec1()?))
 }
 
-/// The parity row of `imp` for one saved model folder: its logits (`ours`, a file in `dir`)
-/// against the transformers peer's on the same weights. With peer_logits-<imp>.safetensors
-/// the two hold the same rows (the prompt's last position, then each decode step on the
-/// sequence `ours` names) and every row is compared; otherwise `ours`' first row against
-/// peer_logits.safetensors (the prompt saved in parity.safetensors). `dtype`: the weights'
-/// dtype name.
-pub fn parity_row(dir: &Path, ours: &str, imp: &str, dtype: &str) -> Result<ResultRow> {
+/// The parity row of `imp` for one saved model folder: its logits (`ours`, a file in `dir`,
+/// computed at `batch`: the prompt in every row, row 0 kept) against the transformers peer's on
+/// the same weights. With peer_<ours> the two hold the same rows (the prompt's last position,
+/// then each decode step on the sequence `ours` names) and every row is compared; otherwise
+/// `ours`' first row against peer_logits.safetensors (the prompt saved in parity.safetensors).
+/// `dtype`: the weights' dtype name.
+pub fn parity_row(
+    dir: &Path,
+    ours: &str,
+    imp: &str,
+    dtype: &str,
+    batch: usize,
+) -> Result<ResultRow> {
     let (rows, got) = read_logit_rows(&dir.join(ours))?;
-    let own_peer = dir.join(format!("peer_logits-{imp}.safetensors"));
+    let own_peer = dir.join(format!("peer_{ours}"));
     let (peer_rows, peer) = if own_peer.is_file() {
         read_logit_rows(&own_peer)?
     } else {
@@ -249,7 +255,7 @@ pub fn parity_row(dir: &Path, ours: &str, imp: &str, dtype: &str) -> Result<Resu
         .param("model", name.as_str())
         .param("weights", "random")
         .param("dtype", dtype)
-        .param("batch", 1usize)
+        .param("batch", batch)
         .param("prompt_len", p);
     if steps > 0 {
         row = row.param("decode_steps", steps);
@@ -305,17 +311,22 @@ pub fn parity_row(dir: &Path, ours: &str, imp: &str, dtype: &str) -> Result<Resu
     Ok(row)
 }
 
-/// The logits files of one saved model folder, as (file name, implementation): candle's
-/// parity.safetensors first, then each `logits-<impl>.safetensors` in name order.
-fn logits_files(sub: &Path) -> Result<Vec<(String, String)>> {
-    let mut found = vec![("parity.safetensors".to_string(), "candle".to_string())];
-    let mut others: Vec<(String, String)> = std::fs::read_dir(sub)
+/// The logits files of one saved model folder, as (file name, implementation, batch): candle's
+/// parity.safetensors first, then each `logits-<impl>[@b<batch>].safetensors` in name order
+/// (run::impl_logits_file).
+fn logits_files(sub: &Path) -> Result<Vec<(String, String, usize)>> {
+    let mut found = vec![("parity.safetensors".to_string(), "candle".to_string(), 1)];
+    let mut others: Vec<(String, String, usize)> = std::fs::read_dir(sub)
         .with_context(|| format!("{}: cannot list", sub.display()))?
         .filter_map(|e| e.ok())
         .filter_map(|e| {
             let f = e.file_name().to_string_lossy().to_string();
-            let imp = f.strip_prefix("logits-")?.strip_suffix(".safetensors")?;
-            (!imp.is_empty()).then(|| (f.clone(), imp.to_string()))
+            let name = f.strip_prefix("logits-")?.strip_suffix(".safetensors")?;
+            let (imp, batch) = match name.split_once("@b") {
+                Some((imp, b)) => (imp, b.parse().ok().filter(|&b| b > 0)?),
+                None => (name, 1),
+            };
+            (!imp.is_empty()).then(|| (f.clone(), imp.to_string(), batch))
         })
         .collect();
     others.sort();
@@ -400,11 +411,11 @@ pub fn merge(
                 })
                 .and_then(|r| r.param_str("dtype"))
                 .unwrap_or_else(|| "f16".into());
-            for (file, imp) in logits_files(&sub)? {
-                let row = parity_row(&sub, &file, &imp, &dtype)?;
+            for (file, imp, batch) in logits_files(&sub)? {
+                let row = parity_row(&sub, &file, &imp, &dtype, batch)?;
                 let c = row.correctness.clone().unwrap();
                 said.push(format!(
-                    "parity {name} {dtype} {imp}: rel_err {:.2e} (tolerance {:.0e}): {}",
+                    "parity {name} {dtype} {imp} batch {batch}: rel_err {:.2e} (tolerance {:.0e}): {}",
                     c.rel_err,
                     c.tolerance,
                     if c.passed { "passed" } else { "FAILED" }
@@ -485,7 +496,7 @@ mod tests {
             "peer_logits-opbench.safetensors",
             &[("logits", logits(3, 50, 0.01))],
         );
-        let r = parity_row(&dir, "logits-opbench.safetensors", "opbench", "f16").unwrap();
+        let r = parity_row(&dir, "logits-opbench.safetensors", "opbench", "f16", 1).unwrap();
         assert_eq!(r.params["decode_steps"], Param::Int(2));
         assert_eq!(r.metrics["prefill_logits_rel_err"], 0.0);
         let step2 = r.metrics["decode_logits_rel_err_max"];
@@ -498,7 +509,7 @@ mod tests {
             "peer_logits-opbench.safetensors",
             &[("logits", logits(3, 50, 2.0))],
         );
-        let r = parity_row(&dir, "logits-opbench.safetensors", "opbench", "f16").unwrap();
+        let r = parity_row(&dir, "logits-opbench.safetensors", "opbench", "f16", 1).unwrap();
         assert_eq!(r.metrics["prefill_logits_rel_err"], 0.0);
         assert!(!r.correctness.as_ref().unwrap().passed);
         // The bump moves every logit of step 2 alike, so the argmax agrees everywhere.
@@ -510,7 +521,7 @@ mod tests {
         v[50] = 6.0;
         let t = Tensor::from_vec(v, (3, 50), &Device::Cpu).unwrap();
         save(&dir, "peer_logits-opbench.safetensors", &[("logits", t)]);
-        let r = parity_row(&dir, "logits-opbench.safetensors", "opbench", "f16").unwrap();
+        let r = parity_row(&dir, "logits-opbench.safetensors", "opbench", "f16", 1).unwrap();
         assert!(r.notes[0].contains("agrees at 2 of 3"), "{:?}", r.notes);
         assert!(
             r.notes[1].contains("decode step 1") && r.notes[1].contains("margin there 1.1000"),
@@ -523,11 +534,38 @@ mod tests {
             "peer_logits-opbench.safetensors",
             &[("logits", logits(2, 50, 0.0))],
         );
-        let e = parity_row(&dir, "logits-opbench.safetensors", "opbench", "f16").unwrap_err();
+        let e = parity_row(&dir, "logits-opbench.safetensors", "opbench", "f16", 1).unwrap_err();
         assert!(e.to_string().contains("rerun the peer"), "{e}");
+        // A batch-2 file is the same implementation at batch 2, with its own peer file.
+        save(
+            &dir,
+            "logits-opbench@b2.safetensors",
+            &[("input_ids", ids(6)), ("logits", logits(3, 50, 0.0))],
+        );
+        save(
+            &dir,
+            "peer_logits-opbench@b2.safetensors",
+            &[("logits", logits(3, 50, 0.0))],
+        );
+        let files = logits_files(&dir).unwrap();
+        assert_eq!(
+            files
+                .iter()
+                .map(|(f, i, b)| (f.as_str(), i.as_str(), *b))
+                .collect::<Vec<_>>(),
+            [
+                ("parity.safetensors", "candle", 1),
+                ("logits-opbench.safetensors", "opbench", 1),
+                ("logits-opbench@b2.safetensors", "opbench", 2),
+            ]
+        );
+        let r = parity_row(&dir, "logits-opbench@b2.safetensors", "opbench", "f16", 2).unwrap();
+        assert_eq!(r.params["batch"], Param::Int(2));
+        assert_eq!(r.params["decode_steps"], Param::Int(2));
+        assert!(r.correctness.as_ref().unwrap().passed);
         // Without a peer file of its own, an implementation's prompt row is checked alone.
         std::fs::remove_file(dir.join("peer_logits-opbench.safetensors")).unwrap();
-        let r = parity_row(&dir, "logits-opbench.safetensors", "opbench", "f16").unwrap();
+        let r = parity_row(&dir, "logits-opbench.safetensors", "opbench", "f16", 1).unwrap();
         assert!(!r.params.contains_key("decode_steps"));
         assert!(r.correctness.as_ref().unwrap().passed);
     }

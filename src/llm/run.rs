@@ -180,14 +180,22 @@ fn prompt_for(l: &Loaded, o: &BenchOptions, b: usize, p: usize) -> Result<Vec<Ve
     }
 }
 
-/// The file beside parity.safetensors holding `imp`'s logits of the same prompt (`logits`
-/// [rows][vocab]: the last prompt position, then any decode steps, whose input tokens follow
-/// the prompt in `input_ids` when there are steps), checked against the transformers peer's
-/// (peer_logits-<imp>.safetensors, or peer_logits.safetensors for the prompt alone) by
-/// `llm_bench --merge --parity-dir`.
-pub fn impl_logits_file(imp: &str) -> String {
-    format!("logits-{imp}.safetensors")
+/// The file beside parity.safetensors holding `imp`'s logits of the same prompt run at batch
+/// `batch` (the prompt in every row; row 0 kept): `logits` [rows][vocab] (the last prompt
+/// position, then any decode steps, whose input tokens follow the prompt in `input_ids` when
+/// there are steps), checked against the transformers peer's (peer_<this file name>, or
+/// peer_logits.safetensors for the prompt alone) by `llm_bench --merge --parity-dir`.
+pub fn impl_logits_file(imp: &str, batch: usize) -> String {
+    if batch == 1 {
+        format!("logits-{imp}.safetensors")
+    } else {
+        format!("logits-{imp}@b{batch}.safetensors")
+    }
 }
+
+/// The batches opbench's transformers parity runs at: 1 (CUDA-core products) and 2 (the
+/// tensor-core products, RMSNorm folded into the weights).
+pub const PARITY_BATCHES: [usize; 2] = [1, 2];
 
 /// Saves random weights, config.json and the parity prompt's logits under `dir/<config>/`
 /// (candle's in parity.safetensors; opbench's beside it when `--impl` lists it).
@@ -215,31 +223,35 @@ fn save_for_peer(
     candle_core::safetensors::save(&m, &f).with_context(|| format!("writing {}", f.display()))?;
     if o.impls.contains(&Impl::Opbench) {
         // Without these logits the merge says "not checked"; opbench's own rows still run.
+        // Batch 1 runs the CUDA-core products, batch 2 (the same prompt twice, row 0 kept) the
+        // tensor-core ones with the norm weights folded into their matrices.
         let steps = PARITY_STEPS.min(o.new_tokens.saturating_sub(1));
-        match opbench_parity_logits(l, o, backend, &ids, steps) {
-            Ok(Some((logits, fed))) => {
-                let vocab = l.model.arch.vocab_size;
-                let cpu = &candle_core::Device::Cpu;
-                let rows = logits.len() / vocab;
-                let seq: Vec<i64> = ids.iter().chain(&fed).map(|&i| i as i64).collect();
-                let n = seq.len();
-                let m = HashMap::from([
-                    (
-                        "logits".to_string(),
-                        Tensor::from_vec(logits, (rows, vocab), cpu)?,
-                    ),
-                    ("input_ids".to_string(), Tensor::from_vec(seq, (1, n), cpu)?),
-                ]);
-                let f = sub.join(impl_logits_file(Impl::Opbench.label()));
-                candle_core::safetensors::save(&m, &f)
-                    .with_context(|| format!("writing {}", f.display()))?;
+        for batch in PARITY_BATCHES {
+            match opbench_parity_logits(l, o, backend, &ids, steps, batch) {
+                Ok(Some((logits, fed))) => {
+                    let vocab = l.model.arch.vocab_size;
+                    let cpu = &candle_core::Device::Cpu;
+                    let rows = logits.len() / vocab;
+                    let seq: Vec<i64> = ids.iter().chain(&fed).map(|&i| i as i64).collect();
+                    let n = seq.len();
+                    let m = HashMap::from([
+                        (
+                            "logits".to_string(),
+                            Tensor::from_vec(logits, (rows, vocab), cpu)?,
+                        ),
+                        ("input_ids".to_string(), Tensor::from_vec(seq, (1, n), cpu)?),
+                    ]);
+                    let f = sub.join(impl_logits_file(Impl::Opbench.label(), batch));
+                    candle_core::safetensors::save(&m, &f)
+                        .with_context(|| format!("writing {}", f.display()))?;
+                }
+                Ok(None) => {}
+                Err(e) => eprintln!(
+                    "warning: {}: opbench's batch-{batch} parity logits not saved, its \
+                     transformers parity will not be checked: {e:#}",
+                    l.label
+                ),
             }
-            Ok(None) => {}
-            Err(e) => eprintln!(
-                "warning: {}: opbench's parity logits not saved, its transformers parity will \
-                 not be checked: {e:#}",
-                l.label
-            ),
         }
     }
     Ok(sub)
@@ -247,7 +259,8 @@ fn save_for_peer(
 
 /// opbench's logits of one prompt at its last position and at `steps` greedy decode steps
 /// after it ([1 + steps][vocab], row-major), and the tokens it fed to those steps (its own
-/// greedy tokens), so the transformers peer can run the same sequence; None off the GPU.
+/// greedy tokens), so the transformers peer can run the same sequence; run at `batch` with the
+/// prompt in every row, row 0 kept. None off the GPU.
 #[cfg(feature = "cuda")]
 fn opbench_parity_logits(
     l: &Loaded,
@@ -255,20 +268,21 @@ fn opbench_parity_logits(
     backend: &Backend,
     ids: &[u32],
     steps: usize,
+    batch: usize,
 ) -> Result<Option<(Vec<f32>, Vec<u32>)>> {
     let Backend::Cuda(gpu) = backend else {
         return Ok(None);
     };
     let opts = engine_options(o);
-    let p = ids.len();
-    let mut e = super::fast::engine::Engine::new(gpu, &l.model, 1, p, p + steps + 1, opts)?;
-    let mut next = e.prefill(&[ids.to_vec()])?;
-    let mut logits = e.logits()?;
+    let (p, vocab) = (ids.len(), l.model.arch.vocab_size);
+    let mut e = super::fast::engine::Engine::new(gpu, &l.model, batch, p, p + steps + 1, opts)?;
+    let mut next = e.prefill(&vec![ids.to_vec(); batch])?;
+    let mut logits = e.logits()?[..vocab].to_vec();
     let mut fed = Vec::with_capacity(steps);
     for _ in 0..steps {
         fed.push(next[0]);
         next = e.step()?;
-        logits.extend(e.logits()?);
+        logits.extend_from_slice(&e.logits()?[..vocab]);
     }
     Ok(Some((logits, fed)))
 }
@@ -280,6 +294,7 @@ fn opbench_parity_logits(
     _backend: &Backend,
     _ids: &[u32],
     _steps: usize,
+    _batch: usize,
 ) -> Result<Option<(Vec<f32>, Vec<u32>)>> {
     Ok(None)
 }
