@@ -4,7 +4,7 @@
 # the transformers-eager, torch-cudagraph and (TinyLlama only) torch-compile-cudagraph peers on
 # the same saved weights, one candle decode step under ncu, then the merge + parity (every
 # implementation's prompt logits against transformers', and opbench's at 32 decode steps on the
-# tokens it generated).
+# tokens it generated, at batch 1 and 2).
 #
 # Usage (on the GPU machine, from the repo root): OUT=/some/dir bash scripts/device/llm.sh DIR
 # where DIR holds llm_bench.xz (a `cargo build --release --features cuda --bin llm_bench`,
