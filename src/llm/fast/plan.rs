@@ -241,7 +241,7 @@ pub fn gemv_smem_budget(d: &Dims, tile: usize, tensor_cores: bool) -> usize {
 
 /// Whether the step's RMSNorm weights are folded into the matrices that read normalized x
 /// (weights::fold_norm): with the tensor-core products, which then scale their sums by 1/rms
-/// (batch 16 +4-5%, batch 4 +1% on the H100). The CUDA-core product at batch 1 normalizes x in
+/// (batch 16 +4-5%, batch 4 +3% on the H100). The CUDA-core product at batch 1 normalizes x in
 /// shared memory instead: folding cost it 1-2% (docs/notes/decode.md).
 pub fn fold_norms(batch: usize) -> bool {
     gemv_tensor_cores(batch)
