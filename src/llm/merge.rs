@@ -206,13 +206,14 @@ pub fn parity_row(
 ) -> Result<ResultRow> {
     let (rows, got) = read_logit_rows(&dir.join(ours))?;
     let own_peer = dir.join(format!("peer_{ours}"));
-    let (peer_rows, peer) = if own_peer.is_file() {
+    let has_own = own_peer.is_file();
+    let (peer_rows, peer) = if has_own {
         read_logit_rows(&own_peer)?
     } else {
         read_logit_rows(&dir.join("peer_logits.safetensors"))?
     };
     let vocab = peer.len() / peer_rows.max(1);
-    let steps = if own_peer.is_file() {
+    let steps = if has_own {
         if peer_rows != rows {
             bail!(
                 "{}: {rows} rows of logits, but {} has {peer_rows}: rerun the peer on this folder",
@@ -322,10 +323,12 @@ fn logits_files(sub: &Path) -> Result<Vec<(String, String, usize)>> {
         .filter_map(|e| {
             let f = e.file_name().to_string_lossy().to_string();
             let name = f.strip_prefix("logits-")?.strip_suffix(".safetensors")?;
-            let (imp, batch) = match name.split_once("@b") {
-                Some((imp, b)) => (imp, b.parse().ok().filter(|&b| b > 0)?),
-                None => (name, 1),
-            };
+            // `@b<batch>` names the batch; a name without one (or with another suffix) is an
+            // implementation at batch 1.
+            let (imp, batch) = name
+                .split_once("@b")
+                .and_then(|(imp, b)| Some((imp, b.parse().ok().filter(|&b| b > 0)?)))
+                .unwrap_or((name, 1));
             (!imp.is_empty()).then(|| (f.clone(), imp.to_string(), batch))
         })
         .collect();
@@ -458,10 +461,9 @@ mod tests {
     }
 
     fn logits(rows: usize, vocab: usize, bump: f32) -> Tensor {
-        let v: Vec<f32> = (0..rows * vocab)
+        let mut v: Vec<f32> = (0..rows * vocab)
             .map(|i| ((i * 37 % 101) as f32 - 50.0) / 10.0)
             .collect();
-        let mut v = v;
         // `bump` on every logit of the last row: an error in one decode step only.
         for x in &mut v[(rows - 1) * vocab..] {
             *x += bump;
@@ -547,6 +549,12 @@ mod tests {
             "peer_logits-opbench@b2.safetensors",
             &[("logits", logits(3, 50, 0.0))],
         );
+        // A suffix that names no batch stays part of the implementation's name.
+        save(
+            &dir,
+            "logits-other@bx.safetensors",
+            &[("logits", logits(1, 50, 0.0))],
+        );
         let files = logits_files(&dir).unwrap();
         assert_eq!(
             files
@@ -557,6 +565,7 @@ mod tests {
                 ("parity.safetensors", "candle", 1),
                 ("logits-opbench.safetensors", "opbench", 1),
                 ("logits-opbench@b2.safetensors", "opbench", 2),
+                ("logits-other@bx.safetensors", "other@bx", 1),
             ]
         );
         let r = parity_row(&dir, "logits-opbench@b2.safetensors", "opbench", "f16", 2).unwrap();
