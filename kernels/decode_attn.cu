@@ -8,10 +8,16 @@
 //! With several, each writes an unnormalized partial (output, running max, sum of exp) and the
 //! last block of (r, g) to finish, found with an atomic counter, merges them and resets the
 //! counter, so no second kernel is needed. Splits past the row's context do no work but still
-//! count, which lets one grid (sized for the longest context) serve every step. In decode
+//! count, which lets one grid (sized for the longest context) serve every step. Launched as
+//! clusters of the splits of each (r, g) (merge_in_block = 2, at most 8 splits), the blocks
+//! merge through distributed shared memory instead, with no atomic or L2 round trip. In decode
 //! (cache_ready), the cached positions before the step's own are staged before waiting on the
 //! QKV product.
+#include <cooperative_groups.h>
+
 #include "decode_common.cuh"
+
+namespace cg = cooperative_groups;
 
 // A warp's unnormalized softmax state: its output dims (lane holds pairs lane and lane + 32)
 // to o, its running max and sum to ml[0] and ml[1].
@@ -182,6 +188,54 @@ extern "C" __global__ void __launch_bounds__(1024) decode_attn(const AttnArgs a)
             if (d2 < hd / 2)
                 *reinterpret_cast<__half2 *>(o + 2 * d2) = __floats2half2_rn(ox[t] * inv, oy[t] * inv);
         }
+        return;
+    }
+    if (a.merge_in_block == 2) {
+        // The splits of (r, g) are one thread-block cluster: each block leaves its partial for
+        // its G heads in its own shared memory ([G][hd + 2]: output, max, sum; an empty split's
+        // max is -inf), and after one cluster barrier block s merges heads s, s + splits, ...
+        // from every block's shared memory (distributed shared memory: no L2 round trip) and
+        // writes the f16 output. A second barrier keeps each block's shared memory alive until
+        // the others have read it.
+        cg::cluster_group cl = cg::this_cluster();
+        float *state = reinterpret_cast<float *>(smem_raw);  // over K/V: done with them
+        __syncthreads();
+        if (wi == 0) {
+            float *mine = state + hw * (hd + 2);
+            store_state(mine, mine + hd, ox, oy, m, l, lane, hd);
+        }
+        cl.sync();
+        const int used = min(a.splits, (ctx + L - 1) / L);
+        const int rank = (int)cl.block_rank();
+        for (int hh = warp; hh < G; hh += nw) {
+            if (hh % a.splits != rank) continue;
+            float mx = -INFINITY;
+            for (int t = 0; t < used; t++)
+                mx = fmaxf(mx, cl.map_shared_rank(state, t)[hh * (hd + 2) + hd]);
+            float den = 0.f, nx[2] = {0.f, 0.f}, ny[2] = {0.f, 0.f};
+            for (int t = 0; t < used; t++) {
+                const float *rs = cl.map_shared_rank(state, t) + hh * (hd + 2);
+                const float w = __expf(rs[hd] - mx);
+                den += w * rs[hd + 1];
+#pragma unroll
+                for (int i = 0; i < 2; i++) {
+                    const int d2 = lane + 32 * i;
+                    if (d2 < hd / 2) {
+                        nx[i] += w * rs[2 * d2];
+                        ny[i] += w * rs[2 * d2 + 1];
+                    }
+                }
+            }
+            const float inv = 1.f / den;
+            __half *o = a.out + (size_t)r * a.heads * hd + (g * G + hh) * hd;
+#pragma unroll
+            for (int i = 0; i < 2; i++) {
+                const int d2 = lane + 32 * i;
+                if (d2 < hd / 2)
+                    *reinterpret_cast<__half2 *>(o + 2 * d2) = __floats2half2_rn(nx[i] * inv, ny[i] * inv);
+            }
+        }
+        cl.sync();
         return;
     }
     if (start < ctx && wi == 0) {

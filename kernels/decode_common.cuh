@@ -72,7 +72,8 @@ struct AttnArgs {
     int heads, kv_heads, hd, max_ctx;
     int splits;            // blocks along the sequence (grid.x)
     int split_len;         // positions per split, a multiple of ATTN_CHUNK
-    int merge_in_block;    // 1: the last block merges into out; 0: partials only
+    int merge_in_block;    // 1: the last block merges into out; 0: partials only; 2: the
+                           // splits are one cluster (grid.x <= 8) and merge through DSMEM
     int cache_ready;       // 1: positions below *pos are final before the launch (decode)
     float scale;
 };

@@ -2,10 +2,13 @@
 //! allocated up front, prefill through cuBLAS plus our kernels, and the decode step captured
 //! once into one CUDA graph that reads its tokens and position from device memory.
 
-use super::kernels::{AttnCall, DecodeKernels, Dev, GemvCall, GemvOut, MergeIn, Norm, QkvTarget};
+use super::kernels::{
+    AttnCall, AttnMerge, DecodeKernels, Dev, GemvCall, GemvOut, MergeIn, Norm, QkvTarget,
+};
 use super::plan::{
-    attn_max_warps_per_head, attn_split_len, decode_attn_warps, decode_split_len, fold_norms,
-    gemv_tensor_cores, gemv_tile, merge_in_o_proj, step_ksplits, BufferSizes, Dims,
+    attn_cluster_merge, attn_max_warps_per_head, attn_split_len, decode_attn_warps,
+    decode_split_len, fold_norms, gemv_tensor_cores, gemv_tile, merge_in_o_proj, step_ksplits,
+    BufferSizes, Dims,
 };
 use super::weights::FastWeights;
 use crate::gpu::Gpu;
@@ -321,7 +324,7 @@ impl Engine {
             grid_ctx,
             split_len,
             max_ctx: self.max_ctx,
-            merge_in_block: true,
+            merge: AttnMerge::LastBlock,
             cache_ready: false,
             warps_per_head: 1,
         }
@@ -407,7 +410,7 @@ impl Engine {
                 // When o_proj merges, partials only: o_proj merges the splits while it stages
                 // its input.
                 self.k.attention(&AttnCall {
-                    merge_in_block: !self.o_proj_merges(),
+                    merge: self.decode_attn_merge(),
                     cache_ready: true,
                     warps_per_head: self.decode_attn_warps,
                     ..self.attn_call(l, b, 1, self.max_ctx, self.decode_split_len)
@@ -733,6 +736,19 @@ impl Engine {
     /// Whether the captured step's o_proj merges the attention splits while it stages its
     /// input (plan::merge_in_o_proj; with one split there is nothing to merge).
     pub fn o_proj_merges(&self) -> bool {
-        merge_in_o_proj(self.batch) && self.decode_splits() > 1
+        self.decode_attn_merge() == AttnMerge::Partials
+    }
+
+    /// How the captured step's attention combines its splits (plan::merge_in_o_proj,
+    /// plan::attn_cluster_merge).
+    fn decode_attn_merge(&self) -> AttnMerge {
+        let splits = self.decode_splits();
+        if attn_cluster_merge(splits) {
+            AttnMerge::Cluster
+        } else if merge_in_o_proj(self.batch) && splits > 1 {
+            AttnMerge::Partials
+        } else {
+            AttnMerge::LastBlock
+        }
     }
 }

@@ -8,7 +8,8 @@
 
 use super::plan::{
     attn_max_warps_per_head, attn_smem_bytes, gemv_blocks, gemv_smem_budget, gemv_smem_bytes,
-    gemv_tc_blocks, gemv_tc_smem_bytes, Dims, ATTN_CHUNK, ATTN_MAX_SPLIT, GEMV_WARPS,
+    gemv_tc_blocks, gemv_tc_smem_bytes, Dims, ATTN_CHUNK, ATTN_MAX_CLUSTER, ATTN_MAX_SPLIT,
+    GEMV_WARPS,
 };
 use crate::gpu::Gpu;
 use anyhow::{bail, Context, Result};
@@ -235,9 +236,8 @@ pub struct AttnCall {
     /// (plan::attn_split_len picks it).
     pub split_len: usize,
     pub max_ctx: usize,
-    /// true: the last block of each (row, kv head) merges the splits into `out`; false: only
-    /// the partials are written (a following GemvCall merges them with `merge`).
-    pub merge_in_block: bool,
+    /// Who merges the splits into `out` (or leaves them to the next product).
+    pub merge: AttnMerge,
     /// true: every cached position below the device position was written before this launch
     /// (decode: by earlier steps), so the kernel stages those before waiting on its
     /// predecessor; false (prefill: the positions are written by the launch before).
@@ -245,6 +245,19 @@ pub struct AttnCall {
     /// Warps per query head in a block, 1 to plan::attn_max_warps_per_head: each takes every
     /// W-th chunk of 32 positions of the split (shorter chains for long splits).
     pub warps_per_head: usize,
+}
+
+/// How an attention launch combines its splits along the sequence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttnMerge {
+    /// Only the partials are written; a following GemvCall merges them (`GemvCall::merge`).
+    Partials,
+    /// The last block of each (row, kv head) to finish, found with an atomic counter, merges
+    /// them through L2.
+    LastBlock,
+    /// The splits of each (row, kv head) run as one thread-block cluster and merge through
+    /// distributed shared memory: at most plan::ATTN_MAX_CLUSTER splits.
+    Cluster,
 }
 
 /// The loaded decode kernels.
@@ -547,6 +560,13 @@ impl DecodeKernels {
             .need("attention counters", c.m * d.kv_heads * 4, 4)?;
         c.out.need("attention out", c.m * d.q_rows() * 2, 2)?;
         c.pos.need("pos", 4, 4)?;
+        if c.merge == AttnMerge::Cluster && splits > ATTN_MAX_CLUSTER {
+            bail!(
+                "attention: {splits} splits of {} positions; a cluster merge takes at most \
+                 {ATTN_MAX_CLUSTER} (longer splits, or AttnMerge::LastBlock)",
+                c.split_len
+            );
+        }
         let a = AttnArgsC {
             q: c.q.ptr,
             kc: c.kc.ptr,
@@ -564,7 +584,11 @@ impl DecodeKernels {
             max_ctx: i32_of("max_ctx", c.max_ctx)?,
             splits: i32_of("splits", splits)?,
             split_len: i32_of("split_len", c.split_len)?,
-            merge_in_block: i32::from(c.merge_in_block),
+            merge_in_block: match c.merge {
+                AttnMerge::Partials => 0,
+                AttnMerge::LastBlock => 1,
+                AttnMerge::Cluster => 2,
+            },
             cache_ready: i32::from(c.cache_ready),
             scale: 1.0 / (d.head_dim as f32).sqrt(),
         };
@@ -576,7 +600,8 @@ impl DecodeKernels {
         // SAFETY: sizes checked above for m rows, `splits` splits and the model's heads; the
         // counters are zero between launches (each launch's last block resets its own), and the
         // caller keeps the device position + rows_per_seq within max_ctx.
-        unsafe { launch_attn(&self.stream, &self.attn, cfg, a, self.pdl) }
+        let cluster = (c.merge == AttnMerge::Cluster).then_some(splits as u32);
+        unsafe { launch_attn(&self.stream, &self.attn, cfg, a, self.pdl, cluster) }
             .with_context(|| format!("launching decode_attn m={} splits={splits}", c.m))
     }
 
@@ -719,16 +744,16 @@ unsafe fn launch_attn(
     cfg: LaunchConfig,
     a: AttnArgsC,
     pdl: bool,
+    cluster: Option<u32>,
 ) -> Result<()> {
     // SAFETY: one by-value argument block, as the kernel's signature takes; see the contract.
-    unsafe { launch_raw(stream, func, cfg, &mut [arg(&a)], pdl) }
+    unsafe { launch_raw_ex(stream, func, cfg, &mut [arg(&a)], pdl, cluster) }
 }
 
 /// cuLaunchKernelEx on `stream`, with programmatic stream serialization when `pdl`.
 ///
 /// # Safety
-/// `params` must point at values whose types and order match the kernel's parameters, alive
-/// for the call; the kernel must only touch memory its arguments allow.
+/// As launch_raw_ex.
 unsafe fn launch_raw(
     stream: &Arc<CudaStream>,
     func: &CudaFunction,
@@ -736,14 +761,44 @@ unsafe fn launch_raw(
     params: &mut [*mut c_void],
     pdl: bool,
 ) -> Result<()> {
+    // SAFETY: per this function's contract.
+    unsafe { launch_raw_ex(stream, func, cfg, params, pdl, None) }
+}
+
+/// cuLaunchKernelEx on `stream`, with programmatic stream serialization when `pdl` and
+/// thread-block clusters of `cluster` blocks along x when given (grid.x a multiple of it).
+///
+/// # Safety
+/// `params` must point at values whose types and order match the kernel's parameters, alive
+/// for the call; the kernel must only touch memory its arguments allow.
+unsafe fn launch_raw_ex(
+    stream: &Arc<CudaStream>,
+    func: &CudaFunction,
+    cfg: LaunchConfig,
+    params: &mut [*mut c_void],
+    pdl: bool,
+    cluster: Option<u32>,
+) -> Result<()> {
     stream
         .context()
         .bind_to_thread()
         .context("binding the CUDA context")?;
-    // SAFETY: a zeroed launch attribute is valid plain data; id and value are set below.
-    let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
-    attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-    attr.value.programmaticStreamSerializationAllowed = 1;
+    // SAFETY: zeroed launch attributes are valid plain data; ids and values are set below.
+    let mut attrs: [sys::CUlaunchAttribute; 2] = unsafe { std::mem::zeroed() };
+    let mut n = 0;
+    if pdl {
+        attrs[n].id =
+            sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attrs[n].value.programmaticStreamSerializationAllowed = 1;
+        n += 1;
+    }
+    if let Some(x) = cluster {
+        attrs[n].id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        attrs[n].value.clusterDim.x = x;
+        attrs[n].value.clusterDim.y = 1;
+        attrs[n].value.clusterDim.z = 1;
+        n += 1;
+    }
     let conf = sys::CUlaunchConfig {
         gridDimX: cfg.grid_dim.0,
         gridDimY: cfg.grid_dim.1,
@@ -753,8 +808,12 @@ unsafe fn launch_raw(
         blockDimZ: cfg.block_dim.2,
         sharedMemBytes: cfg.shared_mem_bytes,
         hStream: stream.cu_stream(),
-        attrs: if pdl { &mut attr } else { std::ptr::null_mut() },
-        numAttrs: u32::from(pdl),
+        attrs: if n > 0 {
+            attrs.as_mut_ptr()
+        } else {
+            std::ptr::null_mut()
+        },
+        numAttrs: n as u32,
     };
     // SAFETY: conf and attr outlive the call; params per the contract.
     unsafe {

@@ -297,14 +297,26 @@ pub fn decode_attn_warps(batch: usize) -> usize {
     }
 }
 
-/// Whether the decode step leaves the attention splits for o_proj to merge while it stages
-/// its input (one fewer chain of fence + atomic + merge per layer) rather than merging them in
-/// the attention kernel's last block. Every o_proj block repeats the merge of all rows, so it
+/// Whether the decode step, when its splits do not fit one cluster (attn_cluster_merge), leaves
+/// them for o_proj to merge while it stages its input (one fewer chain of fence + atomic +
+/// merge per layer) rather than merging them in the attention kernel's last block. Every o_proj block repeats the merge of all rows, so it
 /// can pay at batch 1 only: there the two ways tie since the last block's merge takes three
 /// round trips (H100: 1,033-1,036 against 1,029-1,040 tokens/s), and at batch 2 the last
 /// block's merge is 6-10% faster (1,685-1,754 against 1,585-1,594).
 pub fn merge_in_o_proj(batch: usize) -> bool {
     batch <= 1
+}
+
+/// Most splits one attention cluster holds (the portable thread-block cluster size).
+pub const ATTN_MAX_CLUSTER: usize = 8;
+
+/// Whether the decode step's attention runs the splits of each (row, kv head) as one
+/// thread-block cluster that merges them through distributed shared memory (2 to
+/// ATTN_MAX_CLUSTER splits), so that o_proj stages a finished f16 input. Against the merge in
+/// every o_proj block (batch 1) or in the attention kernel's last block (batch 2-8), H100:
+/// batch 1 +1.3-1.7%, batch 2 +1.0-1.3%, batch 4 a tie (docs/notes/decode.md).
+pub fn attn_cluster_merge(splits: usize) -> bool {
+    (2..=ATTN_MAX_CLUSTER).contains(&splits)
 }
 
 /// Head dims the attention kernel takes (lanes hold at most two pairs of dims).
@@ -660,6 +672,26 @@ mod tests {
         assert_eq!(decode_split_len(16, 100), 128);
         assert_eq!(decode_split_len(16, 2048), 256);
         assert!(merge_in_o_proj(1) && !merge_in_o_proj(2));
+        assert!(!attn_cluster_merge(1), "one split: nothing to merge");
+        assert!(attn_cluster_merge(2) && attn_cluster_merge(ATTN_MAX_CLUSTER));
+        assert!(
+            !attn_cluster_merge(ATTN_MAX_CLUSTER + 1),
+            "past the portable cluster size"
+        );
+        // The decode grid at P = T = 128 (256 positions): 8 splits of 32 at batch 1-2, 4 of 64
+        // at batch 3-8 (clusters), one block above; past 256 positions batch 1 has more splits
+        // than a cluster holds and o_proj merges them.
+        for (batch, want) in [(1, true), (2, true), (4, true), (16, false)] {
+            let splits = 256usize.div_ceil(decode_split_len(batch, 256));
+            assert_eq!(
+                attn_cluster_merge(splits),
+                want,
+                "batch {batch}: {splits} splits"
+            );
+        }
+        assert!(!attn_cluster_merge(
+            2048usize.div_ceil(decode_split_len(1, 2048))
+        ));
         assert_eq!(decode_attn_warps(1), 1);
         assert_eq!(decode_attn_warps(4), 2);
         assert_eq!(decode_attn_warps(16), ATTN_MAX_WARPS_PER_HEAD);

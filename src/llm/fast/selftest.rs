@@ -3,7 +3,9 @@
 //! contexts that end mid-chunk), with outputs poisoned (NaN) before each launch. The QKV and
 //! gate/up references use the unfused weights, so the fused row orders are tested too.
 
-use super::kernels::{AttnCall, DecodeKernels, Dev, GemvCall, GemvOut, MergeIn, Norm, QkvTarget};
+use super::kernels::{
+    AttnCall, AttnMerge, DecodeKernels, Dev, GemvCall, GemvOut, MergeIn, Norm, QkvTarget,
+};
 use super::plan::{
     attn_max_warps_per_head, attn_split_len, gate_up_row_order, inv_freq, qkv_row_order, Dims,
 };
@@ -274,7 +276,7 @@ fn long_context_merge(c: &mut Ctx, k: &DecodeKernels, d: &Dims) -> Result<Check>
         grid_ctx: max_ctx,
         split_len,
         max_ctx,
-        merge_in_block: true,
+        merge: AttnMerge::LastBlock,
         cache_ready: true,
         warps_per_head: 1,
     })?;
@@ -597,35 +599,41 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
                 grid_ctx,
                 split_len,
                 max_ctx,
-                merge_in_block: true,
+                merge: AttnMerge::LastBlock,
                 cache_ready: false,
                 warps_per_head: 1,
             }
         };
     let one = attn_split_len(max_ctx);
     let most_warps = attn_max_warps_per_head(&d);
+    let (last, cluster) = (AttnMerge::LastBlock, AttnMerge::Cluster);
     let rounds = [
-        (0, 32, false, 1),
-        (1, 32, true, 1),
-        (2, one, true, 1),
-        (3, 64, true, 2),
-        (4, one, true, most_warps),
+        (0, 32, false, 1, last),
+        (1, 32, true, 1, last),
+        (2, one, true, 1, last),
+        (3, 64, true, 2, last),
+        (4, one, true, most_warps, last),
+        (5, 32, true, 1, cluster),
+        (6, 64, true, 2, cluster),
     ];
-    for (round, split_len, cache_ready, warps_per_head) in rounds {
+    for (round, split_len, cache_ready, warps_per_head, merge) in rounds {
         // Three splits of 32 (the second launch checks that the first left its counters at
         // zero, and stages the cached positions before pdl_wait as decode does), the whole
         // context in one block, then several warps per head: two splits of 64 (the second
-        // holds 7 positions, so its second warp has none) and one block of 3 chunks.
+        // holds 7 positions, so its second warp has none) and one block of 3 chunks; then the
+        // splits as one cluster merging through distributed shared memory.
         c.poison_view(c.dev(&att_d))?;
         k.attention(&AttnCall {
             cache_ready,
             warps_per_head,
+            merge,
             ..call(3, 1, max_ctx, split_len, &q_d)
         })?;
         let got = c.down16(&att_d)?;
         out.push(check(
             format!(
-                "attention decode m=3 ctx=71 splits={} warps/head={warps_per_head} launch {}",
+                "attention decode m=3 ctx=71 splits={} warps/head={warps_per_head} {merge:?} \
+                 launch {}",
                 max_ctx.div_ceil(split_len),
                 round + 1
             ),
@@ -638,7 +646,7 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
     // Partials only (the decode step's way), merged by an o_proj-shaped product while it
     // stages x, with the residual add.
     k.attention(&AttnCall {
-        merge_in_block: false,
+        merge: AttnMerge::Partials,
         cache_ready: true,
         ..call(3, 1, max_ctx, 32, &q_d)
     })?;
