@@ -314,7 +314,7 @@ pub const ATTN_MAX_CLUSTER: usize = 8;
 /// thread-block cluster that merges them through distributed shared memory (2 to
 /// ATTN_MAX_CLUSTER splits), so that o_proj stages a finished f16 input. Against the merge in
 /// every o_proj block (batch 1) or in the attention kernel's last block (batch 2-8), H100:
-/// batch 1 +1.3-1.7%, batch 2 +1.0-1.3%, batch 4 a tie (docs/notes/decode.md).
+/// batch 1 +1.3-1.7%, batch 2 +0.9-1.3%, batch 4 a tie (docs/notes/decode.md).
 pub fn attn_cluster_merge(splits: usize) -> bool {
     (2..=ATTN_MAX_CLUSTER).contains(&splits)
 }
