@@ -407,8 +407,8 @@ impl Engine {
                 })?;
             }
             if on("attention") {
-                // When o_proj merges, partials only: o_proj merges the splits while it stages
-                // its input.
+                // The splits merge in a cluster, or are left as partials for o_proj to merge
+                // while it stages its input, or merge in the last block (decode_attn_merge).
                 self.k.attention(&AttnCall {
                     merge: self.decode_attn_merge(),
                     cache_ready: true,

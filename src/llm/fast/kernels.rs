@@ -815,7 +815,7 @@ unsafe fn launch_raw_ex(
         },
         numAttrs: n as u32,
     };
-    // SAFETY: conf and attr outlive the call; params per the contract.
+    // SAFETY: conf and attrs outlive the call; params per the contract.
     unsafe {
         sys::cuLaunchKernelEx(
             &conf,
