@@ -38,6 +38,30 @@ __device__ __forceinline__ void store_state(float *o, float *ml, const float (&o
     }
 }
 
+// Adds w times a stored state's output dims (store_state's o) to a warp's (ox, oy).
+__device__ __forceinline__ void add_state(float (&ox)[2], float (&oy)[2], const float *o, float w,
+                                          int lane, int hd) {
+#pragma unroll
+    for (int t = 0; t < 2; t++) {
+        const int d2 = lane + 32 * t;
+        if (d2 < hd / 2) {
+            ox[t] += w * o[2 * d2];
+            oy[t] += w * o[2 * d2 + 1];
+        }
+    }
+}
+
+// Stores a warp's output dims times inv as one head's f16 output row o.
+__device__ __forceinline__ void store_out(__half *o, const float (&ox)[2], const float (&oy)[2],
+                                          float inv, int lane, int hd) {
+#pragma unroll
+    for (int t = 0; t < 2; t++) {
+        const int d2 = lane + 32 * t;
+        if (d2 < hd / 2)
+            *reinterpret_cast<__half2 *>(o + 2 * d2) = __floats2half2_rn(ox[t] * inv, oy[t] * inv);
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(1024) decode_attn(const AttnArgs a) {
     extern __shared__ __align__(16) unsigned char smem_raw[];
     const int hd = a.hd, ld = hd + 8;  // padded rows: 16-byte row reads hit distinct banks
@@ -165,14 +189,7 @@ extern "C" __global__ void __launch_bounds__(1024) decode_attn(const AttnArgs a)
                 if (cw[hd] == -INFINITY) continue;
                 const float f = __expf(cw[hd] - mx);
                 l += f * cw[hd + 1];
-#pragma unroll
-                for (int t = 0; t < 2; t++) {
-                    const int d2 = lane + 32 * t;
-                    if (d2 < hd / 2) {
-                        ox[t] += f * cw[2 * d2];
-                        oy[t] += f * cw[2 * d2 + 1];
-                    }
-                }
+                add_state(ox, oy, cw, f, lane, hd);
             }
             m = mx;
         }
@@ -180,14 +197,7 @@ extern "C" __global__ void __launch_bounds__(1024) decode_attn(const AttnArgs a)
 
     if (a.splits == 1 && a.merge_in_block) {  // the whole context here: normalize and store
         if (wi > 0) return;
-        const float inv = 1.f / l;
-        __half *o = a.out + (size_t)r * a.heads * hd + h * hd;
-        #pragma unroll
-        for (int t = 0; t < 2; t++) {
-            const int d2 = lane + 32 * t;
-            if (d2 < hd / 2)
-                *reinterpret_cast<__half2 *>(o + 2 * d2) = __floats2half2_rn(ox[t] * inv, oy[t] * inv);
-        }
+        store_out(a.out + (size_t)r * a.heads * hd + h * hd, ox, oy, 1.f / l, lane, hd);
         return;
     }
     if (a.merge_in_block == 2) {
@@ -217,23 +227,10 @@ extern "C" __global__ void __launch_bounds__(1024) decode_attn(const AttnArgs a)
                 const float *rs = cl.map_shared_rank(state, t) + hh * (hd + 2);
                 const float w = __expf(rs[hd] - mx);
                 den += w * rs[hd + 1];
-#pragma unroll
-                for (int i = 0; i < 2; i++) {
-                    const int d2 = lane + 32 * i;
-                    if (d2 < hd / 2) {
-                        nx[i] += w * rs[2 * d2];
-                        ny[i] += w * rs[2 * d2 + 1];
-                    }
-                }
+                add_state(nx, ny, rs, w, lane, hd);
             }
-            const float inv = 1.f / den;
-            __half *o = a.out + (size_t)r * a.heads * hd + (g * G + hh) * hd;
-#pragma unroll
-            for (int i = 0; i < 2; i++) {
-                const int d2 = lane + 32 * i;
-                if (d2 < hd / 2)
-                    *reinterpret_cast<__half2 *>(o + 2 * d2) = __floats2half2_rn(nx[i] * inv, ny[i] * inv);
-            }
+            store_out(a.out + (size_t)r * a.heads * hd + (g * G + hh) * hd, nx, ny, 1.f / den,
+                      lane, hd);
         }
         cl.sync();
         return;

@@ -637,7 +637,9 @@ fn measure_opbench(
     row: &mut ResultRow,
     trace: Option<(&mut super::trace::TraceRun, &super::trace::TracedPoint)>,
 ) -> Result<()> {
-    use super::fast::{engine::Engine, generate as fgen, parity::LOGITS_TOLERANCE};
+    use super::fast::{
+        engine::Engine, generate as fgen, kernels::AttnMerge, parity::LOGITS_TOLERANCE,
+    };
     let Backend::Cuda(gpu) = backend else {
         bail!("skip: opbench runs on a CUDA GPU only (this run is on the CPU)");
     };
@@ -666,12 +668,12 @@ fn measure_opbench(
         },
         e.decode_splits(),
         e.decode_attn_warps(),
-        if e.decode_splits() == 1 {
-            "nothing to merge"
-        } else if e.o_proj_merges() {
-            "merged by o_proj while it stages its input"
-        } else {
-            "merged by the attention kernel's last block"
+        match e.decode_attn_merge() {
+            _ if e.decode_splits() == 1 => "nothing to merge",
+            AttnMerge::Partials => "merged by o_proj while it stages its input",
+            AttnMerge::LastBlock => "merged by the attention kernel's last block",
+            AttnMerge::Cluster =>
+                "merged in one thread-block cluster through distributed shared memory",
         }
     ));
     let steps = PARITY_STEPS.min(o.new_tokens - 1);

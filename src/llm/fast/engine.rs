@@ -735,13 +735,13 @@ impl Engine {
 
     /// Whether the captured step's o_proj merges the attention splits while it stages its
     /// input (plan::merge_in_o_proj; with one split there is nothing to merge).
-    pub fn o_proj_merges(&self) -> bool {
+    fn o_proj_merges(&self) -> bool {
         self.decode_attn_merge() == AttnMerge::Partials
     }
 
-    /// How the captured step's attention combines its splits (plan::merge_in_o_proj,
-    /// plan::attn_cluster_merge).
-    fn decode_attn_merge(&self) -> AttnMerge {
+    /// How the captured step's attention combines its splits (plan::attn_cluster_merge,
+    /// plan::merge_in_o_proj).
+    pub fn decode_attn_merge(&self) -> AttnMerge {
         let splits = self.decode_splits();
         if attn_cluster_merge(splits) {
             AttnMerge::Cluster
