@@ -24,6 +24,8 @@ pub struct Gpu {
     /// L2 size read off the device.
     pub l2_bytes: usize,
     pub sm_count: usize,
+    /// Most shared memory one SM can be configured to hold (the rest of its L1 array is L1).
+    pub smem_per_sm: usize,
 }
 
 impl Gpu {
@@ -46,6 +48,8 @@ impl Gpu {
         let l2_bytes = attr(A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE).context("reading the L2 size")?;
         let sm_count =
             attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT).context("reading the SM count")?;
+        let smem_per_sm = attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)
+            .context("reading the shared memory per SM")?;
         // Twice the L2, so a memset of it evicts every line the timed kernel could reuse.
         let l2_flush = stream
             .alloc_zeros::<u8>(2 * l2_bytes.max(1 << 20))
@@ -66,6 +70,7 @@ impl Gpu {
             throttle_read: None,
             l2_bytes,
             sm_count,
+            smem_per_sm,
         })
     }
 

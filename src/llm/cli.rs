@@ -195,6 +195,11 @@ pub struct Args {
     /// taking every W-th chunk of 32 positions); default: the rule in src/llm/fast/plan.rs.
     #[arg(long)]
     opbench_attn_warps: Option<usize>,
+    /// opbench: preferred shared-memory carveout of every decode kernel, percent of the most an
+    /// SM holds (0-100); default: the rule in src/llm/fast/plan.rs (smem_carveout_pct: on compute
+    /// capability 9.0, 44% at batch 2-8 and 72% at 9-16; the driver's choice at batch 1).
+    #[arg(long, value_parser = clap::value_parser!(i32).range(0..=100))]
+    opbench_smem_carveout: Option<i32>,
     /// Check every opbench decode kernel on the GPU against float64 CPU references, print the
     /// results and exit (non-zero status when one fails).
     #[arg(long)]
@@ -271,6 +276,7 @@ pub fn run(mut a: Args) -> Result<()> {
         ablation: a.opbench_ablation,
         attn_split: a.opbench_attn_split,
         attn_warps: a.opbench_attn_warps,
+        carveout: a.opbench_smem_carveout,
         ksplit: match &a.opbench_ksplit {
             None => None,
             Some(v) => Some(

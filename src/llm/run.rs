@@ -69,6 +69,8 @@ pub struct BenchOptions {
     pub attn_split: Option<usize>,
     /// opbench: warps per query head in the decode step's attention blocks (None: plan.rs).
     pub attn_warps: Option<usize>,
+    /// opbench: preferred shared-memory carveout of the decode kernels, percent (None: plan.rs).
+    pub carveout: Option<i32>,
 }
 
 /// The opbench engine's launch choices from the run's flags.
@@ -79,6 +81,7 @@ fn engine_options(o: &BenchOptions) -> super::fast::engine::EngineOptions {
         ksplit: o.ksplit,
         attn_split: o.attn_split,
         attn_warps: o.attn_warps,
+        carveout: o.carveout,
     }
 }
 
@@ -658,7 +661,8 @@ fn measure_opbench(
     row.notes.push(format!(
         "opbench: {} decode kernels per step in one CUDA graph (programmatic dependent launch \
          {}); products on the {}, ksplit qkv/o/gate_up/down/lm_head = {ks:?}; attention: {} \
-         splits over the {max_ctx} cached positions, {} warps per query head, {}",
+         splits over the {max_ctx} cached positions, {} warps per query head, {}; shared-memory \
+         carveout {}",
         super::fast::plan::step_plan(e.dims(), b, max_ctx).len(),
         if o.pdl { "on" } else { "off" },
         if e.tensor_cores() {
@@ -674,6 +678,10 @@ fn measure_opbench(
             AttnMerge::LastBlock => "merged by the attention kernel's last block",
             AttnMerge::Cluster =>
                 "merged in one thread-block cluster through distributed shared memory",
+        },
+        match e.carveout() {
+            Some(p) => format!("{p}% for every decode kernel"),
+            None => "the driver's choice per kernel".into(),
         }
     ));
     let steps = PARITY_STEPS.min(o.new_tokens - 1);

@@ -6,9 +6,9 @@ use super::kernels::{
     AttnCall, AttnMerge, DecodeKernels, Dev, GemvCall, GemvOut, MergeIn, Norm, QkvTarget,
 };
 use super::plan::{
-    attn_cluster_merge, attn_max_warps_per_head, attn_split_len, decode_attn_warps,
-    decode_split_len, fold_norms, gemv_tensor_cores, gemv_tile, merge_in_o_proj, step_ksplits,
-    BufferSizes, Dims,
+    attn_cluster_merge, attn_max_warps_per_head, attn_smem_bytes, attn_split_len,
+    decode_attn_warps, decode_split_len, fold_norms, gemv_tensor_cores, gemv_tile, merge_in_o_proj,
+    smem_carveout_pct, step_ksplits, BufferSizes, Dims,
 };
 use super::weights::FastWeights;
 use crate::gpu::Gpu;
@@ -93,6 +93,9 @@ pub struct EngineOptions {
     pub attn_split: Option<usize>,
     /// Warps per query head in the decode step's attention blocks.
     pub attn_warps: Option<usize>,
+    /// Preferred shared-memory carveout of every decode kernel, percent (None: the rule in
+    /// plan::smem_carveout_pct).
+    pub carveout: Option<i32>,
 }
 
 /// One engine per (model, batch, prompt length, context); see the module doc.
@@ -126,6 +129,8 @@ pub struct Engine {
     decode_split_len: usize,
     /// Warps per query head of the decode step's attention blocks.
     decode_attn_warps: usize,
+    /// The decode kernels' preferred shared-memory carveout, percent (None: the driver's).
+    carveout: Option<i32>,
     _bufs: Buffers,
     _weights: FastWeights,
 }
@@ -155,6 +160,7 @@ impl Engine {
             ksplit,
             attn_split,
             attn_warps,
+            carveout,
         } = opts;
         if gpu.cuda.is_event_tracking() {
             bail!(
@@ -179,6 +185,11 @@ impl Engine {
         }
         let stream = gpu.stream.clone();
         let k = DecodeKernels::load(gpu, dims)?;
+        let split_len = attn_split.unwrap_or(decode_split_len(batch, max_ctx));
+        let attn_bytes = attn_smem_bytes(&dims, split_len, decode_attn_warps);
+        let carveout =
+            carveout.or_else(|| smem_carveout_pct(&dims, batch, gpu.smem_per_sm, attn_bytes));
+        k.set_carveout(carveout)?;
         let weights = FastWeights::build(model, &dims, &gpu.device, &stream, fold_norms(batch))?;
         let s = BufferSizes::new(&dims, batch, prompt_len, max_ctx);
         let bufs = Buffers {
@@ -259,7 +270,8 @@ impl Engine {
             layers,
             host_pos: 0,
             pdl,
-            decode_split_len: attn_split.unwrap_or(decode_split_len(batch, max_ctx)),
+            decode_split_len: split_len,
+            carveout,
             decode_attn_warps,
             _bufs: bufs,
             _weights: weights,
@@ -721,6 +733,11 @@ impl Engine {
             .context("opbench: reading logits")?;
         self.stream.synchronize()?;
         Ok(v)
+    }
+
+    /// The decode kernels' preferred shared-memory carveout, percent (None: the driver's).
+    pub fn carveout(&self) -> Option<i32> {
+        self.carveout
     }
 
     /// Attention splits of the captured step's grid.

@@ -339,6 +339,24 @@ impl DecodeKernels {
         })
     }
 
+    /// Sets every decode kernel's preferred shared-memory carveout (percent of the most an SM
+    /// holds; None: the driver's choice), so the step's kernels can share one L1/shared split.
+    pub fn set_carveout(&self, pct: Option<i32>) -> Result<()> {
+        use cudarc::driver::sys::CUfunction_attribute as F;
+        let v = pct.unwrap_or(-1);
+        let all = self
+            .gemv
+            .iter()
+            .chain(&self.gemv_tc)
+            .map(|(_, f)| f)
+            .chain([&self.attn, &self.embed, &self.argmax]);
+        for f in all {
+            f.set_attribute(F::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, v)
+                .with_context(|| format!("shared-memory carveout {v}%"))?;
+        }
+        Ok(())
+    }
+
     /// Launches from now on let each kernel start while its predecessor finishes (the kernels
     /// wait for it with griddepcontrol.wait before touching anything it writes).
     pub fn set_pdl(&mut self, on: bool) {

@@ -239,6 +239,44 @@ pub fn gemv_smem_budget(d: &Dims, tile: usize, tensor_cores: bool) -> usize {
     }
 }
 
+/// Shared-memory sizes an SM of compute capability 9.0 can be configured to, KiB (the CUDA
+/// programming guide); the rest of its unified L1 array is L1 cache.
+pub const SM90_CARVEOUTS_KIB: [usize; 10] = [0, 8, 16, 32, 64, 100, 132, 164, 196, 228];
+/// Shared memory the system reserves for each resident block (compute capability 8.0 and up).
+pub const SMEM_RESERVED_PER_BLOCK: usize = 1024;
+
+/// Preferred shared-memory carveout, percent of `smem_per_sm`, for every kernel of the decode
+/// step at `batch` (the engine sets it on each; `attn_bytes`: the step's attention launch), or
+/// None for the driver's choice per kernel.
+///
+/// Tensor-core steps (batch 2-16): the smallest SM90 configuration in which a block of a product
+/// at k = hidden and a block of the kernel after it (another such product, or the attention
+/// kernel) fit at once, so the rest of the array stays L1 for the weights in flight; one value
+/// for every kernel, so that a kernel's blocks can start on an SM its predecessor's still
+/// occupy. At the 8-row tile that is 100 KiB (44%), which holds down_proj's x too: on the H100
+/// batch 2 +10%, batch 4 +9%, batch 8 +8% against the driver's choice; 64 KiB, where down_proj
+/// does not fit, lost 4%, 164 and 228 KiB lost 5% and 15%. At the 16-row tile it is 164 KiB
+/// (72%; batch 16 +2%), where down_proj's x (177 KiB) does not fit and the driver gives
+/// down_proj alone 196 KiB: 196 KiB for every kernel lost 11%, 132 KiB was within the spread.
+/// None at batch 1: nothing measurable from 57 to 228 KiB. None as well off compute
+/// capability 9.0's 228 KiB (docs/notes/decode.md).
+pub fn smem_carveout_pct(
+    d: &Dims,
+    batch: usize,
+    smem_per_sm: usize,
+    attn_bytes: usize,
+) -> Option<i32> {
+    if smem_per_sm != 228 * 1024 || !gemv_tensor_cores(batch) {
+        return None;
+    }
+    let tile = gemv_tc_tile(batch)?;
+    let block = |bytes: usize| bytes + SMEM_RESERVED_PER_BLOCK;
+    let product = block(gemv_tc_smem_bytes(tile, d.hidden));
+    let need = product + product.max(block(attn_bytes));
+    let kib = SM90_CARVEOUTS_KIB.into_iter().find(|&c| c * 1024 >= need)?;
+    Some((kib * 1024 * 100).div_ceil(smem_per_sm) as i32)
+}
+
 /// Whether the step's RMSNorm weights are folded into the matrices that read normalized x
 /// (weights::fold_norm): with the tensor-core products, which then scale their sums by 1/rms
 /// (batch 16 +4-5%, batch 4 +3% on the H100). The CUDA-core product at batch 1 normalizes x in
@@ -563,6 +601,23 @@ mod tests {
             gemv_ksplit(d.hidden, d.inter, 132),
             gemv_ksplit(d.vocab, d.hidden, 132),
         ];
+        // Two blocks of the 8-row tile's x at k = hidden (2 x 33 KiB) take the 100 KiB
+        // configuration, which holds down_proj's x (89 KiB) too; at the 16-row tile a product
+        // (66 KiB) beside an attention block of 256 positions (87 KiB) the 164 KiB one.
+        let h100 = 228 * 1024;
+        let attn = attn_smem_bytes(&d, 64, 2);
+        assert!(2 * (gemv_tc_smem_bytes(8, d.hidden) + 1024) > 64 * 1024);
+        assert!(gemv_tc_smem_bytes(8, d.inter) + 1024 <= 100 * 1024);
+        assert_eq!(smem_carveout_pct(&d, 4, h100, attn), Some(44));
+        assert_eq!(smem_carveout_pct(&d, 2, h100, attn), Some(44));
+        assert_eq!(smem_carveout_pct(&d, 8, h100, attn), Some(44));
+        let attn16 = attn_smem_bytes(&d, 256, 4);
+        assert_eq!(smem_carveout_pct(&d, 16, h100, attn16), Some(72));
+        // The driver's choice at batch 1 and on other shared-memory sizes.
+        assert_eq!(smem_carveout_pct(&d, 1, h100, attn), None);
+        assert_eq!(smem_carveout_pct(&d, 4, 164 * 1024, attn), None);
+        // An attention launch larger than a product's x moves it up a configuration.
+        assert_eq!(smem_carveout_pct(&d, 4, h100, 120 * 1024), Some(72));
         // down_proj's rows (5632) take a lane 3 passes: two warps per pair, 256 blocks.
         assert_eq!(ks, [1, 1, 1, 2, 1]);
         assert_eq!(gemv_blocks(d.hidden, 2), 256);
