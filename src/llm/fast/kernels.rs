@@ -341,6 +341,8 @@ impl DecodeKernels {
 
     /// Sets every decode kernel's preferred shared-memory carveout (percent of the most an SM
     /// holds; None: the driver's choice), so the step's kernels can share one L1/shared split.
+    /// The attribute belongs to the loaded functions, which every engine of the process shares:
+    /// each engine sets it when it is created, so it holds for the engine created last.
     pub fn set_carveout(&self, pct: Option<i32>) -> Result<()> {
         use cudarc::driver::sys::CUfunction_attribute as F;
         let v = pct.unwrap_or(-1);
