@@ -254,8 +254,8 @@ pub const SMEM_RESERVED_PER_BLOCK: usize = 1024;
 /// kernel) fit at once, so the rest of the array stays L1 for the weights in flight; one value
 /// for every kernel, so that a kernel's blocks can start on an SM its predecessor's still
 /// occupy. At the 8-row tile that is 100 KiB (44%), which holds down_proj's x too: on the H100
-/// batch 2 +10%, batch 4 +9%, batch 8 +8% against the driver's choice; 64 KiB, where down_proj
-/// does not fit, lost 4%, 164 and 228 KiB lost 5% and 15%. At the 16-row tile it is 164 KiB
+/// batch 2 +10%, batch 4 +9%, batch 8 +8% against the driver's choice (batch 4: 64 KiB, where
+/// down_proj does not fit, -4%; 164 KiB +5%; 228 KiB -15%). At the 16-row tile it is 164 KiB
 /// (72%; batch 16 +2%), where down_proj's x (177 KiB) does not fit and the driver gives
 /// down_proj alone 196 KiB: 196 KiB for every kernel lost 11%, 132 KiB was within the spread.
 /// None at batch 1: nothing measurable from 57 to 228 KiB. None as well off compute
