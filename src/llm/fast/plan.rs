@@ -258,7 +258,7 @@ pub const SMEM_RESERVED_PER_BLOCK: usize = 1024;
 /// down_proj does not fit, -4%; 164 KiB +5%; 228 KiB -15%). At the 16-row tile it is 164 KiB
 /// (72%; batch 16 +2%), where down_proj's x (177 KiB) does not fit and the driver gives
 /// down_proj alone 196 KiB: 196 KiB for every kernel lost 11%, 132 KiB was within the spread.
-/// None at batch 1: nothing measurable from 57 to 228 KiB. None as well off compute
+/// None at batch 1: nothing measurable from 32 to 228 KiB. None as well off compute
 /// capability 9.0's 228 KiB (docs/notes/decode.md).
 pub fn smem_carveout_pct(
     d: &Dims,
@@ -337,10 +337,11 @@ pub fn decode_attn_warps(batch: usize) -> usize {
 
 /// Whether the decode step, when its splits do not fit one cluster (attn_cluster_merge), leaves
 /// them for o_proj to merge while it stages its input (one fewer chain of fence + atomic +
-/// merge per layer) rather than merging them in the attention kernel's last block. Every o_proj block repeats the merge of all rows, so it
-/// can pay at batch 1 only: there the two ways tie since the last block's merge takes three
-/// round trips (H100: 1,033-1,036 against 1,029-1,040 tokens/s), and at batch 2 the last
-/// block's merge is 6-10% faster (1,685-1,754 against 1,585-1,594).
+/// merge per layer) rather than merging them in the attention kernel's last block. Every
+/// o_proj block repeats the merge of all rows, so it can pay at batch 1 only: there the two
+/// ways tie since the last block's merge takes three round trips (H100: 1,033-1,036 against
+/// 1,029-1,040 tokens/s), and at batch 2 the last block's merge is 6-10% faster (1,685-1,754
+/// against 1,585-1,594).
 pub fn merge_in_o_proj(batch: usize) -> bool {
     batch <= 1
 }
@@ -603,7 +604,7 @@ mod tests {
         ];
         // Two blocks of the 8-row tile's x at k = hidden (2 x 33 KiB) take the 100 KiB
         // configuration, which holds down_proj's x (89 KiB) too; at the 16-row tile a product
-        // (66 KiB) beside an attention block of 256 positions (87 KiB) the 164 KiB one.
+        // (65 KiB) beside an attention block of 256 positions (86 KiB) the 164 KiB one.
         let h100 = 228 * 1024;
         let attn = attn_smem_bytes(&d, 64, 2);
         assert!(2 * (gemv_tc_smem_bytes(8, d.hidden) + 1024) > 64 * 1024);
