@@ -19,6 +19,9 @@
 
 namespace cg = cooperative_groups;
 
+// Most splits one cluster merges (plan::ATTN_MAX_CLUSTER, the portable cluster size).
+#define ATTN_MAX_CLUSTER 8
+
 // A warp's unnormalized softmax state: its output dims (lane holds pairs lane and lane + 32)
 // to o, its running max and sum to ml[0] and ml[1].
 __device__ __forceinline__ void store_state(float *o, float *ml, const float (&ox)[2],
@@ -127,18 +130,27 @@ extern "C" __global__ void __launch_bounds__(1024) decode_attn(const AttnArgs a)
             const int j = j0 + lane;
             float sc = -INFINITY;
             if (j < nv) {
-                float acc = 0.f;
+                // Two accumulators (even and odd dims) halve the dependent FMA chain; the query
+                // comes in 16-byte loads (qw is 16-byte aligned: hd is a multiple of 8).
+                float acc0 = 0.f, acc1 = 0.f;
+#pragma unroll 4
                 for (int c = 0; c < cpr; c++) {
-                    uint4 kv = *reinterpret_cast<const uint4 *>(ks + j * ld + c * 8);
+                    const uint4 kv = *reinterpret_cast<const uint4 *>(ks + j * ld + c * 8);
                     const __half2 *k2 = reinterpret_cast<const __half2 *>(&kv);
-#pragma unroll
-                    for (int i = 0; i < 4; i++) {
-                        float2 f = __half22float2(k2[i]);
-                        acc = fmaf(qw[c * 8 + 2 * i], f.x, acc);
-                        acc = fmaf(qw[c * 8 + 2 * i + 1], f.y, acc);
-                    }
+                    const float4 qa = *reinterpret_cast<const float4 *>(qw + c * 8);
+                    const float4 qb = *reinterpret_cast<const float4 *>(qw + c * 8 + 4);
+                    const float2 f0 = __half22float2(k2[0]), f1 = __half22float2(k2[1]);
+                    const float2 f2 = __half22float2(k2[2]), f3 = __half22float2(k2[3]);
+                    acc0 = fmaf(qa.x, f0.x, acc0);
+                    acc1 = fmaf(qa.y, f0.y, acc1);
+                    acc0 = fmaf(qa.z, f1.x, acc0);
+                    acc1 = fmaf(qa.w, f1.y, acc1);
+                    acc0 = fmaf(qb.x, f2.x, acc0);
+                    acc1 = fmaf(qb.y, f2.y, acc1);
+                    acc0 = fmaf(qb.z, f3.x, acc0);
+                    acc1 = fmaf(qb.w, f3.y, acc1);
                 }
-                sc = acc * a.scale;
+                sc = (acc0 + acc1) * a.scale;
             }
             const float mn = fmaxf(m, warp_max(sc));  // finite: lane 0's position is valid
             const float corr = __expf(m - mn);
@@ -149,20 +161,32 @@ extern "C" __global__ void __launch_bounds__(1024) decode_attn(const AttnArgs a)
             ps[warp * ATTN_CHUNK + lane] = pj;
             __syncwarp();
             const int n = min(ATTN_CHUNK, nv - j0);
-            #pragma unroll
-        for (int t = 0; t < 2; t++) {
+#pragma unroll
+            for (int t = 0; t < 2; t++) {
                 const int d2 = lane + 32 * t;
                 if (d2 < hd / 2) {
-                    float x = ox[t] * corr, y = oy[t] * corr;
-                    for (int jj = 0; jj < n; jj++) {
-                        const float p = ps[warp * ATTN_CHUNK + jj];
-                        const float2 v = __half22float2(
-                            *reinterpret_cast<const __half2 *>(vs + (j0 + jj) * ld + 2 * d2));
-                        x = fmaf(p, v.x, x);
-                        y = fmaf(p, v.y, y);
+                    // Even and odd positions in separate sums: half the dependent chain.
+                    const __half *vc = vs + j0 * ld + 2 * d2;
+                    float x0 = ox[t] * corr, y0 = oy[t] * corr, x1 = 0.f, y1 = 0.f;
+                    int jj = 0;
+                    for (; jj + 1 < n; jj += 2) {
+                        const float2 p = *reinterpret_cast<const float2 *>(ps + warp * ATTN_CHUNK + jj);
+                        const float2 v0 = __half22float2(*reinterpret_cast<const __half2 *>(vc + jj * ld));
+                        const float2 v1 =
+                            __half22float2(*reinterpret_cast<const __half2 *>(vc + (jj + 1) * ld));
+                        x0 = fmaf(p.x, v0.x, x0);
+                        y0 = fmaf(p.x, v0.y, y0);
+                        x1 = fmaf(p.y, v1.x, x1);
+                        y1 = fmaf(p.y, v1.y, y1);
                     }
-                    ox[t] = x;
-                    oy[t] = y;
+                    if (jj < n) {
+                        const float p = ps[warp * ATTN_CHUNK + jj];
+                        const float2 v = __half22float2(*reinterpret_cast<const __half2 *>(vc + jj * ld));
+                        x0 = fmaf(p, v.x, x0);
+                        y0 = fmaf(p, v.y, y0);
+                    }
+                    ox[t] = x0 + x1;
+                    oy[t] = y0 + y1;
                 }
             }
         }
@@ -219,15 +243,45 @@ extern "C" __global__ void __launch_bounds__(1024) decode_attn(const AttnArgs a)
         const int rank = (int)cl.block_rank();
         for (int hh = warp; hh < G; hh += nw) {
             if (hh % a.splits != rank) continue;
+            // Every block's max and sum and this lane's first pair of output dims are loaded
+            // at once (one distributed-shared-memory round trip), then combined; a head wider
+            // than 64 dims loads its second pair in one more.
+            auto at = [&](int t) { return cl.map_shared_rank(state, t) + hh * (hd + 2); };
+            float mt[ATTN_MAX_CLUSTER], lt[ATTN_MAX_CLUSTER];
+            float2 ot[ATTN_MAX_CLUSTER];
+#pragma unroll
+            for (int t = 0; t < ATTN_MAX_CLUSTER; t++) {
+                mt[t] = -INFINITY;
+                lt[t] = 0.f;
+                ot[t] = make_float2(0.f, 0.f);
+                if (t < used) {
+                    const float *rs = at(t);
+                    mt[t] = rs[hd];
+                    lt[t] = rs[hd + 1];
+                    ot[t] = make_float2(rs[2 * lane], rs[2 * lane + 1]);
+                }
+            }
             float mx = -INFINITY;
-            for (int t = 0; t < used; t++)
-                mx = fmaxf(mx, cl.map_shared_rank(state, t)[hh * (hd + 2) + hd]);
+#pragma unroll
+            for (int t = 0; t < ATTN_MAX_CLUSTER; t++) mx = fmaxf(mx, mt[t]);
             float den = 0.f, nx[2] = {0.f, 0.f}, ny[2] = {0.f, 0.f};
-            for (int t = 0; t < used; t++) {
-                const float *rs = cl.map_shared_rank(state, t) + hh * (hd + 2);
-                const float w = __expf(rs[hd] - mx);
-                den += w * rs[hd + 1];
-                add_state(nx, ny, rs, w, lane, hd);
+#pragma unroll
+            for (int t = 0; t < ATTN_MAX_CLUSTER; t++) {
+                mt[t] = t < used ? __expf(mt[t] - mx) : 0.f;  // now the split's weight
+                den += mt[t] * lt[t];
+                nx[0] += mt[t] * ot[t].x;
+                ny[0] += mt[t] * ot[t].y;
+            }
+            if (lane + 32 < hd / 2) {
+#pragma unroll
+                for (int t = 0; t < ATTN_MAX_CLUSTER; t++)
+                    if (t < used) ot[t] = make_float2(at(t)[2 * lane + 64], at(t)[2 * lane + 65]);
+#pragma unroll
+                for (int t = 0; t < ATTN_MAX_CLUSTER; t++)
+                    if (t < used) {
+                        nx[1] += mt[t] * ot[t].x;
+                        ny[1] += mt[t] * ot[t].y;
+                    }
             }
             store_out(a.out + (size_t)r * a.heads * hd + (g * G + hh) * hd, nx, ny, 1.f / den,
                       lane, hd);

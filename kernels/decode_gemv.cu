@@ -122,11 +122,86 @@ template <int B, int U> __device__ void gemv_body(const GemvArgs a) {
     }
 }
 
+// gemv_body at ksplit 1 on a grid smaller than the pairs need (decode_gemv_walk_b*): warp w
+// of block b takes pairs p = 8b + w, p + 8 gridDim.x, ... So a matrix with more pairs than the
+// resident warps (gate/up and lm_head at batch 1) runs in one wave, x is staged and normalized
+// once per block rather than once per 8 pairs, and the next pair's first U chunks per row are
+// in flight while a pair's sums are reduced and stored. A warp holds a pair's whole sums, so
+// no block barrier follows staging and warps may walk different numbers of pairs.
+template <int B, int U> __device__ void gemv_walk_body(const GemvArgs a) {
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    __half *xs = reinterpret_cast<__half *>(smem_raw);
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int k = a.k, kv = k >> 3;
+    const int npairs = a.n >> 1, pstride = gridDim.x * 8;
+    int p = blockIdx.x * 8 + warp;
+    const __half *w0 = a.w + (size_t)(2 * p) * k;
+
+    uint4 ra[U], rb[U];
+    if (p < npairs) load_chunks<B, U>(w0, w0 + k, lane, 32, kv, ra, rb);
+    __half *gs = xs + B * k;  // the RMSNorm weight, after x
+    prefetch_norm_w(a, gs);
+    pdl_launch();
+    pdl_wait();
+
+    const bool lane_row = lane < a.m && lane < B;
+    EpiloguePre pre = {make_float2(0.f, 0.f), 0, 0.f};
+    if (p < npairs && lane_row) pre = epilogue_pre(a, lane, p);  // after pdl_wait
+    stage_x<B>(a, xs, k, gs);
+
+    for (; p < npairs; p += pstride) {
+        float acc0[B], acc1[B];
+#pragma unroll
+        for (int b = 0; b < B; b++) acc0[b] = acc1[b] = 0.f;
+        for (int base = lane; base < kv;) {
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const int c = base + u * 32;
+                if (c < kv) {
+                    float fa[8], fb[8];
+                    to_float8(ra[u], fa);
+                    to_float8(rb[u], fb);
+#pragma unroll
+                    for (int b = 0; b < B; b++) {
+                        const uint4 xv = *reinterpret_cast<const uint4 *>(xs + b * k + c * 8);
+                        acc0[b] += dot8(fa, xv);
+                        acc1[b] += dot8(fb, xv);
+                    }
+                }
+            }
+            base += 32 * U;
+            if (base < kv) load_chunks<B, U>(w0, w0 + k, base, 32, kv, ra, rb);
+        }
+        const int next = p + pstride;
+        if (next < npairs) {
+            w0 = a.w + (size_t)(2 * next) * k;
+            load_chunks<B, U>(w0, w0 + k, lane, 32, kv, ra, rb);
+        }
+        float v0 = 0.f, v1 = 0.f;
+#pragma unroll
+        for (int b = 0; b < B; b++) {
+            const float s0 = warp_sum(acc0[b]);
+            const float s1 = warp_sum(acc1[b]);
+            if (lane == b) {
+                v0 = s0;
+                v1 = s1;
+            }
+        }
+        if (lane_row) {
+            epilogue(a, lane, p, v0, v1, pre);
+            if (next < npairs) pre = epilogue_pre(a, lane, next);
+        }
+    }
+}
+
 }  // namespace
 
 #define GEMV_KERNEL(B, U)                                                                        \
     extern "C" __global__ void __launch_bounds__(256) decode_gemv_b##B(const GemvArgs a) {      \
         gemv_body<B, U>(a);                                                                      \
+    }                                                                                            \
+    extern "C" __global__ void __launch_bounds__(256) decode_gemv_walk_b##B(const GemvArgs a) { \
+        gemv_walk_body<B, U>(a);                                                                 \
     }
 
 GEMV_KERNEL(1, 8)

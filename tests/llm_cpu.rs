@@ -114,6 +114,7 @@ fn options(source: Source, out: PathBuf) -> BenchOptions {
         attn_split: None,
         attn_warps: None,
         carveout: None,
+        gemv_blocks_per_sm: None,
     }
 }
 

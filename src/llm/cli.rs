@@ -200,6 +200,12 @@ pub struct Args {
     /// capability 9.0, 44% at batch 2-8 and 72% at 9-16; the driver's choice at batch 1).
     #[arg(long, value_parser = clap::value_parser!(i32).range(0..=100))]
     opbench_smem_carveout: Option<i32>,
+    /// opbench: blocks per SM of the batch-1 (CUDA-core) products with one warp per pair of
+    /// weight rows; a matrix with more pairs than those warps has each warp walk several
+    /// (gate/up, lm_head). 0: one block per 8 pairs, in waves. Default: the rule in
+    /// src/llm/fast/plan.rs (gemv_grid_cap: 2, the blocks resident at once).
+    #[arg(long)]
+    opbench_gemv_blocks_per_sm: Option<usize>,
     /// Check every opbench decode kernel on the GPU against float64 CPU references, print the
     /// results and exit (non-zero status when one fails).
     #[arg(long)]
@@ -277,6 +283,7 @@ pub fn run(mut a: Args) -> Result<()> {
         attn_split: a.opbench_attn_split,
         attn_warps: a.opbench_attn_warps,
         carveout: a.opbench_smem_carveout,
+        gemv_blocks_per_sm: a.opbench_gemv_blocks_per_sm,
         ksplit: match &a.opbench_ksplit {
             None => None,
             Some(v) => Some(

@@ -71,6 +71,8 @@ pub struct BenchOptions {
     pub attn_warps: Option<usize>,
     /// opbench: preferred shared-memory carveout of the decode kernels, percent (None: plan.rs).
     pub carveout: Option<i32>,
+    /// opbench: blocks per SM of the batch-1 products at ksplit 1 (None: plan.rs; 0: no cap).
+    pub gemv_blocks_per_sm: Option<usize>,
 }
 
 /// The opbench engine's launch choices from the run's flags.
@@ -82,6 +84,7 @@ fn engine_options(o: &BenchOptions) -> super::fast::engine::EngineOptions {
         attn_split: o.attn_split,
         attn_warps: o.attn_warps,
         carveout: o.carveout,
+        gemv_blocks_per_sm: o.gemv_blocks_per_sm,
     }
 }
 
@@ -662,7 +665,7 @@ fn measure_opbench(
         "opbench: {} decode kernels per step in one CUDA graph (programmatic dependent launch \
          {}); products on the {}, ksplit qkv/o/gate_up/down/lm_head = {ks:?}; attention: {} \
          splits over the {max_ctx} cached positions, {} warps per query head, {}; shared-memory \
-         carveout {}",
+         carveout {}; {}",
         super::fast::plan::step_plan(e.dims(), b, max_ctx).len(),
         if o.pdl { "on" } else { "off" },
         if e.tensor_cores() {
@@ -682,6 +685,13 @@ fn measure_opbench(
         match e.carveout() {
             Some(p) => format!("{p}% for every decode kernel"),
             None => "the driver's choice per kernel".into(),
+        },
+        match (e.tensor_cores(), e.gemv_cap()) {
+            (false, Some(c)) => format!(
+                "CUDA-core products at ksplit 1 capped at {c} blocks (each warp walks several \
+                 pairs of rows where a matrix has more)"
+            ),
+            _ => "one block per 8 pairs of rows (16-row tiles on tensor cores)".into(),
         }
     ));
     let steps = PARITY_STEPS.min(o.new_tokens - 1);

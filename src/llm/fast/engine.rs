@@ -7,8 +7,8 @@ use super::kernels::{
 };
 use super::plan::{
     attn_cluster_merge, attn_max_warps_per_head, attn_smem_bytes, attn_split_len,
-    decode_attn_warps, decode_split_len, fold_norms, gemv_tensor_cores, gemv_tile, merge_in_o_proj,
-    smem_carveout_pct, step_ksplits, BufferSizes, Dims,
+    decode_attn_warps, decode_split_len, fold_norms, gemv_grid_cap, gemv_tensor_cores, gemv_tile,
+    merge_in_o_proj, smem_carveout_pct, step_ksplits, BufferSizes, Dims,
 };
 use super::weights::FastWeights;
 use crate::gpu::Gpu;
@@ -96,6 +96,9 @@ pub struct EngineOptions {
     /// Preferred shared-memory carveout of every decode kernel, percent (None: the rule in
     /// plan::smem_carveout_pct).
     pub carveout: Option<i32>,
+    /// Blocks per SM of the CUDA-core products at ksplit 1 (None: plan::gemv_grid_cap's rule;
+    /// 0: one block per 8 pairs of rows).
+    pub gemv_blocks_per_sm: Option<usize>,
 }
 
 /// One engine per (model, batch, prompt length, context); see the module doc.
@@ -131,6 +134,8 @@ pub struct Engine {
     decode_attn_warps: usize,
     /// The decode kernels' preferred shared-memory carveout, percent (None: the driver's).
     carveout: Option<i32>,
+    /// Most blocks of a CUDA-core product at ksplit 1 (None: one block per 8 pairs).
+    gemv_cap: Option<usize>,
     _bufs: Buffers,
     _weights: FastWeights,
 }
@@ -161,6 +166,7 @@ impl Engine {
             attn_split,
             attn_warps,
             carveout,
+            gemv_blocks_per_sm,
         } = opts;
         if gpu.cuda.is_event_tracking() {
             bail!(
@@ -272,6 +278,7 @@ impl Engine {
             pdl,
             decode_split_len: split_len,
             carveout,
+            gemv_cap: gemv_grid_cap(sm, gemv_blocks_per_sm),
             decode_attn_warps,
             _bufs: bufs,
             _weights: weights,
@@ -378,6 +385,7 @@ impl Engine {
             m: self.batch,
             ksplit: self.ksplit[4],
             tensor_cores: self.tc,
+            max_blocks: self.max_blocks(self.ksplit[4]),
             out: GemvOut::F32 {
                 out: self.views.logits,
                 stride: d.vocab,
@@ -415,6 +423,7 @@ impl Engine {
                     m: b,
                     ksplit: self.ksplit[0],
                     tensor_cores: self.tc,
+                    max_blocks: self.max_blocks(self.ksplit[0]),
                     out: GemvOut::Qkv(self.qkv_target(l, 1)),
                 })?;
             }
@@ -448,6 +457,7 @@ impl Engine {
                     m: b,
                     ksplit: self.ksplit[1],
                     tensor_cores: self.tc,
+                    max_blocks: self.max_blocks(self.ksplit[1]),
                     out: GemvOut::Resid {
                         out: vw.resid,
                         stride: h,
@@ -467,6 +477,7 @@ impl Engine {
                     m: b,
                     ksplit: self.ksplit[2],
                     tensor_cores: self.tc,
+                    max_blocks: self.max_blocks(self.ksplit[2]),
                     out: GemvOut::Silu {
                         out: vw.h,
                         stride: i,
@@ -486,6 +497,7 @@ impl Engine {
                     m: b,
                     ksplit: self.ksplit[3],
                     tensor_cores: self.tc,
+                    max_blocks: self.max_blocks(self.ksplit[3]),
                     out: GemvOut::Resid {
                         out: vw.resid,
                         stride: h,
@@ -738,6 +750,21 @@ impl Engine {
     /// The decode kernels' preferred shared-memory carveout, percent (None: the driver's).
     pub fn carveout(&self) -> Option<i32> {
         self.carveout
+    }
+
+    /// Most blocks of a CUDA-core product at ksplit 1 (None: one block per 8 pairs of rows).
+    pub fn gemv_cap(&self) -> Option<usize> {
+        self.gemv_cap
+    }
+
+    /// The grid cap of a product launched at `ksplit` (plan::gemv_grid_cap): CUDA cores at
+    /// ksplit 1 only.
+    fn max_blocks(&self, ksplit: usize) -> Option<usize> {
+        if self.tc || ksplit != 1 {
+            None
+        } else {
+            self.gemv_cap
+        }
     }
 
     /// Attention splits of the captured step's grid.

@@ -213,6 +213,9 @@ pub struct GemvCall {
     pub ksplit: usize,
     /// Run on the tensor cores (decode_gemv_tc_b*) rather than f32 FMAs (decode_gemv_b*).
     pub tensor_cores: bool,
+    /// Most blocks to launch (CUDA-core kernel at ksplit 1 only): with fewer blocks than the
+    /// pairs need, each warp walks pairs p, p + blocks x 8, ... (plan::gemv_grid_cap).
+    pub max_blocks: Option<usize>,
     pub out: GemvOut,
 }
 
@@ -263,6 +266,8 @@ pub enum AttnMerge {
 /// The loaded decode kernels.
 pub struct DecodeKernels {
     gemv: Vec<(usize, CudaFunction)>,
+    /// decode_gemv_walk_b*: the CUDA-core product on a capped grid (GemvCall::max_blocks).
+    gemv_walk: Vec<(usize, CudaFunction)>,
     gemv_tc: Vec<(usize, CudaFunction)>,
     attn: CudaFunction,
     embed: CudaFunction,
@@ -289,20 +294,22 @@ impl DecodeKernels {
     /// Loads every decode kernel and gives the shared-memory-hungry ones their budget.
     pub fn load(gpu: &Gpu, dims: Dims) -> Result<Self> {
         use cudarc::driver::sys::CUfunction_attribute as F;
-        let mut gemv = Vec::new();
+        let (mut gemv, mut gemv_walk) = (Vec::new(), Vec::new());
         for t in super::plan::GEMV_TILES {
-            let f = gpu.function(
-                "decode_gemv",
-                ptx::DECODE_GEMV,
-                &format!("decode_gemv_b{t}"),
-            )?;
-            let smem = gemv_smem_budget(&dims, t, false);
-            f.set_attribute(
-                F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                smem as i32,
-            )
-            .with_context(|| format!("decode_gemv_b{t}: {smem} bytes of shared memory for x"))?;
-            gemv.push((t, f));
+            for (family, list) in [
+                ("decode_gemv", &mut gemv),
+                ("decode_gemv_walk", &mut gemv_walk),
+            ] {
+                let name = format!("{family}_b{t}");
+                let f = gpu.function("decode_gemv", ptx::DECODE_GEMV, &name)?;
+                let smem = gemv_smem_budget(&dims, t, false);
+                f.set_attribute(
+                    F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    smem as i32,
+                )
+                .with_context(|| format!("{name}: {smem} bytes of shared memory for x"))?;
+                list.push((t, f));
+            }
         }
         let mut gemv_tc = Vec::new();
         for t in super::plan::GEMV_TC_TILES {
@@ -326,6 +333,7 @@ impl DecodeKernels {
         let misc = |n: &str| gpu.function("decode_misc", ptx::DECODE_MISC, n);
         Ok(DecodeKernels {
             gemv,
+            gemv_walk,
             gemv_tc,
             attn,
             embed: misc("decode_embed")?,
@@ -349,6 +357,7 @@ impl DecodeKernels {
         let all = self
             .gemv
             .iter()
+            .chain(&self.gemv_walk)
             .chain(&self.gemv_tc)
             .map(|(_, f)| f)
             .chain([&self.attn, &self.embed, &self.argmax]);
@@ -520,10 +529,33 @@ impl DecodeKernels {
                 a.mode = 3;
             }
         }
-        let (blocks, name) = if c.tensor_cores {
+        let (mut blocks, name) = if c.tensor_cores {
             (gemv_tc_blocks(c.n, c.ksplit), "decode_gemv_tc")
         } else {
             (gemv_blocks(c.n, c.ksplit), "decode_gemv")
+        };
+        if let Some(cap) = c.max_blocks {
+            if c.tensor_cores || c.ksplit != 1 || cap == 0 {
+                bail!(
+                    "gemv: max_blocks {cap} needs the CUDA-core kernel at ksplit 1 and at least \
+                     one block (this call: tensor_cores {}, ksplit {})",
+                    c.tensor_cores,
+                    c.ksplit
+                );
+            }
+        }
+        // The walking kernel where the cap binds; the plain one (one block per 8 pairs) else.
+        let (func, name) = match c.max_blocks {
+            Some(cap) if cap < blocks => {
+                blocks = cap;
+                let (_, f) = self
+                    .gemv_walk
+                    .iter()
+                    .find(|(t, _)| t == tile)
+                    .context("gemv: no walking kernel for this tile")?;
+                (f, "decode_gemv_walk")
+            }
+            _ => (func, name),
         };
         let cfg = LaunchConfig {
             grid_dim: (blocks as u32, 1, 1),

@@ -105,7 +105,8 @@ pub fn gemv_tile(batch: usize) -> Option<usize> {
 /// each loaded only after the previous one is used.
 pub const GEMV_PASS_CHUNKS: usize = 8;
 /// Blocks of the batch-1 product resident on one SM at once (ptxas: 128 registers x 256
-/// threads, so two fit the 64 Ki registers).
+/// threads, so two fit the 64 Ki registers); also the rule's grid cap per SM
+/// (gemv_grid_cap).
 pub const GEMV_BLOCKS_PER_SM: usize = 2;
 
 /// Warps sharing one pair of weight rows: the fewest that give about one block per SM (at
@@ -140,6 +141,20 @@ pub fn gemv_ksplit(n: usize, k: usize, sm_count: usize) -> usize {
         best = ks;
     }
     best
+}
+
+/// Most blocks of a CUDA-core product at ksplit 1 with `blocks_per_sm` per SM (None: the
+/// rule, GEMV_BLOCKS_PER_SM; 0: no cap, one block per 8 pairs of rows). A product that needs
+/// more blocks runs on the cap's (decode_gemv_walk), each warp walking several pairs (gate/up's
+/// 5632 and lm_head's 16000 at batch 1): one wave, x staged and normalized once per block
+/// instead of once per 8 pairs, and the next pair's first weights in flight while a pair's
+/// sums are stored. H200, batch 1: +3% tokens/s against no cap; one block per SM -12%, three
+/// (not resident at once) a tie (docs/notes/decode.md).
+pub fn gemv_grid_cap(sm_count: usize, blocks_per_sm: Option<usize>) -> Option<usize> {
+    match blocks_per_sm.unwrap_or(GEMV_BLOCKS_PER_SM) {
+        0 => None,
+        b => Some(b * sm_count),
+    }
 }
 
 /// Blocks of the matrix-vector kernel for `n` output rows at `ksplit`.
@@ -629,6 +644,13 @@ mod tests {
         assert_eq!(gemv_ksplit(d.hidden, d.inter, 264), 4);
         assert_eq!(gemv_blocks(d.qkv_rows(), 2), 320);
         assert_eq!(gemv_blocks(2 * d.inter, 1), 704);
+        // The grid cap at batch 1: gate/up (704 blocks) and lm_head (2000) walk, each warp
+        // taking 2-3 and 7-8 pairs; qkv (160) and o_proj (128) fit under it and do not.
+        assert_eq!(gemv_grid_cap(132, None), Some(264));
+        assert_eq!(gemv_grid_cap(132, Some(0)), None);
+        assert_eq!(gemv_grid_cap(132, Some(3)), Some(396));
+        assert!(gemv_blocks(d.qkv_rows(), 1) <= 264 && gemv_blocks(d.hidden, 1) <= 264);
+        assert!(gemv_blocks(d.vocab, 1) > 264);
         // A tiny k never gets more warps than 16-byte chunks per lane allow.
         assert_eq!(gemv_ksplit(64, 128, 132), 1);
         assert_eq!(gemv_tile(1), Some(1));

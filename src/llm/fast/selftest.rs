@@ -329,7 +329,12 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
         (true, 9),
         (true, 16),
     ] {
-        for ks in [1usize, 2, 4, 8] {
+        // (ksplit, grid cap): the cap makes each warp of the CUDA-core kernel walk ~21 pairs.
+        let walk = (!tc).then_some((1usize, Some(3usize)));
+        for (ks, cap) in [(1usize, None), (2, None), (4, None), (8, None)]
+            .into_iter()
+            .chain(walk)
+        {
             let (x, x_d) = c.rand16(m * h, 1.0)?;
             let y_d = c.poisoned::<f32>(m * d.vocab)?;
             k.gemv(&GemvCall {
@@ -344,6 +349,7 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
                 m,
                 ksplit: ks,
                 tensor_cores: tc,
+                max_blocks: cap,
                 out: GemvOut::F32 {
                     out: c.dev(&y_d),
                     stride: d.vocab,
@@ -357,9 +363,10 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
                 .collect();
             out.push(check(
                 format!(
-                    "{} f32+norm n={} k={h} m={m} ksplit={ks}",
+                    "{} f32+norm n={} k={h} m={m} ksplit={ks}{}",
                     kname(tc),
-                    d.vocab
+                    d.vocab,
+                    cap.map_or(String::new(), |b| format!(" blocks={b}"))
                 ),
                 &c.down32(&y_d)?,
                 &want,
@@ -369,12 +376,15 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
     }
 
     // down_proj shape: residual add in place.
-    for (tc, m) in [
-        (false, 1usize),
-        (false, 5),
-        (true, 1),
-        (true, 5),
-        (true, 16),
+    // (tensor cores, m, ksplit, grid cap): the capped launch walks 15 pairs per warp.
+    for (tc, m, ks, cap) in [
+        (false, 1usize, 4usize, None),
+        (false, 5, 4, None),
+        (false, 1, 1, Some(1usize)),
+        (false, 5, 1, Some(1)),
+        (true, 1, 4, None),
+        (true, 5, 4, None),
+        (true, 16, 4, None),
     ] {
         let (w, w_d) = c.rand16(h * i, 0.05)?;
         let (x, x_d) = c.rand16(m * i, 1.0)?;
@@ -389,8 +399,9 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
             n: h,
             k: i,
             m,
-            ksplit: 4,
+            ksplit: ks,
             tensor_cores: tc,
+            max_blocks: cap,
             out: GemvOut::Resid {
                 out: c.dev(&res_d),
                 stride: h,
@@ -406,7 +417,11 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
             })
             .collect();
         out.push(check(
-            format!("{} residual n={h} k={i} m={m}", kname(tc)),
+            format!(
+                "{} residual n={h} k={i} m={m} ksplit={ks}{}",
+                kname(tc),
+                cap.map_or(String::new(), |b| format!(" blocks={b}"))
+            ),
             &c.down16(&res_d)?,
             &want,
             2e-3,
@@ -420,7 +435,12 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
     let gu = permute(&cat, &gate_up_row_order(&d), h);
     let (_, gu_d) = c.up16(&gu)?;
     let gug_d = c.folded(&gu, &g)?;
-    for (tc, m, ks) in [(false, 3usize, 1usize), (true, 3, 2), (true, 16, 1)] {
+    for (tc, m, ks, cap) in [
+        (false, 3usize, 1usize, None),
+        (false, 1, 1, Some(2usize)),
+        (true, 3, 2, None),
+        (true, 16, 1, None),
+    ] {
         let (x, x_d) = c.rand16(m * h, 1.0)?;
         let h_d = c.poisoned::<f16>(m * i)?;
         k.gemv(&GemvCall {
@@ -435,6 +455,7 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
             m,
             ksplit: ks,
             tensor_cores: tc,
+            max_blocks: cap,
             out: GemvOut::Silu {
                 out: c.dev(&h_d),
                 stride: i,
@@ -453,9 +474,10 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
             .collect();
         out.push(check(
             format!(
-                "{} silu(gate)*up+norm n={} k={h} m={m} ksplit={ks}",
+                "{} silu(gate)*up+norm n={} k={h} m={m} ksplit={ks}{}",
                 kname(tc),
-                2 * i
+                2 * i,
+                cap.map_or(String::new(), |b| format!(" blocks={b}"))
             ),
             &c.down16(&h_d)?,
             &want,
@@ -524,6 +546,7 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
             m,
             ksplit: 2,
             tensor_cores: tc,
+            max_blocks: None,
             out: GemvOut::Qkv(target),
         })?;
         out.push(check(
@@ -686,6 +709,7 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
             m: 3,
             ksplit: 1,
             tensor_cores: tc,
+            max_blocks: None,
             out: GemvOut::Resid {
                 out: c.dev(&res_d),
                 stride: h,
