@@ -49,6 +49,29 @@ __device__ __forceinline__ void load_chunks(const __half *w0, const __half *w1, 
     }
 }
 
+// Adds one pass of U chunks per row (chunks base + u stride, those below kv) of the pair held
+// in ra / rb, dotted with every row of x in shared memory, to acc0 / acc1.
+template <int B, int U>
+__device__ __forceinline__ void pass_sums(const uint4 *ra, const uint4 *rb, const __half *xs,
+                                          int k, int base, int stride, int kv, float *acc0,
+                                          float *acc1) {
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        const int c = base + u * stride;
+        if (c < kv) {
+            float fa[8], fb[8];
+            to_float8(ra[u], fa);
+            to_float8(rb[u], fb);
+#pragma unroll
+            for (int b = 0; b < B; b++) {
+                const uint4 xv = *reinterpret_cast<const uint4 *>(xs + b * k + c * 8);
+                acc0[b] += dot8(fa, xv);
+                acc1[b] += dot8(fb, xv);
+            }
+        }
+    }
+}
+
 template <int B, int U> __device__ void gemv_body(const GemvArgs a) {
     extern __shared__ __align__(16) unsigned char smem_raw[];
     __half *xs = reinterpret_cast<__half *>(smem_raw);
@@ -83,21 +106,7 @@ template <int B, int U> __device__ void gemv_body(const GemvArgs a) {
     for (int b = 0; b < B; b++) acc0[b] = acc1[b] = 0.f;
     if (live) {
         while (base < kv) {
-#pragma unroll
-            for (int u = 0; u < U; u++) {
-                const int c = base + u * stride;
-                if (c < kv) {
-                    float fa[8], fb[8];
-                    to_float8(ra[u], fa);
-                    to_float8(rb[u], fb);
-#pragma unroll
-                    for (int b = 0; b < B; b++) {
-                        const uint4 xv = *reinterpret_cast<const uint4 *>(xs + b * k + c * 8);
-                        acc0[b] += dot8(fa, xv);
-                        acc1[b] += dot8(fb, xv);
-                    }
-                }
-            }
+            pass_sums<B, U>(ra, rb, xs, k, base, stride, kv, acc0, acc1);
             base += stride * U;
             if (base < kv) load_chunks<B, U>(w0, w1, base, stride, kv, ra, rb);
         }
@@ -154,21 +163,7 @@ template <int B, int U> __device__ void gemv_walk_body(const GemvArgs a) {
 #pragma unroll
         for (int b = 0; b < B; b++) acc0[b] = acc1[b] = 0.f;
         for (int base = lane; base < kv;) {
-#pragma unroll
-            for (int u = 0; u < U; u++) {
-                const int c = base + u * 32;
-                if (c < kv) {
-                    float fa[8], fb[8];
-                    to_float8(ra[u], fa);
-                    to_float8(rb[u], fb);
-#pragma unroll
-                    for (int b = 0; b < B; b++) {
-                        const uint4 xv = *reinterpret_cast<const uint4 *>(xs + b * k + c * 8);
-                        acc0[b] += dot8(fa, xv);
-                        acc1[b] += dot8(fb, xv);
-                    }
-                }
-            }
+            pass_sums<B, U>(ra, rb, xs, k, base, 32, kv, acc0, acc1);
             base += 32 * U;
             if (base < kv) load_chunks<B, U>(w0, w0 + k, base, 32, kv, ra, rb);
         }

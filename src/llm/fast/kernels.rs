@@ -294,34 +294,36 @@ impl DecodeKernels {
     /// Loads every decode kernel and gives the shared-memory-hungry ones their budget.
     pub fn load(gpu: &Gpu, dims: Dims) -> Result<Self> {
         use cudarc::driver::sys::CUfunction_attribute as F;
-        let (mut gemv, mut gemv_walk) = (Vec::new(), Vec::new());
-        for t in super::plan::GEMV_TILES {
-            for (family, list) in [
-                ("decode_gemv", &mut gemv),
-                ("decode_gemv_walk", &mut gemv_walk),
-            ] {
-                let name = format!("{family}_b{t}");
-                let f = gpu.function("decode_gemv", ptx::DECODE_GEMV, &name)?;
-                let smem = gemv_smem_budget(&dims, t, false);
-                f.set_attribute(
-                    F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    smem as i32,
-                )
-                .with_context(|| format!("{name}: {smem} bytes of shared memory for x"))?;
-                list.push((t, f));
-            }
-        }
-        let mut gemv_tc = Vec::new();
-        for t in super::plan::GEMV_TC_TILES {
-            let name = format!("decode_gemv_tc_b{t}");
-            let f = gpu.function("decode_gemv_tc", ptx::DECODE_GEMV_TC, &name)?;
-            let smem = gemv_smem_budget(&dims, t, true);
+        // A product kernel, its shared-memory limit raised to x's budget for its tile.
+        let product = |module: &str, ptx: &str, name: String, smem: usize| {
+            let f = gpu.function(module, ptx, &name)?;
             f.set_attribute(
                 F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                 smem as i32,
             )
             .with_context(|| format!("{name}: {smem} bytes of shared memory for x"))?;
-            gemv_tc.push((t, f));
+            anyhow::Ok(f)
+        };
+        let (mut gemv, mut gemv_walk, mut gemv_tc) = (Vec::new(), Vec::new(), Vec::new());
+        for t in super::plan::GEMV_TILES {
+            let smem = gemv_smem_budget(&dims, t, false);
+            let name = |family: &str| format!("{family}_b{t}");
+            let m = ptx::DECODE_GEMV;
+            gemv.push((t, product("decode_gemv", m, name("decode_gemv"), smem)?));
+            gemv_walk.push((
+                t,
+                product("decode_gemv", m, name("decode_gemv_walk"), smem)?,
+            ));
+        }
+        for t in super::plan::GEMV_TC_TILES {
+            let (smem, name) = (
+                gemv_smem_budget(&dims, t, true),
+                format!("decode_gemv_tc_b{t}"),
+            );
+            gemv_tc.push((
+                t,
+                product("decode_gemv_tc", ptx::DECODE_GEMV_TC, name, smem)?,
+            ));
         }
         let attn = gpu.function("decode_attn", ptx::DECODE_ATTN, "decode_attn")?;
         let smem = attn_smem_bytes(&dims, ATTN_MAX_SPLIT, attn_max_warps_per_head(&dims));
