@@ -81,6 +81,25 @@ __device__ __forceinline__ float sum_sq8(const __half *p) {
     return ss;
 }
 
+// Issues the copy of `rows` rows of kv 16-byte chunks from src (src_stride halves apart) to
+// dst in shared memory (dst_stride halves apart), every chunk in flight at once (cp.async: no
+// registers held), so staging costs one L2 round trip at any batch. Each thread walks its
+// columns down the rows with two pointers: no division and no address rebuilt per chunk (at
+// batch 16 the issue of these copies was a third of a product warp's instructions). The
+// caller waits (cp_async_wait_all) and synchronizes.
+__device__ __forceinline__ void stage_rows_async(__half *dst, int dst_stride, const __half *src,
+                                                 int src_stride, int rows, int kv) {
+    for (int c = threadIdx.x; c < kv; c += blockDim.x) {
+        unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst + c * 8));
+        const __half *g = src + c * 8;
+        for (int r = 0; r < rows; r++) {
+            cp_async16_s(d, g);
+            d += dst_stride * 2;
+            g += src_stride;
+        }
+    }
+}
+
 // Stages x (B rows) into shared memory, xs_stride halves apart: merged from attention partials
 // when a.merge.part_o is set (rows >= m zero), else copied, then RMS-normalized when a.norm_w
 // is set, with the weight prefetch_norm_w left in gs (rows >= m not written: they hold
@@ -92,7 +111,7 @@ template <int B>
 __device__ __forceinline__ void stage_x(const GemvArgs &a, __half *xs, int xs_stride, const __half *gs) {
     __shared__ float part_ss[8], inv_rms[B];
     const int rows = min(B, a.m);  // rows >= m are left as they are (see above)
-    const int k = a.k, kv = k >> 3, total = rows * kv;
+    const int k = a.k, kv = k >> 3;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     if (a.merge.part_o) {
         // x[r] = attention output merged from its splits (online softmax rescaling), 4 dims
@@ -135,12 +154,7 @@ __device__ __forceinline__ void stage_x(const GemvArgs &a, __half *xs, int xs_st
         __syncthreads();
         return;
     }
-    // Every chunk of the block's share is in flight at once (cp.async: no registers held),
-    // so staging costs one L2 round trip at any batch.
-    for (int i = threadIdx.x; i < total; i += blockDim.x) {
-        const int r = i / kv, c = i % kv;
-        cp_async16(xs + (size_t)r * xs_stride + c * 8, a.x + (size_t)r * a.x_stride + c * 8);
-    }
+    stage_rows_async(xs, xs_stride, a.x, a.x_stride, rows, kv);
     cp_async_wait_all();
     __syncthreads();
     if (!a.norm_w) return;
@@ -189,27 +203,6 @@ __device__ __forceinline__ void stage_x(const GemvArgs &a, __half *xs, int xs_st
             }
             *reinterpret_cast<uint4 *>(p) = o;
         }
-    }
-    __syncthreads();
-}
-
-// stage_x for a product whose weights carry the RMSNorm weight (a.folded_norm): x is staged
-// as it is and each row's 1/rms left in inv_rows[r] (B > 1 rows, one warp per row) for the
-// epilogue to scale the sums; visible to every thread when it returns. Without
-// a.folded_norm, as stage_x. Every thread of the block must call it.
-template <int B>
-__device__ __forceinline__ void stage_x_folded(const GemvArgs &a, __half *xs, int xs_stride,
-                                               float *inv_rows) {
-    static_assert(B > 1, "the CUDA-core batch-1 product normalizes x itself (stage_x)");
-    stage_x<B>(a, xs, xs_stride, nullptr);  // no norm_w: staging (or the merge) only
-    if (!a.folded_norm) return;
-    const int rows = min(B, a.m), kv = a.k >> 3;
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    for (int r = warp; r < rows; r += 8) {
-        float ss = 0.f;
-        for (int c = lane; c < kv; c += 32) ss += sum_sq8(xs + (size_t)r * xs_stride + c * 8);
-        ss = warp_sum(ss);
-        if (lane == 0) inv_rows[r] = rsqrtf(ss / (float)a.k + a.eps);
     }
     __syncthreads();
 }

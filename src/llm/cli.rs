@@ -200,9 +200,11 @@ pub struct Args {
     /// capability 9.0, 44% at batch 2-8 and 72% at 9-16; the driver's choice at batch 1).
     #[arg(long, value_parser = clap::value_parser!(i32).range(0..=100))]
     opbench_smem_carveout: Option<i32>,
-    /// opbench: blocks per SM of the batch-1 (CUDA-core) products with one warp per pair of
-    /// weight rows; a matrix with more pairs than those warps has each warp walk several
-    /// (gate/up, lm_head). 0: one block per 8 pairs, in waves. Default: the rule in
+    /// opbench: blocks per SM the products' grids are sized to. Batch 1 (CUDA cores, one warp
+    /// per pair of weight rows): a matrix with more pairs than those warps has each warp walk
+    /// several (gate/up, lm_head). Batch 2-16 (tensor cores): a matrix with more 16-row tiles
+    /// than those blocks deals them round that many blocks, evenly over the SMs. 0: one block
+    /// per 8 pairs (batch 1) or per 8 / ksplit tiles, in waves. Default: the rule in
     /// src/llm/fast/plan.rs (gemv_grid_cap: 2, the blocks resident at once).
     #[arg(long)]
     opbench_gemv_blocks_per_sm: Option<usize>,

@@ -71,7 +71,7 @@ pub struct BenchOptions {
     pub attn_warps: Option<usize>,
     /// opbench: preferred shared-memory carveout of the decode kernels, percent (None: plan.rs).
     pub carveout: Option<i32>,
-    /// opbench: blocks per SM of the batch-1 products at ksplit 1 (None: plan.rs; 0: no cap).
+    /// opbench: blocks per SM the products' grids are sized to (None: plan.rs; 0: none).
     pub gemv_blocks_per_sm: Option<usize>,
 }
 
@@ -691,7 +691,11 @@ fn measure_opbench(
                 "CUDA-core products at ksplit 1 capped at {c} blocks (each warp walks several \
                  pairs of rows where a matrix has more)"
             ),
-            _ => "one block per 8 pairs of rows (16-row tiles on tensor cores)".into(),
+            (true, Some(c)) => format!(
+                "16-row tiles dealt round at least {c} blocks where a matrix has that many"
+            ),
+            (false, None) => "one block per 8 pairs of rows".into(),
+            (true, None) => "one block per 8 / ksplit 16-row tiles".into(),
         }
     ));
     let steps = PARITY_STEPS.min(o.new_tokens - 1);

@@ -96,8 +96,9 @@ pub struct EngineOptions {
     /// Preferred shared-memory carveout of every decode kernel, percent (None: the rule in
     /// plan::smem_carveout_pct).
     pub carveout: Option<i32>,
-    /// Blocks per SM of the CUDA-core products at ksplit 1 (None: plan::gemv_grid_cap's rule;
-    /// 0: one block per 8 pairs of rows).
+    /// Blocks per SM the products' grids are sized to: the CUDA-core walk's cap at ksplit 1,
+    /// the blocks the tensor-core tiles are dealt round (None: plan::gemv_grid_cap's rule; 0:
+    /// one block per 8 pairs of rows, or per 8 / ksplit tiles).
     pub gemv_blocks_per_sm: Option<usize>,
 }
 
@@ -134,7 +135,7 @@ pub struct Engine {
     decode_attn_warps: usize,
     /// The decode kernels' preferred shared-memory carveout, percent (None: the driver's).
     carveout: Option<i32>,
-    /// Most blocks of a CUDA-core product at ksplit 1 (None: one block per 8 pairs).
+    /// plan::gemv_grid_cap: the CUDA-core walk's cap, the tensor-core products' spread.
     gemv_cap: Option<usize>,
     _bufs: Buffers,
     _weights: FastWeights,
@@ -386,6 +387,7 @@ impl Engine {
             ksplit: self.ksplit[4],
             tensor_cores: self.tc,
             max_blocks: self.max_blocks(self.ksplit[4]),
+            spread_blocks: self.spread_blocks(),
             out: GemvOut::F32 {
                 out: self.views.logits,
                 stride: d.vocab,
@@ -424,6 +426,7 @@ impl Engine {
                     ksplit: self.ksplit[0],
                     tensor_cores: self.tc,
                     max_blocks: self.max_blocks(self.ksplit[0]),
+                    spread_blocks: self.spread_blocks(),
                     out: GemvOut::Qkv(self.qkv_target(l, 1)),
                 })?;
             }
@@ -458,6 +461,7 @@ impl Engine {
                     ksplit: self.ksplit[1],
                     tensor_cores: self.tc,
                     max_blocks: self.max_blocks(self.ksplit[1]),
+                    spread_blocks: self.spread_blocks(),
                     out: GemvOut::Resid {
                         out: vw.resid,
                         stride: h,
@@ -478,6 +482,7 @@ impl Engine {
                     ksplit: self.ksplit[2],
                     tensor_cores: self.tc,
                     max_blocks: self.max_blocks(self.ksplit[2]),
+                    spread_blocks: self.spread_blocks(),
                     out: GemvOut::Silu {
                         out: vw.h,
                         stride: i,
@@ -498,6 +503,7 @@ impl Engine {
                     ksplit: self.ksplit[3],
                     tensor_cores: self.tc,
                     max_blocks: self.max_blocks(self.ksplit[3]),
+                    spread_blocks: self.spread_blocks(),
                     out: GemvOut::Resid {
                         out: vw.resid,
                         stride: h,
@@ -752,7 +758,8 @@ impl Engine {
         self.carveout
     }
 
-    /// Most blocks of a CUDA-core product at ksplit 1 (None: one block per 8 pairs of rows).
+    /// plan::gemv_grid_cap's blocks: the most a CUDA-core product at ksplit 1 launches, the
+    /// fewest a tensor-core product deals its tiles round (None: neither).
     pub fn gemv_cap(&self) -> Option<usize> {
         self.gemv_cap
     }
@@ -764,6 +771,16 @@ impl Engine {
             None
         } else {
             self.gemv_cap
+        }
+    }
+
+    /// The resident blocks a tensor-core product deals its tiles round (plan::gemv_tc_grid;
+    /// the same cap as the CUDA-core walk, plan::gemv_grid_cap).
+    fn spread_blocks(&self) -> Option<usize> {
+        if self.tc {
+            self.gemv_cap
+        } else {
+            None
         }
     }
 

@@ -8,7 +8,7 @@
 
 use super::plan::{
     attn_max_warps_per_head, attn_smem_bytes, gemv_blocks, gemv_smem_budget, gemv_smem_bytes,
-    gemv_tc_blocks, gemv_tc_smem_bytes, Dims, ATTN_CHUNK, ATTN_MAX_CLUSTER, ATTN_MAX_SPLIT,
+    gemv_tc_grid, gemv_tc_smem_bytes, Dims, ATTN_CHUNK, ATTN_MAX_CLUSTER, ATTN_MAX_SPLIT,
     GEMV_WARPS,
 };
 use crate::gpu::Gpu;
@@ -216,6 +216,9 @@ pub struct GemvCall {
     /// Most blocks to launch (CUDA-core kernel at ksplit 1 only): with fewer blocks than the
     /// pairs need, each warp walks pairs p, p + blocks x 8, ... (plan::gemv_grid_cap).
     pub max_blocks: Option<usize>,
+    /// Tensor cores: deal the tiles round this many resident blocks where
+    /// the matrix has more tiles (plan::gemv_tc_grid); None: one block per 8 / ksplit tiles.
+    pub spread_blocks: Option<usize>,
     pub out: GemvOut,
 }
 
@@ -304,7 +307,8 @@ impl DecodeKernels {
             .with_context(|| format!("{name}: {smem} bytes of shared memory for x"))?;
             anyhow::Ok(f)
         };
-        let (mut gemv, mut gemv_walk, mut gemv_tc) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut gemv, mut gemv_walk) = (Vec::new(), Vec::new());
+        let mut gemv_tc = Vec::new();
         for t in super::plan::GEMV_TILES {
             let smem = gemv_smem_budget(&dims, t, false);
             let name = |family: &str| format!("{family}_b{t}");
@@ -316,13 +320,12 @@ impl DecodeKernels {
             ));
         }
         for t in super::plan::GEMV_TC_TILES {
-            let (smem, name) = (
-                gemv_smem_budget(&dims, t, true),
-                format!("decode_gemv_tc_b{t}"),
-            );
+            let smem = gemv_smem_budget(&dims, t, true);
+            let name = |family: &str| format!("{family}_b{t}");
+            let m = ptx::DECODE_GEMV_TC;
             gemv_tc.push((
                 t,
-                product("decode_gemv_tc", ptx::DECODE_GEMV_TC, name, smem)?,
+                product("decode_gemv_tc", m, name("decode_gemv_tc"), smem)?,
             ));
         }
         let attn = gpu.function("decode_attn", ptx::DECODE_ATTN, "decode_attn")?;
@@ -531,8 +534,14 @@ impl DecodeKernels {
                 a.mode = 3;
             }
         }
+        if c.spread_blocks.is_some() && !c.tensor_cores {
+            bail!("gemv: spread_blocks needs the tensor-core kernel");
+        }
         let (mut blocks, name) = if c.tensor_cores {
-            (gemv_tc_blocks(c.n, c.ksplit), "decode_gemv_tc")
+            (
+                gemv_tc_grid(c.n, c.ksplit, c.spread_blocks),
+                "decode_gemv_tc",
+            )
         } else {
             (gemv_blocks(c.n, c.ksplit), "decode_gemv")
         };

@@ -149,7 +149,8 @@ pub fn gemv_ksplit(n: usize, k: usize, sm_count: usize) -> usize {
 /// 5632 and lm_head's 16000 at batch 1): one wave, x staged and normalized once per block
 /// instead of once per 8 pairs, and the next pair's first weights in flight while a pair's
 /// sums are stored. H200, batch 1: +3% tokens/s against no cap; one block per SM -12%, three
-/// (not resident at once) a tie (docs/notes/decode.md).
+/// (not resident at once) a tie (docs/notes/decode.md). The tensor-core products deal their
+/// tiles round as many blocks (gemv_tc_grid).
 pub fn gemv_grid_cap(sm_count: usize, blocks_per_sm: Option<usize>) -> Option<usize> {
     match blocks_per_sm.unwrap_or(GEMV_BLOCKS_PER_SM) {
         0 => None,
@@ -222,9 +223,23 @@ pub fn step_ksplits(d: &Dims, sm_count: usize, tensor_cores: bool) -> [usize; 5]
     ]
 }
 
-/// Blocks of the tensor-core product for `n` output rows at `ksplit`.
+/// Blocks of the tensor-core product for `n` output rows at `ksplit`: one per 8 / ksplit tiles.
 pub fn gemv_tc_blocks(n: usize, ksplit: usize) -> usize {
     n.div_ceil(GEMV_TC_ROWS).div_ceil(GEMV_WARPS / ksplit)
+}
+
+/// Blocks of the tensor-core product (no cluster) when its tiles are dealt round the grid
+/// (kernels/decode_gemv_tc.cu: block b takes tiles b, b + blocks, ...): at least one block per
+/// 8 / ksplit tiles, raised to `resident` (the blocks resident at once, plan::gemv_grid_cap)
+/// where the matrix has that many tiles, so that no SM holds two full blocks while another
+/// holds one (gate/up at batch 16: 176 blocks of 4 tiles on 132 SMs, 8 tiles on some SMs and
+/// 4 on others; on 264 blocks, 5 or 6 on each).
+pub fn gemv_tc_grid(n: usize, ksplit: usize, resident: Option<usize>) -> usize {
+    let base = gemv_tc_blocks(n, ksplit);
+    match resident {
+        Some(r) => base.max(r.min(n.div_ceil(GEMV_TC_ROWS))),
+        None => base,
+    }
 }
 
 /// Dynamic shared memory of the CUDA-core product: `tile` rows of x of k halves, then, for a
@@ -685,6 +700,18 @@ mod tests {
         // A partial last tile still gets a warp: 1002 rows = 62 tiles + 10 rows.
         assert_eq!(gemv_tc_blocks(1002, 1), 8);
         assert_eq!(gemv_tc_blocks(1002, 8), 63);
+        // Dealt round the resident blocks: gate/up and lm_head spread to 264 on 132 SMs; qkv,
+        // o and down have fewer tiles than that and keep one block per tile.
+        let resident = gemv_grid_cap(132, None);
+        assert_eq!(resident, Some(264));
+        assert_eq!(gemv_tc_grid(2 * d.inter, 2, resident), 264);
+        assert_eq!(gemv_tc_grid(d.vocab, 1, resident), 264);
+        assert_eq!(gemv_tc_grid(d.qkv_rows(), 8, resident), 160);
+        assert_eq!(gemv_tc_grid(d.hidden, 8, resident), 128);
+        assert_eq!(gemv_tc_grid(2 * d.inter, 2, None), 176);
+        // Never more blocks than tiles, never fewer than one per 8 / ksplit tiles.
+        assert_eq!(gemv_tc_grid(1002, 1, Some(264)), 63);
+        assert_eq!(gemv_tc_grid(1002, 1, Some(4)), 8);
         // k = 64 is two warp steps of 32 columns: at most 2 warps share a tile.
         assert_eq!(gemv_tc_ksplit(64, 64, 132), 2);
         assert_eq!(gemv_tc_tile(1), Some(8));

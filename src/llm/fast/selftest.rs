@@ -329,11 +329,17 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
         (true, 9),
         (true, 16),
     ] {
-        // (ksplit, grid cap): the cap makes each warp of the CUDA-core kernel walk ~21 pairs.
-        let walk = (!tc).then_some((1usize, Some(3usize)));
+        // (ksplit, grid cap): on CUDA cores the cap makes each warp walk ~21 pairs; on tensor
+        // cores the 63 tiles are dealt round 20 blocks (3-4 each, ksplit 1) or 40 (1-2 tiles in
+        // blocks of 4 groups, ksplit 2).
+        let capped = if tc {
+            vec![(1usize, Some(20usize)), (2, Some(40))]
+        } else {
+            vec![(1, Some(3))]
+        };
         for (ks, cap) in [(1usize, None), (2, None), (4, None), (8, None)]
             .into_iter()
-            .chain(walk)
+            .chain(capped)
         {
             let (x, x_d) = c.rand16(m * h, 1.0)?;
             let y_d = c.poisoned::<f32>(m * d.vocab)?;
@@ -349,7 +355,8 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
                 m,
                 ksplit: ks,
                 tensor_cores: tc,
-                max_blocks: cap,
+                max_blocks: if tc { None } else { cap },
+                spread_blocks: if tc { cap } else { None },
                 out: GemvOut::F32 {
                     out: c.dev(&y_d),
                     stride: d.vocab,
@@ -402,6 +409,7 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
             ksplit: ks,
             tensor_cores: tc,
             max_blocks: cap,
+            spread_blocks: None,
             out: GemvOut::Resid {
                 out: c.dev(&res_d),
                 stride: h,
@@ -435,11 +443,14 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
     let gu = permute(&cat, &gate_up_row_order(&d), h);
     let (_, gu_d) = c.up16(&gu)?;
     let gug_d = c.folded(&gu, &g)?;
+    // (tensor cores, m, ksplit, grid cap); on tensor cores the cap is the blocks the 43 tiles
+    // are dealt round (16 blocks of 4 groups: 2-3 tiles each).
     for (tc, m, ks, cap) in [
         (false, 3usize, 1usize, None),
         (false, 1, 1, Some(2usize)),
         (true, 3, 2, None),
         (true, 16, 1, None),
+        (true, 16, 2, Some(16)),
     ] {
         let (x, x_d) = c.rand16(m * h, 1.0)?;
         let h_d = c.poisoned::<f16>(m * i)?;
@@ -455,7 +466,8 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
             m,
             ksplit: ks,
             tensor_cores: tc,
-            max_blocks: cap,
+            max_blocks: if tc { None } else { cap },
+            spread_blocks: if tc { cap } else { None },
             out: GemvOut::Silu {
                 out: c.dev(&h_d),
                 stride: i,
@@ -531,9 +543,17 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
             vref[base..base + hd].copy_from_slice(&y[v0..v0 + hd]);
         }
     }
-    // Both product kernels write the same new positions; each run is checked in full.
+    // Both product kernels write the same new positions, poisoned before each run; each run is
+    // checked in full.
     for tc in [true, false] {
         c.poison_view(c.dev(&q_d))?;
+        for r in 0..m {
+            for g2 in 0..d.kv_heads {
+                let at = ((r * d.kv_heads + g2) * max_ctx + pos_val) * hd * 2;
+                c.poison_view(c.dev(&kc_d).sub(at, hd * 2)?)?;
+                c.poison_view(c.dev(&vc_d).sub(at, hd * 2)?)?;
+            }
+        }
         k.gemv(&GemvCall {
             merge: None,
             w: c.dev(if tc { &wfg_d } else { &wf_d }),
@@ -547,6 +567,7 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
             ksplit: 2,
             tensor_cores: tc,
             max_blocks: None,
+            spread_blocks: None,
             out: GemvOut::Qkv(target),
         })?;
         out.push(check(
@@ -710,6 +731,7 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
             ksplit: 1,
             tensor_cores: tc,
             max_blocks: None,
+            spread_blocks: None,
             out: GemvOut::Resid {
                 out: c.dev(&res_d),
                 stride: h,
