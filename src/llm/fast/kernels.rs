@@ -216,8 +216,8 @@ pub struct GemvCall {
     /// Most blocks to launch (CUDA-core kernel at ksplit 1 only): with fewer blocks than the
     /// pairs need, each warp walks pairs p, p + blocks x 8, ... (plan::gemv_grid_cap).
     pub max_blocks: Option<usize>,
-    /// Tensor cores: deal the tiles round this many resident blocks where
-    /// the matrix has more tiles (plan::gemv_tc_grid); None: one block per 8 / ksplit tiles.
+    /// Tensor cores: deal the tiles round this many resident blocks where the matrix has more
+    /// tiles (plan::gemv_tc_grid); None: one block per 8 / ksplit tiles.
     pub spread_blocks: Option<usize>,
     pub out: GemvOut,
 }
@@ -307,8 +307,7 @@ impl DecodeKernels {
             .with_context(|| format!("{name}: {smem} bytes of shared memory for x"))?;
             anyhow::Ok(f)
         };
-        let (mut gemv, mut gemv_walk) = (Vec::new(), Vec::new());
-        let mut gemv_tc = Vec::new();
+        let (mut gemv, mut gemv_walk, mut gemv_tc) = (Vec::new(), Vec::new(), Vec::new());
         for t in super::plan::GEMV_TILES {
             let smem = gemv_smem_budget(&dims, t, false);
             let name = |family: &str| format!("{family}_b{t}");
@@ -320,12 +319,13 @@ impl DecodeKernels {
             ));
         }
         for t in super::plan::GEMV_TC_TILES {
-            let smem = gemv_smem_budget(&dims, t, true);
-            let name = |family: &str| format!("{family}_b{t}");
-            let m = ptx::DECODE_GEMV_TC;
+            let (smem, name) = (
+                gemv_smem_budget(&dims, t, true),
+                format!("decode_gemv_tc_b{t}"),
+            );
             gemv_tc.push((
                 t,
-                product("decode_gemv_tc", m, name("decode_gemv_tc"), smem)?,
+                product("decode_gemv_tc", ptx::DECODE_GEMV_TC, name, smem)?,
             ));
         }
         let attn = gpu.function("decode_attn", ptx::DECODE_ATTN, "decode_attn")?;

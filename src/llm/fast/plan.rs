@@ -228,7 +228,7 @@ pub fn gemv_tc_blocks(n: usize, ksplit: usize) -> usize {
     n.div_ceil(GEMV_TC_ROWS).div_ceil(GEMV_WARPS / ksplit)
 }
 
-/// Blocks of the tensor-core product (no cluster) when its tiles are dealt round the grid
+/// Blocks of the tensor-core product when its tiles are dealt round the grid
 /// (kernels/decode_gemv_tc.cu: block b takes tiles b, b + blocks, ...): at least one block per
 /// 8 / ksplit tiles, raised to `resident` (the blocks resident at once, plan::gemv_grid_cap)
 /// where the matrix has that many tiles, so that no SM holds two full blocks while another
