@@ -88,15 +88,14 @@ struct AttnArgs {
 __device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
 __device__ __forceinline__ void pdl_launch() { asm volatile("griddepcontrol.launch_dependents;"); }
 
-// 16-byte asynchronous global -> shared copy (through L2 only; no registers held while in
-// flight). cp_async_wait_all() waits for every copy this thread issued.
-__device__ __forceinline__ void cp_async16(void *dst, const void *src) {
-    const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
-}
-// The same copy to a shared-memory address already converted (cvta) by the caller.
+// 16-byte asynchronous global -> shared copy to a shared-memory address (through L2 only; no
+// registers held while in flight). cp_async_wait_all() waits for every copy this thread issued.
 __device__ __forceinline__ void cp_async16_s(unsigned dst, const void *src) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
+}
+// The same copy to a generic pointer into shared memory.
+__device__ __forceinline__ void cp_async16(void *dst, const void *src) {
+    cp_async16_s(static_cast<unsigned>(__cvta_generic_to_shared(dst)), src);
 }
 __device__ __forceinline__ void cp_async_wait_all() {
     asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");

@@ -85,8 +85,8 @@ __device__ __forceinline__ float sum_sq8(const __half *p) {
 // dst in shared memory (dst_stride halves apart), every chunk in flight at once (cp.async: no
 // registers held), so staging costs one L2 round trip at any batch. Each thread walks its
 // columns down the rows with two pointers: no division and no address rebuilt per chunk (at
-// batch 16 the issue of these copies was a third of a product warp's instructions). The
-// caller waits (cp_async_wait_all) and synchronizes.
+// batch 16 a product is bound by its warps' instructions, and a copy per chunk and row is
+// many of them). The caller waits (cp_async_wait_all) and synchronizes.
 __device__ __forceinline__ void stage_rows_async(__half *dst, int dst_stride, const __half *src,
                                                  int src_stride, int rows, int kv) {
     for (int c = threadIdx.x; c < kv; c += blockDim.x) {

@@ -97,8 +97,7 @@ __device__ __forceinline__ void mma_span(float (&acc)[NT][4], const uint4 *ra, c
 // |x_n|^2 on their diagonals: row n < 8 at (n, n) of G0, row 8 + n at (8 + n, n) of G1, in
 // lane (g = n, t = n / 2). Warp w takes the quads of chunks w, w + 8, ...; out[r] receives
 // its sum for row r. f16 products are exact in f32, so this sums what the CUDA cores would,
-// in fewer instructions than converting and squaring every element (the pass it replaces was
-// a fifth of a warp's instructions at batch 16).
+// in fewer instructions than converting and squaring every element.
 template <int NT>
 __device__ __forceinline__ void gram_sum_sq(const __half *xs, int xst, int kv, float *out,
                                             int warp, int lane) {

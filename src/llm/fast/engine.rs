@@ -386,8 +386,7 @@ impl Engine {
             m: self.batch,
             ksplit: self.ksplit[4],
             tensor_cores: self.tc,
-            max_blocks: self.max_blocks(self.ksplit[4]),
-            spread_blocks: self.spread_blocks(),
+            resident_blocks: self.gemv_cap,
             out: GemvOut::F32 {
                 out: self.views.logits,
                 stride: d.vocab,
@@ -425,8 +424,7 @@ impl Engine {
                     m: b,
                     ksplit: self.ksplit[0],
                     tensor_cores: self.tc,
-                    max_blocks: self.max_blocks(self.ksplit[0]),
-                    spread_blocks: self.spread_blocks(),
+                    resident_blocks: self.gemv_cap,
                     out: GemvOut::Qkv(self.qkv_target(l, 1)),
                 })?;
             }
@@ -460,8 +458,7 @@ impl Engine {
                     m: b,
                     ksplit: self.ksplit[1],
                     tensor_cores: self.tc,
-                    max_blocks: self.max_blocks(self.ksplit[1]),
-                    spread_blocks: self.spread_blocks(),
+                    resident_blocks: self.gemv_cap,
                     out: GemvOut::Resid {
                         out: vw.resid,
                         stride: h,
@@ -481,8 +478,7 @@ impl Engine {
                     m: b,
                     ksplit: self.ksplit[2],
                     tensor_cores: self.tc,
-                    max_blocks: self.max_blocks(self.ksplit[2]),
-                    spread_blocks: self.spread_blocks(),
+                    resident_blocks: self.gemv_cap,
                     out: GemvOut::Silu {
                         out: vw.h,
                         stride: i,
@@ -502,8 +498,7 @@ impl Engine {
                     m: b,
                     ksplit: self.ksplit[3],
                     tensor_cores: self.tc,
-                    max_blocks: self.max_blocks(self.ksplit[3]),
-                    spread_blocks: self.spread_blocks(),
+                    resident_blocks: self.gemv_cap,
                     out: GemvOut::Resid {
                         out: vw.resid,
                         stride: h,
@@ -762,26 +757,6 @@ impl Engine {
     /// fewest a tensor-core product deals its tiles round (None: neither).
     pub fn gemv_cap(&self) -> Option<usize> {
         self.gemv_cap
-    }
-
-    /// The grid cap of a product launched at `ksplit` (plan::gemv_grid_cap): CUDA cores at
-    /// ksplit 1 only.
-    fn max_blocks(&self, ksplit: usize) -> Option<usize> {
-        if self.tc || ksplit != 1 {
-            None
-        } else {
-            self.gemv_cap
-        }
-    }
-
-    /// The resident blocks a tensor-core product deals its tiles round (plan::gemv_tc_grid;
-    /// the same cap as the CUDA-core walk, plan::gemv_grid_cap).
-    fn spread_blocks(&self) -> Option<usize> {
-        if self.tc {
-            self.gemv_cap
-        } else {
-            None
-        }
     }
 
     /// Attention splits of the captured step's grid.

@@ -213,12 +213,12 @@ pub struct GemvCall {
     pub ksplit: usize,
     /// Run on the tensor cores (decode_gemv_tc_b*) rather than f32 FMAs (decode_gemv_b*).
     pub tensor_cores: bool,
-    /// Most blocks to launch (CUDA-core kernel at ksplit 1 only): with fewer blocks than the
-    /// pairs need, each warp walks pairs p, p + blocks x 8, ... (plan::gemv_grid_cap).
-    pub max_blocks: Option<usize>,
-    /// Tensor cores: deal the tiles round this many resident blocks where the matrix has more
-    /// tiles (plan::gemv_tc_grid); None: one block per 8 / ksplit tiles.
-    pub spread_blocks: Option<usize>,
+    /// The blocks resident at once the grid is sized to (plan::gemv_grid_cap), where the kernel
+    /// can use it: the CUDA-core kernel at ksplit 1 launches at most this many, each warp
+    /// walking pairs p, p + blocks x 8, ... (decode_gemv_walk_b*); the tensor-core kernel deals
+    /// its tiles round at least this many where the matrix has that many (plan::gemv_tc_grid).
+    /// None: one block per 8 pairs, or per 8 / ksplit tiles.
+    pub resident_blocks: Option<usize>,
     pub out: GemvOut,
 }
 
@@ -269,7 +269,7 @@ pub enum AttnMerge {
 /// The loaded decode kernels.
 pub struct DecodeKernels {
     gemv: Vec<(usize, CudaFunction)>,
-    /// decode_gemv_walk_b*: the CUDA-core product on a capped grid (GemvCall::max_blocks).
+    /// decode_gemv_walk_b*: the CUDA-core product on a capped grid (GemvCall::resident_blocks).
     gemv_walk: Vec<(usize, CudaFunction)>,
     gemv_tc: Vec<(usize, CudaFunction)>,
     attn: CudaFunction,
@@ -534,29 +534,23 @@ impl DecodeKernels {
                 a.mode = 3;
             }
         }
-        if c.spread_blocks.is_some() && !c.tensor_cores {
-            bail!("gemv: spread_blocks needs the tensor-core kernel");
+        if c.resident_blocks == Some(0) {
+            bail!("gemv: resident_blocks must be at least one block");
         }
         let (mut blocks, name) = if c.tensor_cores {
             (
-                gemv_tc_grid(c.n, c.ksplit, c.spread_blocks),
+                gemv_tc_grid(c.n, c.ksplit, c.resident_blocks),
                 "decode_gemv_tc",
             )
         } else {
             (gemv_blocks(c.n, c.ksplit), "decode_gemv")
         };
-        if let Some(cap) = c.max_blocks {
-            if c.tensor_cores || c.ksplit != 1 || cap == 0 {
-                bail!(
-                    "gemv: max_blocks {cap} needs the CUDA-core kernel at ksplit 1 and at least \
-                     one block (this call: tensor_cores {}, ksplit {})",
-                    c.tensor_cores,
-                    c.ksplit
-                );
-            }
-        }
-        // The walking kernel where the cap binds; the plain one (one block per 8 pairs) else.
-        let (func, name) = match c.max_blocks {
+        // The walking kernel where the cap binds (CUDA cores at ksplit 1); the plain one (one
+        // block per 8 pairs, or the tensor-core grid above) else.
+        let walk_cap = c
+            .resident_blocks
+            .filter(|_| !c.tensor_cores && c.ksplit == 1);
+        let (func, name) = match walk_cap {
             Some(cap) if cap < blocks => {
                 blocks = cap;
                 let (_, f) = self

@@ -355,8 +355,7 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
                 m,
                 ksplit: ks,
                 tensor_cores: tc,
-                max_blocks: if tc { None } else { cap },
-                spread_blocks: if tc { cap } else { None },
+                resident_blocks: cap,
                 out: GemvOut::F32 {
                     out: c.dev(&y_d),
                     stride: d.vocab,
@@ -408,8 +407,7 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
             m,
             ksplit: ks,
             tensor_cores: tc,
-            max_blocks: cap,
-            spread_blocks: None,
+            resident_blocks: cap,
             out: GemvOut::Resid {
                 out: c.dev(&res_d),
                 stride: h,
@@ -466,8 +464,7 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
             m,
             ksplit: ks,
             tensor_cores: tc,
-            max_blocks: if tc { None } else { cap },
-            spread_blocks: if tc { cap } else { None },
+            resident_blocks: cap,
             out: GemvOut::Silu {
                 out: c.dev(&h_d),
                 stride: i,
@@ -566,8 +563,7 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
             m,
             ksplit: 2,
             tensor_cores: tc,
-            max_blocks: None,
-            spread_blocks: None,
+            resident_blocks: None,
             out: GemvOut::Qkv(target),
         })?;
         out.push(check(
@@ -730,8 +726,7 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
             m: 3,
             ksplit: 1,
             tensor_cores: tc,
-            max_blocks: None,
-            spread_blocks: None,
+            resident_blocks: None,
             out: GemvOut::Resid {
                 out: c.dev(&res_d),
                 stride: h,
