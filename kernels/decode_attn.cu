@@ -86,15 +86,8 @@ extern "C" __global__ void __launch_bounds__(1024) decode_attn(const AttnArgs a)
     const int start = s * L;
     const int cpr = hd >> 3;  // 16-byte chunks per row
     const size_t cache_base = ((size_t)seq * a.kv_heads + g) * a.max_ctx * hd;
-    // K and V rows [from, to) of this split into shared memory (cp.async: nothing held in
-    // registers, so the copies stay in flight across pdl_wait).
     auto stage_kv = [&](int from, int to) {
-        for (int t = from * cpr + threadIdx.x; t < to * cpr; t += blockDim.x) {
-            const int j = t / cpr, c = t % cpr;
-            const size_t off = cache_base + (size_t)(start + j) * hd + c * 8;
-            cp_async16(ks + j * ld + c * 8, a.kc + off);
-            cp_async16(vs + j * ld + c * 8, a.vc + off);
-        }
+        stage_cache_rows(ks, vs, ld, a.kc, a.vc, cache_base, hd, start, from, to);
     };
 
     pdl_launch();

@@ -101,6 +101,32 @@ __device__ __forceinline__ void cp_async_wait_all() {
     asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
 }
 
+// K and V cache rows of one (sequence, kv head), positions start + j for j in [from, to), into
+// shared rows j of ks and vs (ld halves apart): 16-byte cp.async copies, every thread of the
+// block taking every blockDim.x-th one (nothing held in registers, so the copies stay in flight
+// across pdl_wait). base: the (sequence, kv head)'s first cache element.
+__device__ __forceinline__ void stage_cache_rows(__half *ks, __half *vs, int ld, const __half *kc,
+                                                 const __half *vc, size_t base, int hd, int start,
+                                                 int from, int to) {
+    const int cpr = hd >> 3;  // 16-byte chunks per row
+    for (int t = from * cpr + threadIdx.x; t < to * cpr; t += blockDim.x) {
+        const int j = t / cpr, c = t % cpr;
+        const size_t off = base + (size_t)(start + j) * hd + c * 8;
+        cp_async16(ks + j * ld + c * 8, kc + off);
+        cp_async16(vs + j * ld + c * 8, vc + off);
+    }
+}
+
+// D += A B on the tensor cores: mma.sync m16n8k16, f16 A (16 x 16, row-major fragments a0..a3)
+// and B (16 x 8, b0 b1), f32 accumulators d[0..3].
+__device__ __forceinline__ void mma_16816(float *d, unsigned a0, unsigned a1, unsigned a2,
+                                          unsigned a3, unsigned b0, unsigned b1) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, "
+                 "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
 __device__ __forceinline__ int row_seq(int r, int rows_per_seq) { return r / rows_per_seq; }
 __device__ __forceinline__ int row_pos(const int *pos, int r, int rows_per_seq) {
     return *pos + r % rows_per_seq;

@@ -34,14 +34,6 @@
 
 namespace {
 
-__device__ __forceinline__ void mma_16816(float *d, unsigned a0, unsigned a1, unsigned a2,
-                                          unsigned a3, unsigned b0, unsigned b1) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, "
-                 "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
-
 // The lane's chunks base + t + 4u (u < U) of two weight rows, w0 and w1 already offset by the
 // lane's t chunks; zeros past k. `base` is warp-uniform: a span wholly inside k (every span
 // at TinyLlama's shapes) loads without a guard per chunk, from one address plus offsets.

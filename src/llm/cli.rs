@@ -195,6 +195,12 @@ pub struct Args {
     /// taking every W-th chunk of 32 positions); default: the rule in src/llm/fast/plan.rs.
     #[arg(long)]
     opbench_attn_warps: Option<usize>,
+    /// opbench: warps per block of the decode step's attention on the tensor cores (1 to 16,
+    /// each taking every W-th chunk of 16 positions; needs the whole context in one split; 0:
+    /// the CUDA-core kernel); default: the rule in src/llm/fast/plan.rs (8 above batch 8, the
+    /// CUDA-core kernel below).
+    #[arg(long)]
+    opbench_attn_tc_warps: Option<usize>,
     /// opbench: preferred shared-memory carveout of every decode kernel, percent of the most an
     /// SM holds (0-100); default: the rule in src/llm/fast/plan.rs (smem_carveout_pct: on compute
     /// capability 9.0, 44% at batch 2-8 and 72% at 9-16; the driver's choice at batch 1).
@@ -284,6 +290,7 @@ pub fn run(mut a: Args) -> Result<()> {
         ablation: a.opbench_ablation,
         attn_split: a.opbench_attn_split,
         attn_warps: a.opbench_attn_warps,
+        attn_tc_warps: a.opbench_attn_tc_warps,
         carveout: a.opbench_smem_carveout,
         gemv_blocks_per_sm: a.opbench_gemv_blocks_per_sm,
         ksplit: match &a.opbench_ksplit {

@@ -69,6 +69,8 @@ pub struct BenchOptions {
     pub attn_split: Option<usize>,
     /// opbench: warps per query head in the decode step's attention blocks (None: plan.rs).
     pub attn_warps: Option<usize>,
+    /// opbench: warps per tensor-core attention block (None: plan.rs; 0: the CUDA-core kernel).
+    pub attn_tc_warps: Option<usize>,
     /// opbench: preferred shared-memory carveout of the decode kernels, percent (None: plan.rs).
     pub carveout: Option<i32>,
     /// opbench: blocks per SM the products' grids are sized to (None: plan.rs; 0: none).
@@ -83,6 +85,7 @@ fn engine_options(o: &BenchOptions) -> super::fast::engine::EngineOptions {
         ksplit: o.ksplit,
         attn_split: o.attn_split,
         attn_warps: o.attn_warps,
+        attn_tc_warps: o.attn_tc_warps,
         carveout: o.carveout,
         gemv_blocks_per_sm: o.gemv_blocks_per_sm,
     }
@@ -664,8 +667,7 @@ fn measure_opbench(
     row.notes.push(format!(
         "opbench: {} decode kernels per step in one CUDA graph (programmatic dependent launch \
          {}); products on the {}, ksplit qkv/o/gate_up/down/lm_head = {ks:?}; attention: {} \
-         splits over the {max_ctx} cached positions, {} warps per query head, {}; shared-memory \
-         carveout {}; {}",
+         splits over the {max_ctx} cached positions, {}, {}; shared-memory carveout {}; {}",
         super::fast::plan::step_plan(e.dims(), b, max_ctx).len(),
         if o.pdl { "on" } else { "off" },
         if e.tensor_cores() {
@@ -674,7 +676,10 @@ fn measure_opbench(
             "CUDA cores (f32 FMA)"
         },
         e.decode_splits(),
-        e.decode_attn_warps(),
+        match e.decode_attn_tc_warps() {
+            Some(w) => format!("on the tensor cores (mma.sync m16n8k16) in blocks of {w} warps"),
+            None => format!("{} warps per query head", e.decode_attn_warps()),
+        },
         match e.decode_attn_merge() {
             _ if e.decode_splits() == 1 => "nothing to merge",
             AttnMerge::Partials => "merged by o_proj while it stages its input",

@@ -300,6 +300,7 @@ mod tests {
             ("decode_gemv_b16", OpClass::Matmul),
             ("decode_gemv_tc_b4", OpClass::Matmul),
             ("decode_attn", OpClass::Attention),
+            ("decode_attn_tc_d64", OpClass::Attention),
             ("decode_argmax", OpClass::Sampling),
             ("decode_rmsnorm", OpClass::Rmsnorm),
             ("decode_rope_cache", OpClass::Rope),

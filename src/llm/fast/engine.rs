@@ -6,9 +6,10 @@ use super::kernels::{
     AttnCall, AttnMerge, DecodeKernels, Dev, GemvCall, GemvOut, MergeIn, Norm, QkvTarget,
 };
 use super::plan::{
-    attn_cluster_merge, attn_max_warps_per_head, attn_smem_bytes, attn_split_len,
-    decode_attn_warps, decode_split_len, fold_norms, gemv_grid_cap, gemv_tensor_cores, gemv_tile,
-    merge_in_o_proj, smem_carveout_pct, step_ksplits, BufferSizes, Dims,
+    attn_cluster_merge, attn_max_warps_per_head, attn_smem_bytes, attn_split_len, attn_tc_fits,
+    attn_tc_smem_bytes, decode_attn_tc_warps, decode_attn_warps, decode_split_len, fold_norms,
+    gemv_grid_cap, gemv_tensor_cores, gemv_tile, merge_in_o_proj, smem_carveout_pct,
+    step_ksplits, BufferSizes, Dims, ATTN_TC_MAX_WARPS,
 };
 use super::weights::FastWeights;
 use crate::gpu::Gpu;
@@ -93,6 +94,9 @@ pub struct EngineOptions {
     pub attn_split: Option<usize>,
     /// Warps per query head in the decode step's attention blocks.
     pub attn_warps: Option<usize>,
+    /// Warps per block of the decode step's attention on the tensor cores (None: the rule in
+    /// plan::decode_attn_tc_warps; Some(0): the CUDA-core kernel).
+    pub attn_tc_warps: Option<usize>,
     /// Preferred shared-memory carveout of every decode kernel, percent (None: the rule in
     /// plan::smem_carveout_pct).
     pub carveout: Option<i32>,
@@ -133,6 +137,8 @@ pub struct Engine {
     decode_split_len: usize,
     /// Warps per query head of the decode step's attention blocks.
     decode_attn_warps: usize,
+    /// Warps per tensor-core attention block of the decode step (None: the CUDA-core kernel).
+    decode_attn_tc: Option<usize>,
     /// The decode kernels' preferred shared-memory carveout, percent (None: the driver's).
     carveout: Option<i32>,
     /// plan::gemv_grid_cap: the CUDA-core walk's cap, the tensor-core products' spread.
@@ -166,6 +172,7 @@ impl Engine {
             ksplit,
             attn_split,
             attn_warps,
+            attn_tc_warps,
             carveout,
             gemv_blocks_per_sm,
         } = opts;
@@ -193,7 +200,29 @@ impl Engine {
         let stream = gpu.stream.clone();
         let k = DecodeKernels::load(gpu, dims)?;
         let split_len = attn_split.unwrap_or(decode_split_len(batch, max_ctx));
-        let attn_bytes = attn_smem_bytes(&dims, split_len, decode_attn_warps);
+        let one_split = split_len >= max_ctx;
+        let decode_attn_tc = match attn_tc_warps {
+            Some(0) => None,
+            Some(w) => {
+                if w > ATTN_TC_MAX_WARPS || !one_split || !attn_tc_fits(&dims) {
+                    bail!(
+                        "--opbench-attn-tc-warps {w}: the tensor-core attention takes 1 to \
+                         {ATTN_TC_MAX_WARPS} warps, the whole context in one split (here \
+                         {max_ctx} positions in splits of {split_len}), a head dim that is a \
+                         multiple of 8 up to 128 and at most 16 query heads per kv head (here \
+                         {} and {}); 0 picks the CUDA-core kernel",
+                        dims.head_dim,
+                        dims.heads / dims.kv_heads
+                    );
+                }
+                Some(w)
+            }
+            None => decode_attn_tc_warps(batch).filter(|_| one_split && attn_tc_fits(&dims)),
+        };
+        let attn_bytes = match decode_attn_tc {
+            Some(w) => attn_tc_smem_bytes(&dims, split_len, w),
+            None => attn_smem_bytes(&dims, split_len, decode_attn_warps),
+        };
         let carveout =
             carveout.or_else(|| smem_carveout_pct(&dims, batch, gpu.smem_per_sm, attn_bytes));
         k.set_carveout(carveout)?;
@@ -281,6 +310,7 @@ impl Engine {
             carveout,
             gemv_cap: gemv_grid_cap(sm, gemv_blocks_per_sm),
             decode_attn_warps,
+            decode_attn_tc,
             _bufs: bufs,
             _weights: weights,
         };
@@ -347,6 +377,7 @@ impl Engine {
             merge: AttnMerge::LastBlock,
             cache_ready: false,
             warps_per_head: 1,
+            tensor_core_warps: None,
         }
     }
 
@@ -435,6 +466,7 @@ impl Engine {
                     merge: self.decode_attn_merge(),
                     cache_ready: true,
                     warps_per_head: self.decode_attn_warps,
+                    tensor_core_warps: self.decode_attn_tc,
                     ..self.attn_call(l, b, 1, self.max_ctx, self.decode_split_len)
                 })?;
             }
@@ -767,6 +799,11 @@ impl Engine {
     /// Warps per query head of the captured step's attention blocks.
     pub fn decode_attn_warps(&self) -> usize {
         self.decode_attn_warps
+    }
+
+    /// Warps per tensor-core attention block of the captured step (None: the CUDA-core kernel).
+    pub fn decode_attn_tc_warps(&self) -> Option<usize> {
+        self.decode_attn_tc
     }
 
     /// Whether the captured step's o_proj merges the attention splits while it stages its

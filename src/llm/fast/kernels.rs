@@ -7,9 +7,10 @@
 //! tracking is off (checked when the engine opens), so stream order alone orders the accesses.
 
 use super::plan::{
-    attn_max_warps_per_head, attn_smem_bytes, gemv_blocks, gemv_smem_budget, gemv_smem_bytes,
-    gemv_tc_grid, gemv_tc_smem_bytes, Dims, ATTN_CHUNK, ATTN_MAX_CLUSTER, ATTN_MAX_SPLIT,
-    GEMV_WARPS,
+    attn_max_warps_per_head, attn_smem_bytes, attn_tc_fits, attn_tc_head_dim_bound,
+    attn_tc_smem_bytes, gemv_blocks, gemv_smem_budget, gemv_smem_bytes, gemv_tc_grid,
+    gemv_tc_smem_bytes, Dims, ATTN_CHUNK, ATTN_MAX_CLUSTER, ATTN_MAX_HEAD_DIM, ATTN_MAX_SPLIT,
+    ATTN_TC_MAX_GROUP, ATTN_TC_MAX_WARPS, GEMV_WARPS,
 };
 use crate::gpu::Gpu;
 use anyhow::{bail, Context, Result};
@@ -19,7 +20,7 @@ use cudarc::driver::{
 use std::ffi::c_void;
 use std::sync::Arc;
 
-#[allow(dead_code)] // ptx.rs holds every kernels/*.cu module; this file uses four.
+#[allow(dead_code)] // ptx.rs holds every kernels/*.cu module; this file uses five.
 mod ptx {
     include!(concat!(env!("OUT_DIR"), "/ptx.rs"));
 }
@@ -251,6 +252,10 @@ pub struct AttnCall {
     /// Warps per query head in a block, 1 to plan::attn_max_warps_per_head: each takes every
     /// W-th chunk of 32 positions of the split (shorter chains for long splits).
     pub warps_per_head: usize,
+    /// Some(w): the tensor-core kernel (decode_attn_tc) in blocks of w warps, 1 to
+    /// plan::ATTN_TC_MAX_WARPS, each taking every w-th chunk of 16 positions (one split only,
+    /// merged in the block; warps_per_head unused). None: the CUDA-core kernel.
+    pub tensor_core_warps: Option<usize>,
 }
 
 /// How an attention launch combines its splits along the sequence.
@@ -273,6 +278,8 @@ pub struct DecodeKernels {
     gemv_walk: Vec<(usize, CudaFunction)>,
     gemv_tc: Vec<(usize, CudaFunction)>,
     attn: CudaFunction,
+    /// decode_attn_tc_d*: the tensor-core attention, by the head dim it is laid out for.
+    attn_tc: Vec<(usize, CudaFunction)>,
     embed: CudaFunction,
     rmsnorm: CudaFunction,
     rope_cache: CudaFunction,
@@ -335,12 +342,28 @@ impl DecodeKernels {
             smem as i32,
         )
         .context("decode_attn: shared memory budget")?;
+        let mut attn_tc = Vec::new();
+        for hd in [64, 128] {
+            let f = gpu.function(
+                "decode_attn_tc",
+                ptx::DECODE_ATTN_TC,
+                &format!("decode_attn_tc_d{hd}"),
+            )?;
+            let smem = attn_tc_smem_bytes(&dims, ATTN_MAX_SPLIT, ATTN_TC_MAX_WARPS);
+            f.set_attribute(
+                F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                smem as i32,
+            )
+            .with_context(|| format!("decode_attn_tc_d{hd}: {smem} bytes of shared memory"))?;
+            attn_tc.push((hd, f));
+        }
         let misc = |n: &str| gpu.function("decode_misc", ptx::DECODE_MISC, n);
         Ok(DecodeKernels {
             gemv,
             gemv_walk,
             gemv_tc,
             attn,
+            attn_tc,
             embed: misc("decode_embed")?,
             rmsnorm: misc("decode_rmsnorm")?,
             rope_cache: misc("decode_rope_cache")?,
@@ -364,6 +387,7 @@ impl DecodeKernels {
             .iter()
             .chain(&self.gemv_walk)
             .chain(&self.gemv_tc)
+            .chain(&self.attn_tc)
             .map(|(_, f)| f)
             .chain([&self.attn, &self.embed, &self.argmax]);
         for f in all {
@@ -649,6 +673,9 @@ impl DecodeKernels {
             cache_ready: i32::from(c.cache_ready),
             scale: 1.0 / (d.head_dim as f32).sqrt(),
         };
+        if let Some(w) = c.tensor_core_warps {
+            return self.attention_tc(c, a, w);
+        }
         let cfg = LaunchConfig {
             grid_dim: (splits as u32, d.kv_heads as u32, c.m as u32),
             block_dim: (32 * (d.heads / d.kv_heads * c.warps_per_head) as u32, 1, 1),
@@ -660,6 +687,51 @@ impl DecodeKernels {
         let cluster = (c.merge == AttnMerge::Cluster).then_some(splits as u32);
         unsafe { launch_attn(&self.stream, &self.attn, cfg, a, self.pdl, cluster) }
             .with_context(|| format!("launching decode_attn m={} splits={splits}", c.m))
+    }
+
+    /// The tensor-core attention launch of `c` (checked by `attention`), in blocks of w warps.
+    fn attention_tc(&self, c: &AttnCall, a: AttnArgsC, w: usize) -> Result<()> {
+        let d = &self.dims;
+        if !attn_tc_fits(d) {
+            bail!(
+                "attention on the tensor cores: head dim {} and {} query heads per kv head; it \
+                 takes a head dim that is a multiple of 8 up to {ATTN_MAX_HEAD_DIM} and at most \
+                 {ATTN_TC_MAX_GROUP} heads per kv head",
+                d.head_dim,
+                d.heads / d.kv_heads
+            );
+        }
+        if w == 0 || w > ATTN_TC_MAX_WARPS {
+            bail!("attention on the tensor cores: {w} warps per block; it takes 1 to {ATTN_TC_MAX_WARPS}");
+        }
+        if a.splits != 1 || c.merge == AttnMerge::Partials {
+            bail!(
+                "attention on the tensor cores: the whole context ({} positions) in one split of \
+                 {} merged in the block, not {} splits with merge {:?}",
+                c.grid_ctx,
+                c.split_len,
+                a.splits,
+                c.merge
+            );
+        }
+        let bound = attn_tc_head_dim_bound(d.head_dim);
+        let func = &self
+            .attn_tc
+            .iter()
+            .find(|(hd, _)| *hd == bound)
+            .context("no decode_attn_tc kernel for this head dim")?
+            .1;
+        let cfg = LaunchConfig {
+            grid_dim: (1, d.kv_heads as u32, c.m as u32),
+            block_dim: (32 * w as u32, 1, 1),
+            shared_mem_bytes: attn_tc_smem_bytes(d, c.split_len, w) as u32,
+        };
+        // SAFETY: sizes checked by `attention` for m rows, one split and the model's heads (the
+        // tensor-core kernel writes only `out`); the caller keeps the device position +
+        // rows_per_seq within max_ctx and the split covers every row's context.
+        unsafe { launch_attn(&self.stream, func, cfg, a, self.pdl, None) }.with_context(|| {
+            format!("launching decode_attn_tc_d{bound} m={} warps={w}", c.m)
+        })
     }
 
     /// x[r] = table[tok[r]] for m rows.

@@ -415,6 +415,51 @@ pub fn attn_smem_bytes(d: &Dims, split_len: usize, warps_per_head: usize) -> usi
     2 * split_len * (d.head_dim + 8) * 2 + g * d.head_dim * 4 + warps * ATTN_CHUNK * 4 + combine
 }
 
+/// Most query heads per kv head the tensor-core attention takes (the mma's 16 A rows).
+pub const ATTN_TC_MAX_GROUP: usize = 16;
+
+/// Most warps of one tensor-core attention block (512 threads, so at most 128 registers each).
+pub const ATTN_TC_MAX_WARPS: usize = 16;
+
+/// Whether this model's heads suit the tensor-core attention kernel (decode_attn_tc): a head
+/// dim that is a multiple of 8 up to ATTN_MAX_HEAD_DIM, at most ATTN_TC_MAX_GROUP query heads
+/// per kv head.
+pub fn attn_tc_fits(d: &Dims) -> bool {
+    d.head_dim.is_multiple_of(8)
+        && d.head_dim <= ATTN_MAX_HEAD_DIM
+        && d.heads / d.kv_heads <= ATTN_TC_MAX_GROUP
+}
+
+/// The head dim a tensor-core attention kernel's registers are laid out for: 64
+/// (decode_attn_tc_d64) or 128 (_d128).
+pub fn attn_tc_head_dim_bound(head_dim: usize) -> usize {
+    if head_dim <= 64 {
+        64
+    } else {
+        128
+    }
+}
+
+/// Warps per block of the decode step's attention on the tensor cores, or None for the CUDA-core
+/// kernel. Above batch 8 a block takes a row's whole context (decode_split_len), and 16 chunks of
+/// 16 positions go to 8 warps: 256 threads at 88 registers, a third of an SM's register file, so
+/// a block is resident beside a QKV product block and stages the cached rows while it runs (the
+/// CUDA-core kernel's 1024 threads wait for the SM to empty). Batch 16 on an H200: see
+/// docs/notes/decode.md.
+pub fn decode_attn_tc_warps(batch: usize) -> Option<usize> {
+    (batch > 8).then_some(8)
+}
+
+/// Dynamic shared memory of one tensor-core attention block: K of `split_len` positions (rows
+/// padded by 8 halves; after the pass the warps' outputs, maxima and sums take its place), V,
+/// and the group's queries in f32.
+pub fn attn_tc_smem_bytes(d: &Dims, split_len: usize, warps: usize) -> usize {
+    let g = d.heads / d.kv_heads;
+    let rows = split_len * (d.head_dim + 8) * 2;
+    let k = rows.max(warps * g * (d.head_dim + 2) * 4).next_multiple_of(16);
+    k + rows + g * d.head_dim * 4
+}
+
 /// Fused QKV row f -> row of cat([q_proj, k_proj, v_proj]). q and k rows go in RoPE pairs
 /// (row i and i + hd/2 of one head side by side); v rows keep their order.
 pub fn qkv_row_order(d: &Dims) -> Vec<u32> {
@@ -644,6 +689,30 @@ mod tests {
         assert_eq!(smem_carveout_pct(&d, 8, h100, attn), Some(44));
         let attn16 = attn_smem_bytes(&d, 256, 4);
         assert_eq!(smem_carveout_pct(&d, 16, h100, attn16), Some(72));
+        // The tensor-core attention block at batch 16: K and V of 256 positions (36 KiB each;
+        // the 8 warps' states, 16.5 KiB, reuse K's) and 8 f32 queries; beside a product block
+        // under the same carveout.
+        let tc16 = attn_tc_smem_bytes(&d, 256, 8);
+        assert_eq!(tc16, 2 * 256 * 72 * 2 + 8 * 64 * 4);
+        assert_eq!(smem_carveout_pct(&d, 16, h100, tc16), Some(72));
+        // 16 warps of 16 heads of 128 dims: the states outgrow K's rows.
+        let wide = Dims {
+            heads: 16,
+            kv_heads: 1,
+            head_dim: 128,
+            ..d
+        };
+        assert_eq!(
+            attn_tc_smem_bytes(&wide, 32, 16),
+            16 * 16 * 130 * 4 + 32 * 136 * 2 + 16 * 128 * 4
+        );
+        assert!(attn_tc_fits(&d) && attn_tc_fits(&wide));
+        assert!(!attn_tc_fits(&Dims { head_dim: 100, ..d }), "not a multiple of 8");
+        assert!(!attn_tc_fits(&Dims { head_dim: 256, ..d }), "wider than 128");
+        assert!(!attn_tc_fits(&Dims { kv_heads: 1, ..d }), "32 query heads per kv head");
+        assert_eq!(attn_tc_head_dim_bound(40), 64);
+        assert_eq!(attn_tc_head_dim_bound(64), 64);
+        assert_eq!(attn_tc_head_dim_bound(72), 128);
         // The driver's choice at batch 1 and on other shared-memory sizes.
         assert_eq!(smem_carveout_pct(&d, 1, h100, attn), None);
         assert_eq!(smem_carveout_pct(&d, 4, 164 * 1024, attn), None);
@@ -800,6 +869,10 @@ mod tests {
         assert_eq!(decode_attn_warps(1), 1);
         assert_eq!(decode_attn_warps(4), 2);
         assert_eq!(decode_attn_warps(16), ATTN_MAX_WARPS_PER_HEAD);
+        // The tensor-core attention above batch 8, where one block takes the whole context.
+        assert_eq!(decode_attn_tc_warps(8), None);
+        assert_eq!(decode_attn_tc_warps(9), Some(8));
+        assert_eq!(decode_attn_tc_warps(16), Some(8));
         assert_eq!(s.counters, 512 * 4);
         assert_eq!(s.logits_f32, 4 * 32000);
         let kv = 2 * 22 * s.cache_layer as u64 * 2;

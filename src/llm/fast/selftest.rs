@@ -279,6 +279,7 @@ fn long_context_merge(c: &mut Ctx, k: &DecodeKernels, d: &Dims) -> Result<Check>
         merge: AttnMerge::LastBlock,
         cache_ready: true,
         warps_per_head: 1,
+        tensor_core_warps: None,
     })?;
     let cache = CacheView {
         kc: &kc,
@@ -294,6 +295,84 @@ fn long_context_merge(c: &mut Ctx, k: &DecodeKernels, d: &Dims) -> Result<Check>
         &attn_ref(d, &cache, 1, 1, pos, &q),
         3e-3,
     ))
+}
+
+/// The tensor-core attention at head shapes the self-test's dims do not reach: TinyLlama's (64
+/// dims, 8 query heads per kv head) over a full context of 256, a first position and one past
+/// a multiple of 16; the 128-dim kernel with 16 query heads per kv head (the mma's every row);
+/// 72 dims (the 128-dim kernel, a last k step half in the pad). Two rows, each its own sequence.
+fn attn_tc_shapes(c: &mut Ctx, gpu: &Gpu) -> Result<Vec<Check>> {
+    let (m, max_ctx) = (2usize, 256usize);
+    let mut out = Vec::new();
+    for (hd, heads, kv_heads, ctxs, warps) in [
+        (64usize, 32usize, 4usize, &[256usize, 1, 129][..], 8usize),
+        (128, 16, 1, &[200][..], 8),
+        (72, 12, 4, &[33][..], 4),
+    ] {
+        let d = Dims {
+            hidden: 256,
+            inter: 512,
+            layers: 1,
+            heads,
+            kv_heads,
+            head_dim: hd,
+            vocab: 64,
+            eps: 1e-5,
+            rope_theta: 10_000.0,
+        };
+        let k = DecodeKernels::load(gpu, d).context("self-test: decode kernels for other heads")?;
+        let (kc, kc_d) = c.rand16(m * kv_heads * max_ctx * hd, 1.0)?;
+        let (vc, vc_d) = c.rand16(m * kv_heads * max_ctx * hd, 1.0)?;
+        let cache = CacheView {
+            kc: &kc,
+            vc: &vc,
+            max_ctx,
+        };
+        let part_o = c.poisoned::<f32>(m * d.q_rows())?;
+        let part_ml = c.poisoned::<f32>(m * heads * 2)?;
+        let counters = c.gpu.stream.alloc_zeros::<u32>(m * kv_heads)?;
+        let att = c.poisoned::<f16>(m * d.q_rows())?;
+        for &ctx in ctxs {
+            let q32: Vec<f32> = c
+                .randn(m * d.q_rows(), 2.0)
+                .iter()
+                .map(|&v| v as f32)
+                .collect();
+            let q_d = c.gpu.stream.clone_htod(&q32)?;
+            let q: Vec<f64> = q32.iter().map(|&v| v as f64).collect();
+            let pos_d = c.gpu.stream.clone_htod(&[(ctx - 1) as i32])?;
+            c.poison_view(c.dev(&att))?;
+            k.attention(&AttnCall {
+                q: c.dev(&q_d),
+                kc: c.dev(&kc_d),
+                vc: c.dev(&vc_d),
+                part_o: c.dev(&part_o),
+                part_ml: c.dev(&part_ml),
+                counters: c.dev(&counters),
+                out: c.dev(&att),
+                pos: c.dev(&pos_d),
+                rows_per_seq: 1,
+                m,
+                grid_ctx: max_ctx,
+                split_len: attn_split_len(max_ctx),
+                max_ctx,
+                merge: AttnMerge::LastBlock,
+                cache_ready: true,
+                warps_per_head: 1,
+                tensor_core_warps: Some(warps),
+            })?;
+            out.push(check(
+                format!(
+                    "attention on the tensor cores hd={hd} heads={heads}/{kv_heads} m={m} \
+                     ctx={ctx} warps={warps}"
+                ),
+                &c.down16(&att)?,
+                &attn_ref(&d, &cache, m, 1, ctx - 1, &q),
+                3e-3,
+            ));
+        }
+    }
+    Ok(out)
 }
 
 /// Runs every check; the caller prints them and fails on any that did not pass.
@@ -642,6 +721,7 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
                 merge: AttnMerge::LastBlock,
                 cache_ready: false,
                 warps_per_head: 1,
+                tensor_core_warps: None,
             }
         };
     let one = attn_split_len(max_ctx);
@@ -676,6 +756,28 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
                  launch {}",
                 max_ctx.div_ceil(split_len),
                 round + 1
+            ),
+            &got[..3 * d.q_rows()],
+            &decode_ref(3, 1, pos_val, &q_now),
+            3e-3,
+        ));
+    }
+
+    // The tensor-core kernel, the whole context in one block (5 chunks of 16, the last with 7
+    // positions): one warp, 4 warps (two with a second chunk), 8 and 16 (some with none),
+    // staging after the wait as prefill does and before it as decode does. A 40-dim head ends
+    // its last k step in K's zeroed pad.
+    for (warps, cache_ready) in [(1, false), (4, true), (8, true), (16, true)] {
+        c.poison_view(c.dev(&att_d))?;
+        k.attention(&AttnCall {
+            cache_ready,
+            tensor_core_warps: Some(warps),
+            ..call(3, 1, max_ctx, one, &q_d)
+        })?;
+        let got = c.down16(&att_d)?;
+        out.push(check(
+            format!(
+                "attention on the tensor cores m=3 ctx=71 warps={warps} cache_ready={cache_ready}"
             ),
             &got[..3 * d.q_rows()],
             &decode_ref(3, 1, pos_val, &q_now),
@@ -892,6 +994,8 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
         tolerance: 0.5,
     });
     out.push(long_context_merge(&mut c, &k, &d)?);
+    // Last: loading kernels for other dims resets the shared-memory limits `k` set.
+    out.extend(attn_tc_shapes(&mut c, gpu)?);
     gpu.synchronize()?;
     Ok(out)
 }
