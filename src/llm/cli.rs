@@ -187,8 +187,9 @@ pub struct Args {
     #[arg(long)]
     opbench_ablation: bool,
     /// opbench: cached positions per attention block in the decode step (a multiple of 32 up
-    /// to 256); default: the rule in src/llm/fast/plan.rs (32 at batch 1-2, 64 at batch 3-8,
-    /// the whole context up to 256 above).
+    /// to 256); default: the whole context up to 256 for the tensor-core attention (batch 2
+    /// up), else the rule in src/llm/fast/plan.rs (32 at batch 1-2, 64 at batch 3-8, the whole
+    /// context up to 256 above).
     #[arg(long)]
     opbench_attn_split: Option<usize>,
     /// opbench: warps per query head in the decode step's attention blocks (1 to 4, each
@@ -197,8 +198,8 @@ pub struct Args {
     opbench_attn_warps: Option<usize>,
     /// opbench: warps per block of the decode step's attention on the tensor cores (1 to 16,
     /// each taking every W-th chunk of 16 positions; needs the whole context in one split; 0:
-    /// the CUDA-core kernel); default: the rule in src/llm/fast/plan.rs (8 above batch 8, the
-    /// CUDA-core kernel below).
+    /// the CUDA-core kernel); default: the rule in src/llm/fast/plan.rs (8 from batch 2 up where
+    /// the context fits one block, the CUDA-core kernel at batch 1).
     #[arg(long)]
     opbench_attn_tc_warps: Option<usize>,
     /// opbench: preferred shared-memory carveout of every decode kernel, percent of the most an

@@ -199,7 +199,18 @@ impl Engine {
         }
         let stream = gpu.stream.clone();
         let k = DecodeKernels::load(gpu, dims)?;
-        let split_len = attn_split.unwrap_or(decode_split_len(batch, max_ctx));
+        // The tensor-core attention takes the whole context in one block; the CUDA-core
+        // kernel's splits follow plan::decode_split_len.
+        let tc_rule = decode_attn_tc_warps(&dims, batch, max_ctx);
+        let tc_wanted = match attn_tc_warps {
+            Some(w) => w > 0,
+            None => tc_rule.is_some(),
+        };
+        let split_len = attn_split.unwrap_or(if tc_wanted {
+            attn_split_len(max_ctx)
+        } else {
+            decode_split_len(batch, max_ctx)
+        });
         let one_split = split_len >= max_ctx;
         let decode_attn_tc = match attn_tc_warps {
             Some(0) => None,
@@ -217,7 +228,7 @@ impl Engine {
                 }
                 Some(w)
             }
-            None => decode_attn_tc_warps(batch).filter(|_| one_split && attn_tc_fits(&dims)),
+            None => tc_rule.filter(|_| one_split),
         };
         let attn_bytes = match decode_attn_tc {
             Some(w) => attn_tc_smem_bytes(&dims, split_len, w),

@@ -441,13 +441,15 @@ pub fn attn_tc_head_dim_bound(head_dim: usize) -> usize {
 }
 
 /// Warps per block of the decode step's attention on the tensor cores, or None for the CUDA-core
-/// kernel. Above batch 8 a block takes a row's whole context (decode_split_len), and 16 chunks of
-/// 16 positions go to 8 warps: 256 threads at 88 registers, a third of an SM's register file, so
-/// a block is resident beside a QKV product block and stages the cached rows while it runs (the
-/// CUDA-core kernel's 1024 threads wait for the SM to empty). Batch 16 on an H200: see
-/// docs/notes/decode.md.
-pub fn decode_attn_tc_warps(batch: usize) -> Option<usize> {
-    (batch > 8).then_some(8)
+/// kernel: from batch 2 up, where the whole context fits one block (max_ctx up to
+/// ATTN_MAX_SPLIT, so there is nothing to merge) and the model's heads suit the kernel. 16
+/// chunks of 16 positions go to 8 warps: 256 threads at 88 registers, a third of an SM's
+/// register file, so a block is resident beside a QKV product block and stages the cached rows
+/// while it runs (the CUDA-core kernel's 1024-thread blocks at batch 16 wait for the SM to
+/// empty). H200, against the CUDA-core rule: batch 16 +6%, batch 8 +3%, batch 4 +4%, batch 2
+/// +2%, batch 1 a tie, so batch 1 keeps its splits merged by o_proj (docs/notes/decode.md).
+pub fn decode_attn_tc_warps(d: &Dims, batch: usize, max_ctx: usize) -> Option<usize> {
+    (batch >= 2 && max_ctx <= ATTN_MAX_SPLIT && attn_tc_fits(d)).then_some(8)
 }
 
 /// Dynamic shared memory of one tensor-core attention block: K of `split_len` positions (rows
@@ -869,10 +871,14 @@ mod tests {
         assert_eq!(decode_attn_warps(1), 1);
         assert_eq!(decode_attn_warps(4), 2);
         assert_eq!(decode_attn_warps(16), ATTN_MAX_WARPS_PER_HEAD);
-        // The tensor-core attention above batch 8, where one block takes the whole context.
-        assert_eq!(decode_attn_tc_warps(8), None);
-        assert_eq!(decode_attn_tc_warps(9), Some(8));
-        assert_eq!(decode_attn_tc_warps(16), Some(8));
+        // The tensor-core attention from batch 2 up, where one block takes the whole context.
+        let d = tiny();
+        assert_eq!(decode_attn_tc_warps(&d, 1, 256), None);
+        assert_eq!(decode_attn_tc_warps(&d, 2, 256), Some(8));
+        assert_eq!(decode_attn_tc_warps(&d, 16, 256), Some(8));
+        assert_eq!(decode_attn_tc_warps(&d, 16, 257), None, "two splits");
+        let wide_group = Dims { kv_heads: 1, ..d };
+        assert_eq!(decode_attn_tc_warps(&wide_group, 16, 256), None);
         assert_eq!(s.counters, 512 * 4);
         assert_eq!(s.logits_f32, 4 * 32000);
         let kv = 2 * 22 * s.cache_layer as u64 * 2;
