@@ -113,6 +113,7 @@ fn options(source: Source, out: PathBuf) -> BenchOptions {
         ablation: false,
         attn_split: None,
         attn_warps: None,
+        attn_tc_warps: None,
         carveout: None,
         gemv_blocks_per_sm: None,
     }

@@ -8,8 +8,8 @@ use super::kernels::{
 use super::plan::{
     attn_cluster_merge, attn_max_warps_per_head, attn_smem_bytes, attn_split_len, attn_tc_fits,
     attn_tc_smem_bytes, decode_attn_tc_warps, decode_attn_warps, decode_split_len, fold_norms,
-    gemv_grid_cap, gemv_tensor_cores, gemv_tile, merge_in_o_proj, smem_carveout_pct,
-    step_ksplits, BufferSizes, Dims, ATTN_TC_MAX_WARPS,
+    gemv_grid_cap, gemv_tensor_cores, gemv_tile, merge_in_o_proj, smem_carveout_pct, step_ksplits,
+    BufferSizes, Dims, ATTN_TC_MAX_WARPS,
 };
 use super::weights::FastWeights;
 use crate::gpu::Gpu;

@@ -729,9 +729,8 @@ impl DecodeKernels {
         // SAFETY: sizes checked by `attention` for m rows, one split and the model's heads (the
         // tensor-core kernel writes only `out`); the caller keeps the device position +
         // rows_per_seq within max_ctx and the split covers every row's context.
-        unsafe { launch_attn(&self.stream, func, cfg, a, self.pdl, None) }.with_context(|| {
-            format!("launching decode_attn_tc_d{bound} m={} warps={w}", c.m)
-        })
+        unsafe { launch_attn(&self.stream, func, cfg, a, self.pdl, None) }
+            .with_context(|| format!("launching decode_attn_tc_d{bound} m={} warps={w}", c.m))
     }
 
     /// x[r] = table[tok[r]] for m rows.

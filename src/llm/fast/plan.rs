@@ -286,8 +286,10 @@ pub const SMEM_RESERVED_PER_BLOCK: usize = 1024;
 /// occupy. At the 8-row tile that is 100 KiB (44%), which holds down_proj's x too: on the H100
 /// batch 2 +10%, batch 4 +9%, batch 8 +8% against the driver's choice (batch 4: 64 KiB, where
 /// down_proj does not fit, -4%; 164 KiB +5%; 228 KiB -15%). At the 16-row tile it is 164 KiB
-/// (72%; batch 16 +2%), where down_proj's x (177 KiB) does not fit and the driver gives
-/// down_proj alone 196 KiB: 196 KiB for every kernel lost 11%, 132 KiB was within the spread.
+/// (72%), where down_proj's x (177 KiB) does not fit and the driver gives down_proj alone 196
+/// KiB. With the tensor-core attention (256-thread blocks) the 16-row tile takes 132 KiB
+/// (TILE16_CARVEOUT_KIB) instead, where one product block fits but not two: on the H200 batch
+/// 16 +1.5-2.8% over four calls against 164 KiB, on the H100 the same (100 and 196 KiB lost 17%).
 /// None at batch 1: nothing measurable from 32 to 228 KiB. None as well off compute
 /// capability 9.0's 228 KiB (docs/notes/decode.md).
 pub fn smem_carveout_pct(
@@ -302,10 +304,18 @@ pub fn smem_carveout_pct(
     let tile = gemv_tc_tile(batch)?;
     let block = |bytes: usize| bytes + SMEM_RESERVED_PER_BLOCK;
     let product = block(gemv_tc_smem_bytes(tile, d.hidden));
-    let need = product + product.max(block(attn_bytes));
+    let need = if tile == 16 {
+        (TILE16_CARVEOUT_KIB * 1024).max(product.max(block(attn_bytes)))
+    } else {
+        product + product.max(block(attn_bytes))
+    };
     let kib = SM90_CARVEOUTS_KIB.into_iter().find(|&c| c * 1024 >= need)?;
     Some((kib * 1024 * 100).div_ceil(smem_per_sm) as i32)
 }
+
+/// The decode step's shared memory per SM at the 16-row tile, KiB, when a product block and the
+/// attention block after it fit in it (smem_carveout_pct): measured, not derived.
+pub const TILE16_CARVEOUT_KIB: usize = 132;
 
 /// Whether the step's RMSNorm weights are folded into the matrices that read normalized x
 /// (weights::fold_norm): with the tensor-core products, which then scale their sums by 1/rms
@@ -458,7 +468,9 @@ pub fn decode_attn_tc_warps(d: &Dims, batch: usize, max_ctx: usize) -> Option<us
 pub fn attn_tc_smem_bytes(d: &Dims, split_len: usize, warps: usize) -> usize {
     let g = d.heads / d.kv_heads;
     let rows = split_len * (d.head_dim + 8) * 2;
-    let k = rows.max(warps * g * (d.head_dim + 2) * 4).next_multiple_of(16);
+    let k = rows
+        .max(warps * g * (d.head_dim + 2) * 4)
+        .next_multiple_of(16);
     k + rows + g * d.head_dim * 4
 }
 
@@ -690,13 +702,17 @@ mod tests {
         assert_eq!(smem_carveout_pct(&d, 2, h100, attn), Some(44));
         assert_eq!(smem_carveout_pct(&d, 8, h100, attn), Some(44));
         let attn16 = attn_smem_bytes(&d, 256, 4);
-        assert_eq!(smem_carveout_pct(&d, 16, h100, attn16), Some(72));
+        assert_eq!(smem_carveout_pct(&d, 16, h100, attn16), Some(58));
+        // A wider model whose product block outgrows 132 KiB takes the next configuration.
+        let wide_h = Dims { hidden: 5120, ..d };
+        assert!(gemv_tc_smem_bytes(16, 5120) > 132 * 1024);
+        assert_eq!(smem_carveout_pct(&wide_h, 16, h100, attn16), Some(72));
         // The tensor-core attention block at batch 16: K and V of 256 positions (36 KiB each;
-        // the 8 warps' states, 16.5 KiB, reuse K's) and 8 f32 queries; beside a product block
-        // under the same carveout.
+        // the 8 warps' states, 16.5 KiB, reuse K's) and 8 f32 queries, under the 16-row tile's
+        // carveout.
         let tc16 = attn_tc_smem_bytes(&d, 256, 8);
         assert_eq!(tc16, 2 * 256 * 72 * 2 + 8 * 64 * 4);
-        assert_eq!(smem_carveout_pct(&d, 16, h100, tc16), Some(72));
+        assert_eq!(smem_carveout_pct(&d, 16, h100, tc16), Some(58));
         // 16 warps of 16 heads of 128 dims: the states outgrow K's rows.
         let wide = Dims {
             heads: 16,
@@ -709,9 +725,18 @@ mod tests {
             16 * 16 * 130 * 4 + 32 * 136 * 2 + 16 * 128 * 4
         );
         assert!(attn_tc_fits(&d) && attn_tc_fits(&wide));
-        assert!(!attn_tc_fits(&Dims { head_dim: 100, ..d }), "not a multiple of 8");
-        assert!(!attn_tc_fits(&Dims { head_dim: 256, ..d }), "wider than 128");
-        assert!(!attn_tc_fits(&Dims { kv_heads: 1, ..d }), "32 query heads per kv head");
+        assert!(
+            !attn_tc_fits(&Dims { head_dim: 100, ..d }),
+            "not a multiple of 8"
+        );
+        assert!(
+            !attn_tc_fits(&Dims { head_dim: 256, ..d }),
+            "wider than 128"
+        );
+        assert!(
+            !attn_tc_fits(&Dims { kv_heads: 1, ..d }),
+            "32 query heads per kv head"
+        );
         assert_eq!(attn_tc_head_dim_bound(40), 64);
         assert_eq!(attn_tc_head_dim_bound(64), 64);
         assert_eq!(attn_tc_head_dim_bound(72), 128);
