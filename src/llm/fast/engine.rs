@@ -6,10 +6,10 @@ use super::kernels::{
     AttnCall, AttnMerge, DecodeKernels, Dev, GemvCall, GemvOut, MergeIn, Norm, QkvTarget,
 };
 use super::plan::{
-    attn_cluster_merge, attn_max_warps_per_head, attn_smem_bytes, attn_split_len, attn_tc_fits,
-    attn_tc_smem_bytes, decode_attn_tc_warps, decode_attn_warps, decode_split_len, fold_norms,
-    gemv_grid_cap, gemv_tensor_cores, gemv_tile, merge_in_o_proj, smem_carveout_pct, step_ksplits,
-    BufferSizes, Dims, ATTN_TC_MAX_WARPS,
+    attn_cluster_merge, attn_max_warps_per_head, attn_smem_bytes, attn_split_len,
+    attn_tc_smem_bytes, decode_attn_layout, decode_attn_warps, fold_norms, gemv_grid_cap,
+    gemv_tensor_cores, gemv_tile, merge_in_o_proj, smem_carveout_pct, step_ksplits, BufferSizes,
+    DecodeAttnLayout, Dims,
 };
 use super::weights::FastWeights;
 use crate::gpu::Gpu;
@@ -199,37 +199,10 @@ impl Engine {
         }
         let stream = gpu.stream.clone();
         let k = DecodeKernels::load(gpu, dims)?;
-        // The tensor-core attention takes the whole context in one block; the CUDA-core
-        // kernel's splits follow plan::decode_split_len.
-        let tc_rule = decode_attn_tc_warps(&dims, batch, max_ctx);
-        let tc_wanted = match attn_tc_warps {
-            Some(w) => w > 0,
-            None => tc_rule.is_some(),
-        };
-        let split_len = attn_split.unwrap_or(if tc_wanted {
-            attn_split_len(max_ctx)
-        } else {
-            decode_split_len(batch, max_ctx)
-        });
-        let one_split = split_len >= max_ctx;
-        let decode_attn_tc = match attn_tc_warps {
-            Some(0) => None,
-            Some(w) => {
-                if w > ATTN_TC_MAX_WARPS || !one_split || !attn_tc_fits(&dims) {
-                    bail!(
-                        "--opbench-attn-tc-warps {w}: the tensor-core attention takes 1 to \
-                         {ATTN_TC_MAX_WARPS} warps, the whole context in one split (here \
-                         {max_ctx} positions in splits of {split_len}), a head dim that is a \
-                         multiple of 8 up to 128 and at most 16 query heads per kv head (here \
-                         {} and {}); 0 picks the CUDA-core kernel",
-                        dims.head_dim,
-                        dims.heads / dims.kv_heads
-                    );
-                }
-                Some(w)
-            }
-            None => tc_rule.filter(|_| one_split),
-        };
+        let DecodeAttnLayout {
+            split_len,
+            tc_warps: decode_attn_tc,
+        } = decode_attn_layout(&dims, batch, max_ctx, attn_split, attn_tc_warps)?;
         let attn_bytes = match decode_attn_tc {
             Some(w) => attn_tc_smem_bytes(&dims, split_len, w),
             None => attn_smem_bytes(&dims, split_len, decode_attn_warps),

@@ -289,7 +289,7 @@ pub const SMEM_RESERVED_PER_BLOCK: usize = 1024;
 /// (72%), where down_proj's x (177 KiB) does not fit and the driver gives down_proj alone 196
 /// KiB. With the tensor-core attention (256-thread blocks) the 16-row tile takes 132 KiB
 /// (TILE16_CARVEOUT_KIB) instead, where one product block fits but not two: on the H200 batch
-/// 16 +1.5-2.8% over four calls against 164 KiB, on the H100 the same (100 and 196 KiB lost 17%).
+/// 16 +1.3-2.6% in three calls against 164 KiB, on the H100 the same (100 and 196 KiB lost 16-17%).
 /// None at batch 1: nothing measurable from 32 to 228 KiB. None as well off compute
 /// capability 9.0's 228 KiB (docs/notes/decode.md).
 pub fn smem_carveout_pct(
@@ -460,6 +460,58 @@ pub fn attn_tc_head_dim_bound(head_dim: usize) -> usize {
 /// +2%, batch 1 a tie, so batch 1 keeps its splits merged by o_proj (docs/notes/decode.md).
 pub fn decode_attn_tc_warps(d: &Dims, batch: usize, max_ctx: usize) -> Option<usize> {
     (batch >= 2 && max_ctx <= ATTN_MAX_SPLIT && attn_tc_fits(d)).then_some(8)
+}
+
+/// The decode step's attention layout: positions per split, and the tensor-core kernel's warps
+/// per block (None: the CUDA-core kernel).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DecodeAttnLayout {
+    pub split_len: usize,
+    pub tc_warps: Option<usize>,
+}
+
+/// The decode step's attention layout for the run's flags (`split`: --opbench-attn-split,
+/// `tc_warps`: --opbench-attn-tc-warps, 0 for the CUDA-core kernel; None: the rules). The
+/// tensor-core kernel takes the whole context in one block (attn_split_len); the CUDA-core
+/// kernel's splits follow decode_split_len. A tensor-core request the model or the split
+/// cannot take is an error naming the flag.
+pub fn decode_attn_layout(
+    d: &Dims,
+    batch: usize,
+    max_ctx: usize,
+    split: Option<usize>,
+    tc_warps: Option<usize>,
+) -> Result<DecodeAttnLayout> {
+    let rule = decode_attn_tc_warps(d, batch, max_ctx);
+    let tc_wanted = tc_warps.map_or(rule.is_some(), |w| w > 0);
+    let split_len = split.unwrap_or(if tc_wanted {
+        attn_split_len(max_ctx)
+    } else {
+        decode_split_len(batch, max_ctx)
+    });
+    let one_split = split_len >= max_ctx;
+    let tc_warps = match tc_warps {
+        Some(0) => None,
+        Some(w) => {
+            if w > ATTN_TC_MAX_WARPS || !one_split || !attn_tc_fits(d) {
+                bail!(
+                    "--opbench-attn-tc-warps {w}: the tensor-core attention takes 1 to \
+                     {ATTN_TC_MAX_WARPS} warps, the whole context in one split (here {max_ctx} \
+                     positions in splits of {split_len}), a head dim that is a multiple of 8 up \
+                     to {ATTN_MAX_HEAD_DIM} and at most {ATTN_TC_MAX_GROUP} query heads per kv \
+                     head (here {} and {}); 0 picks the CUDA-core kernel",
+                    d.head_dim,
+                    d.heads / d.kv_heads
+                );
+            }
+            Some(w)
+        }
+        None => rule.filter(|_| one_split),
+    };
+    Ok(DecodeAttnLayout {
+        split_len,
+        tc_warps,
+    })
 }
 
 /// Dynamic shared memory of one tensor-core attention block: K of `split_len` positions (rows
@@ -904,6 +956,35 @@ mod tests {
         assert_eq!(decode_attn_tc_warps(&d, 16, 257), None, "two splits");
         let wide_group = Dims { kv_heads: 1, ..d };
         assert_eq!(decode_attn_tc_warps(&wide_group, 16, 256), None);
+        // The layout from the flags: the rules, the CUDA-core kernel asked for (its splits),
+        // the tensor-core kernel asked for at batch 4 (the whole context), and requests the
+        // split or the model cannot take.
+        let lay = |b, ctx, split, tc| decode_attn_layout(&d, b, ctx, split, tc);
+        let l = |split_len, tc_warps| DecodeAttnLayout {
+            split_len,
+            tc_warps,
+        };
+        assert_eq!(lay(16, 256, None, None).unwrap(), l(256, Some(8)));
+        assert_eq!(lay(4, 256, None, None).unwrap(), l(256, Some(8)));
+        assert_eq!(lay(1, 256, None, None).unwrap(), l(32, None));
+        assert_eq!(lay(4, 256, None, Some(0)).unwrap(), l(64, None));
+        assert_eq!(lay(1, 256, None, Some(4)).unwrap(), l(256, Some(4)));
+        assert_eq!(
+            lay(16, 512, None, None).unwrap(),
+            l(256, None),
+            "two splits"
+        );
+        let e = lay(4, 256, Some(64), Some(8)).unwrap_err().to_string();
+        assert!(
+            e.contains("--opbench-attn-tc-warps 8") && e.contains("splits of 64"),
+            "{e}"
+        );
+        assert!(lay(16, 256, None, Some(ATTN_TC_MAX_WARPS + 1)).is_err());
+        assert!(decode_attn_layout(&wide_group, 16, 256, None, Some(8)).is_err());
+        assert_eq!(
+            decode_attn_layout(&wide_group, 16, 256, None, None).unwrap(),
+            l(256, None)
+        );
         assert_eq!(s.counters, 512 * 4);
         assert_eq!(s.logits_f32, 4 * 32000);
         let kv = 2 * 22 * s.cache_layer as u64 * 2;
