@@ -8,9 +8,10 @@
 //! - O += P V: the score accumulators of two n-tiles are P's A fragment as they stand (the
 //!   flash-attention register reuse, P rounded to f16), B = V rows (ldmatrix.trans).
 //! The warps' (output, max, sum) meet in shared memory, where each thread merges some of the
-//! block's (head, dim pair) outputs and stores them in f16. A block of 256 threads holds a
-//! quarter of an SM's registers, so it sits beside a product's block: in decode (cache_ready)
-//! the cached positions are staged before waiting on the QKV product, while that product runs.
+//! block's (head, dim pair) outputs and stores them in f16. A block of 256 threads takes a third
+//! of an SM's registers (88 each), so where the shared-memory carveout has room for it beside a
+//! product's block (plan::smem_carveout_pct) it starts while the QKV product runs: in decode
+//! (cache_ready) the cached positions are staged before waiting on that product.
 //! HD (64 or 128) bounds the head dim the registers are laid out for; hd is a multiple of 8
 //! (a head of 16c + 8 dims reads the zeroed pad of its K rows in its last k step).
 #include "decode_common.cuh"
@@ -212,8 +213,8 @@ template <int HD> __device__ void attn_tc_body(const AttnArgs a) {
 
 }  // namespace
 
-// At most 512 threads (16 warps), so at most 128 registers: 256 threads hold a quarter of an
-// SM's register file.
+// At most 512 threads (16 warps), so ptxas keeps to 128 registers a thread (the 64-dim kernel
+// takes 88).
 extern "C" __global__ void __launch_bounds__(512) decode_attn_tc_d64(const AttnArgs a) {
     attn_tc_body<64>(a);
 }

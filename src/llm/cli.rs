@@ -192,8 +192,9 @@ pub struct Args {
     /// context up to 256 above).
     #[arg(long)]
     opbench_attn_split: Option<usize>,
-    /// opbench: warps per query head in the decode step's attention blocks (1 to 4, each
-    /// taking every W-th chunk of 32 positions); default: the rule in src/llm/fast/plan.rs.
+    /// opbench: warps per query head in the decode step's attention blocks on the CUDA cores (1
+    /// to 4, each taking every W-th chunk of 32 positions); default: the rule in
+    /// src/llm/fast/plan.rs.
     #[arg(long)]
     opbench_attn_warps: Option<usize>,
     /// opbench: warps per block of the decode step's attention on the tensor cores (1 to 16,
