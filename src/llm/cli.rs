@@ -204,9 +204,10 @@ pub struct Args {
     #[arg(long)]
     opbench_attn_tc_warps: Option<usize>,
     /// opbench: preferred shared-memory carveout of every decode kernel, percent of the most an
-    /// SM holds (0-100); default: the rule in src/llm/fast/plan.rs (smem_carveout_pct: on compute
-    /// capability 9.0 and TinyLlama, 58% at batch 2-16, where a product block fits beside the
-    /// tensor-core attention's at 2-8; the driver's choice at batch 1).
+    /// SM holds (0-100; the driver rounds it up to the next configuration, on compute capability
+    /// 9.0 0, 8, 16, 32, 64, 100, 132, 164, 196 or 228 KiB); default: the rule in
+    /// src/llm/fast/plan.rs (smem_carveout_pct: on compute capability 9.0, 71% = 164 KiB at batch
+    /// 2-16 for TinyLlama; the driver's choice at batch 1).
     #[arg(long, value_parser = clap::value_parser!(i32).range(0..=100))]
     opbench_smem_carveout: Option<i32>,
     /// opbench: blocks per SM the products' grids are sized to. Batch 1 (CUDA cores, one warp

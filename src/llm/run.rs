@@ -688,7 +688,10 @@ fn measure_opbench(
                 "merged in one thread-block cluster through distributed shared memory",
         },
         match e.carveout() {
-            Some(p) => format!("{p}% for every decode kernel"),
+            Some(p) => match super::fast::plan::carveout_config_kib(p, gpu.smem_per_sm) {
+                Some(kib) => format!("{p}% (the {kib} KiB configuration) for every decode kernel"),
+                None => format!("{p}% for every decode kernel"),
+            },
             None => "the driver's choice per kernel".into(),
         },
         match (e.tensor_cores(), e.gemv_cap()) {

@@ -277,21 +277,21 @@ pub const SMEM_RESERVED_PER_BLOCK: usize = 1024;
 
 /// Preferred shared-memory carveout, percent of `smem_per_sm`, for every kernel of the decode
 /// step at `batch` (the engine sets it on each; `attn_bytes`: the step's attention launch), or
-/// None for the driver's choice per kernel.
+/// None for the driver's choice per kernel. The driver rounds a percentage up to the next SM90
+/// configuration (carveout_config_kib), so the percent is the largest that lands on the
+/// configuration chosen (carveout_pct_for).
 ///
-/// Tensor-core steps (batch 2-16): the smallest SM90 configuration in which a block of a product
-/// at k = hidden and a block of the kernel after it (another such product, or the attention
-/// kernel) fit at once, so the rest of the array stays L1 for the weights in flight; one value
-/// for every kernel, so that a kernel's blocks can start on an SM its predecessor's still
-/// occupy. At the 8-row tile that is 100 KiB (44%), which holds down_proj's x too: on the H100
-/// batch 2 +10%, batch 4 +9%, batch 8 +8% against the driver's choice (batch 4: 64 KiB, where
-/// down_proj does not fit, -4%; 164 KiB +5%; 228 KiB -15%). At the 16-row tile it is 164 KiB
-/// (72%), where down_proj's x (177 KiB) does not fit and the driver gives down_proj alone 196
-/// KiB. With the tensor-core attention (256-thread blocks) the 16-row tile takes 132 KiB
-/// (TILE16_CARVEOUT_KIB) instead, where one product block fits but not two: on the H200 batch
-/// 16 +1.3-2.6% in three calls against 164 KiB, on the H100 the same (100 and 196 KiB lost 16-17%).
-/// None at batch 1: nothing measurable from 32 to 228 KiB. None as well off compute
-/// capability 9.0's 228 KiB (docs/notes/decode.md).
+/// Tensor-core steps (batch 2-16): TC_STEP_CARVEOUT_KIB, or where a block of a product at k =
+/// hidden and a block of the kernel after it (another such product, or the attention kernel)
+/// need more, the smallest configuration that holds both; one value for every kernel, so that
+/// a kernel's blocks can start on an SM its predecessor's still occupy, and the rest of the
+/// array stays L1 for the weights in flight. At TinyLlama's shapes 164 KiB holds two product
+/// blocks at either tile, or one beside the attention block; down_proj's x at the 16-row tile
+/// (177 KiB) does not fit, and the driver gives down_proj alone 196 KiB. Measured against the
+/// configurations Nsight Compute reports (docs/notes/decode.md): H200 batch 16, 164 KiB against
+/// 196 KiB +1.3-2.6% in three calls, 132 and 228 KiB -16-17%; batch 4, against 132 KiB
+/// +0.6-1.1%; H100 batch 16, against 196 KiB a tie. None at batch 1: nothing measurable from 32
+/// to 228 KiB. None as well off compute capability 9.0's 228 KiB.
 pub fn smem_carveout_pct(
     d: &Dims,
     batch: usize,
@@ -304,18 +304,29 @@ pub fn smem_carveout_pct(
     let tile = gemv_tc_tile(batch)?;
     let block = |bytes: usize| bytes + SMEM_RESERVED_PER_BLOCK;
     let product = block(gemv_tc_smem_bytes(tile, d.hidden));
-    let need = if tile == 16 {
-        (TILE16_CARVEOUT_KIB * 1024).max(product.max(block(attn_bytes)))
-    } else {
-        product + product.max(block(attn_bytes))
-    };
+    let need = (TC_STEP_CARVEOUT_KIB * 1024).max(product + product.max(block(attn_bytes)));
     let kib = SM90_CARVEOUTS_KIB.into_iter().find(|&c| c * 1024 >= need)?;
-    Some((kib * 1024 * 100).div_ceil(smem_per_sm) as i32)
+    Some(carveout_pct_for(kib, smem_per_sm))
 }
 
-/// The decode step's shared memory per SM at the 16-row tile, KiB, when a product block and the
-/// attention block after it fit in it (smem_carveout_pct): measured, not derived.
-pub const TILE16_CARVEOUT_KIB: usize = 132;
+/// The shared memory per SM of the tensor-core decode step, KiB, unless its blocks need more
+/// (smem_carveout_pct).
+pub const TC_STEP_CARVEOUT_KIB: usize = 164;
+
+/// The largest preferred carveout percent that the driver, rounding up to the next SM90
+/// configuration, turns into `kib` KiB per SM (228 KiB per SM: 164 KiB -> 71%, 132 -> 57%).
+pub fn carveout_pct_for(kib: usize, smem_per_sm: usize) -> i32 {
+    (kib * 1024 * 100 / smem_per_sm) as i32
+}
+
+/// The SM90 configuration, KiB, that a preferred carveout of `pct` percent of `smem_per_sm`
+/// gets: the smallest at least that large (the driver rounds up).
+pub fn carveout_config_kib(pct: i32, smem_per_sm: usize) -> Option<usize> {
+    let want = pct.max(0) as usize * smem_per_sm;
+    SM90_CARVEOUTS_KIB
+        .into_iter()
+        .find(|&c| c * 1024 * 100 >= want)
+}
 
 /// Whether the step's RMSNorm weights are folded into the matrices that read normalized x
 /// (weights::fold_norm): with the tensor-core products, which then scale their sums by 1/rms
@@ -743,28 +754,39 @@ mod tests {
             gemv_ksplit(d.hidden, d.inter, 132),
             gemv_ksplit(d.vocab, d.hidden, 132),
         ];
-        // Two blocks of the 8-row tile's x at k = hidden (2 x 33 KiB) take the 100 KiB
-        // configuration, which holds down_proj's x (89 KiB) too; at the 16-row tile a product
-        // (65 KiB) beside an attention block of 256 positions (86 KiB) the 164 KiB one.
+        // Every tensor-core step takes the 164 KiB configuration (71%: the driver rounds a
+        // percentage up to the next configuration): it holds two product blocks at either tile
+        // (2 x 34 and 2 x 66 KiB) or one beside an attention block.
         let h100 = 228 * 1024;
         let attn = attn_smem_bytes(&d, 64, 2);
-        assert!(2 * (gemv_tc_smem_bytes(8, d.hidden) + 1024) > 64 * 1024);
-        assert!(gemv_tc_smem_bytes(8, d.inter) + 1024 <= 100 * 1024);
-        assert_eq!(smem_carveout_pct(&d, 4, h100, attn), Some(44));
-        assert_eq!(smem_carveout_pct(&d, 2, h100, attn), Some(44));
-        assert_eq!(smem_carveout_pct(&d, 8, h100, attn), Some(44));
+        for b in [2, 4, 8, 16] {
+            assert_eq!(smem_carveout_pct(&d, b, h100, attn), Some(71), "batch {b}");
+        }
         let attn16 = attn_smem_bytes(&d, 256, 4);
-        assert_eq!(smem_carveout_pct(&d, 16, h100, attn16), Some(58));
-        // A wider model whose product block outgrows 132 KiB takes the next configuration.
+        assert_eq!(smem_carveout_pct(&d, 16, h100, attn16), Some(71));
+        assert_eq!(carveout_config_kib(71, h100), Some(164));
+        // The percentages the rule used to set landed one configuration higher.
+        assert_eq!(carveout_config_kib(72, h100), Some(196));
+        assert_eq!(carveout_config_kib(58, h100), Some(164));
+        assert_eq!(carveout_config_kib(44, h100), Some(132));
+        for kib in SM90_CARVEOUTS_KIB.into_iter().filter(|&c| c > 0) {
+            assert_eq!(
+                carveout_config_kib(carveout_pct_for(kib, h100), h100),
+                Some(kib),
+                "{kib} KiB"
+            );
+        }
+        // A wider model whose two product blocks do not fit 228 KiB: the driver's choice.
         let wide_h = Dims { hidden: 5120, ..d };
-        assert!(gemv_tc_smem_bytes(16, 5120) > 132 * 1024);
-        assert_eq!(smem_carveout_pct(&wide_h, 16, h100, attn16), Some(72));
+        assert!(2 * (gemv_tc_smem_bytes(16, 5120) + 1024) > 228 * 1024);
+        assert_eq!(smem_carveout_pct(&wide_h, 16, h100, attn16), None);
         // The tensor-core attention block at batch 16: K and V of 256 positions (36 KiB each;
         // the 8 warps' states, 16.5 KiB, reuse K's) and 8 f32 queries, under the 16-row tile's
         // carveout.
         let tc16 = attn_tc_smem_bytes(&d, 256, 8);
         assert_eq!(tc16, 2 * 256 * 72 * 2 + 8 * 64 * 4);
-        assert_eq!(smem_carveout_pct(&d, 16, h100, tc16), Some(58));
+        assert_eq!(smem_carveout_pct(&d, 16, h100, tc16), Some(71));
+        assert_eq!(smem_carveout_pct(&d, 4, h100, tc16), Some(71));
         // 16 warps of 16 heads of 128 dims: the states outgrow K's rows.
         let wide = Dims {
             heads: 16,
@@ -795,8 +817,10 @@ mod tests {
         // The driver's choice at batch 1 and on other shared-memory sizes.
         assert_eq!(smem_carveout_pct(&d, 1, h100, attn), None);
         assert_eq!(smem_carveout_pct(&d, 4, 164 * 1024, attn), None);
-        // An attention launch larger than a product's x moves it up a configuration.
-        assert_eq!(smem_carveout_pct(&d, 4, h100, 120 * 1024), Some(72));
+        // An attention launch that does not fit beside a product block in 164 KiB moves the
+        // step up a configuration.
+        assert_eq!(smem_carveout_pct(&d, 4, h100, 140 * 1024), Some(85));
+        assert_eq!(carveout_config_kib(85, h100), Some(196));
         // down_proj's rows (5632) take a lane 3 passes: two warps per pair, 256 blocks.
         assert_eq!(ks, [1, 1, 1, 2, 1]);
         assert_eq!(gemv_blocks(d.hidden, 2), 256);
