@@ -466,7 +466,7 @@ pub fn attn_tc_head_dim_bound(head_dim: usize) -> usize {
 /// ATTN_MAX_SPLIT, so there is nothing to merge) and the model's heads suit the kernel. 16
 /// chunks of 16 positions go to 8 warps: 256 threads at 88 registers, a third of an SM's
 /// register file (the CUDA-core kernel's 1024-thread blocks at batch 16 hold all of it), and a
-/// few hundred instructions per warp where the CUDA-core kernel's took ~1,000. H200, against the
+/// few mma steps per chunk where the CUDA-core kernel's warps ran ~1,000 instructions. H200, against the
 /// CUDA-core rule: batch 16 +6%, batch 8 +3%, batch 4 +4%, batch 2 +2%, batch 1 a tie, so batch
 /// 1 keeps its 32-position splits merged in a cluster (docs/notes/decode.md).
 pub fn decode_attn_tc_warps(d: &Dims, batch: usize, max_ctx: usize) -> Option<usize> {

@@ -243,58 +243,108 @@ fn attn_ref(
     o
 }
 
+/// A decode attention over caches of its own: `m` rows, each its own sequence, random K and V
+/// caches of `max_ctx` positions (their f64 copies for the reference), and poisoned outputs
+/// for up to `splits` splits; each `check` runs one launch on a fresh query.
+struct LoneAttn {
+    kc: Vec<f64>,
+    vc: Vec<f64>,
+    kc_d: CudaSlice<f16>,
+    vc_d: CudaSlice<f16>,
+    part_o: CudaSlice<f32>,
+    part_ml: CudaSlice<f32>,
+    counters: CudaSlice<u32>,
+    out: CudaSlice<f16>,
+    m: usize,
+    max_ctx: usize,
+}
+
+impl LoneAttn {
+    fn new(c: &mut Ctx, d: &Dims, m: usize, max_ctx: usize, splits: usize) -> Result<Self> {
+        let (kc, kc_d) = c.rand16(m * d.kv_heads * max_ctx * d.head_dim, 1.0)?;
+        let (vc, vc_d) = c.rand16(m * d.kv_heads * max_ctx * d.head_dim, 1.0)?;
+        Ok(LoneAttn {
+            kc,
+            vc,
+            kc_d,
+            vc_d,
+            part_o: c.poisoned::<f32>(m * splits * d.q_rows())?,
+            part_ml: c.poisoned::<f32>(m * splits * d.heads * 2)?,
+            counters: c.gpu.stream.alloc_zeros::<u32>(m * d.kv_heads)?,
+            out: c.poisoned::<f16>(m * d.q_rows())?,
+            m,
+            max_ctx,
+        })
+    }
+
+    /// Every row's attention at position `pos` of a random f32 query (std `q_std`), launched as
+    /// decode does (cached rows staged before the wait, the last block merging the splits, or
+    /// the tensor-core kernel in blocks of `tc_warps`), against the float64 reference.
+    #[allow(clippy::too_many_arguments)]
+    fn check(
+        &self,
+        c: &mut Ctx,
+        k: &DecodeKernels,
+        d: &Dims,
+        pos: usize,
+        q_std: f64,
+        split_len: usize,
+        tc_warps: Option<usize>,
+        name: String,
+    ) -> Result<Check> {
+        let q32: Vec<f32> = c
+            .randn(self.m * d.q_rows(), q_std)
+            .iter()
+            .map(|&v| v as f32)
+            .collect();
+        let q_d = c.gpu.stream.clone_htod(&q32)?;
+        let q: Vec<f64> = q32.iter().map(|&v| v as f64).collect();
+        let pos_d = c.gpu.stream.clone_htod(&[pos as i32])?;
+        c.poison_view(c.dev(&self.out))?;
+        k.attention(&AttnCall {
+            q: c.dev(&q_d),
+            kc: c.dev(&self.kc_d),
+            vc: c.dev(&self.vc_d),
+            part_o: c.dev(&self.part_o),
+            part_ml: c.dev(&self.part_ml),
+            counters: c.dev(&self.counters),
+            out: c.dev(&self.out),
+            pos: c.dev(&pos_d),
+            rows_per_seq: 1,
+            m: self.m,
+            grid_ctx: self.max_ctx,
+            split_len,
+            max_ctx: self.max_ctx,
+            merge: AttnMerge::LastBlock,
+            cache_ready: true,
+            warps_per_head: 1,
+            tensor_core_warps: tc_warps,
+        })?;
+        let cache = CacheView {
+            kc: &self.kc,
+            vc: &self.vc,
+            max_ctx: self.max_ctx,
+        };
+        Ok(check(
+            name,
+            &c.down16(&self.out)?,
+            &attn_ref(d, &cache, self.m, 1, pos, &q),
+            3e-3,
+        ))
+    }
+}
+
 /// Decode attention over a long context whose splits outnumber a warp's lanes (1,100
 /// positions in 35 splits of 32), merged by the last block in two rounds of 32 splits.
 fn long_context_merge(c: &mut Ctx, k: &DecodeKernels, d: &Dims) -> Result<Check> {
-    let (max_ctx, pos) = (1100usize, 1099usize);
-    let split_len = 32;
+    let (max_ctx, pos, split_len) = (1100usize, 1099usize, 32usize);
     let splits = max_ctx.div_ceil(split_len);
-    let (kc, kc_d) = c.rand16(d.kv_heads * max_ctx * d.head_dim, 1.0)?;
-    let (vc, vc_d) = c.rand16(d.kv_heads * max_ctx * d.head_dim, 1.0)?;
-    let q = c.randn(d.q_rows(), 1.0);
-    let q_d = c
-        .gpu
-        .stream
-        .clone_htod(&q.iter().map(|&v| v as f32).collect::<Vec<_>>())?;
-    let q: Vec<f64> = q.iter().map(|&v| v as f32 as f64).collect();
-    let pos_d = c.gpu.stream.clone_htod(&[pos as i32])?;
-    let part_o = c.poisoned::<f32>(splits * d.q_rows())?;
-    let part_ml = c.poisoned::<f32>(splits * d.heads * 2)?;
-    let counters = c.gpu.stream.alloc_zeros::<u32>(d.kv_heads)?;
-    let out = c.poisoned::<f16>(d.q_rows())?;
-    k.attention(&AttnCall {
-        q: c.dev(&q_d),
-        kc: c.dev(&kc_d),
-        vc: c.dev(&vc_d),
-        part_o: c.dev(&part_o),
-        part_ml: c.dev(&part_ml),
-        counters: c.dev(&counters),
-        out: c.dev(&out),
-        pos: c.dev(&pos_d),
-        rows_per_seq: 1,
-        m: 1,
-        grid_ctx: max_ctx,
-        split_len,
-        max_ctx,
-        merge: AttnMerge::LastBlock,
-        cache_ready: true,
-        warps_per_head: 1,
-        tensor_core_warps: None,
-    })?;
-    let cache = CacheView {
-        kc: &kc,
-        vc: &vc,
-        max_ctx,
-    };
-    Ok(check(
-        format!(
-            "attention decode ctx={} splits={splits}: merge in two rounds",
-            pos + 1
-        ),
-        &c.down16(&out)?,
-        &attn_ref(d, &cache, 1, 1, pos, &q),
-        3e-3,
-    ))
+    let lone = LoneAttn::new(c, d, 1, max_ctx, splits)?;
+    let name = format!(
+        "attention decode ctx={} splits={splits}: merge in two rounds",
+        pos + 1
+    );
+    lone.check(c, k, d, pos, 1.0, split_len, None, name)
 }
 
 /// The tensor-core attention at head shapes the self-test's dims do not reach: TinyLlama's (64
@@ -321,55 +371,14 @@ fn attn_tc_shapes(c: &mut Ctx, gpu: &Gpu) -> Result<Vec<Check>> {
             rope_theta: 10_000.0,
         };
         let k = DecodeKernels::load(gpu, d).context("self-test: decode kernels for other heads")?;
-        let (kc, kc_d) = c.rand16(m * kv_heads * max_ctx * hd, 1.0)?;
-        let (vc, vc_d) = c.rand16(m * kv_heads * max_ctx * hd, 1.0)?;
-        let cache = CacheView {
-            kc: &kc,
-            vc: &vc,
-            max_ctx,
-        };
-        let part_o = c.poisoned::<f32>(m * d.q_rows())?;
-        let part_ml = c.poisoned::<f32>(m * heads * 2)?;
-        let counters = c.gpu.stream.alloc_zeros::<u32>(m * kv_heads)?;
-        let att = c.poisoned::<f16>(m * d.q_rows())?;
+        let lone = LoneAttn::new(c, &d, m, max_ctx, 1)?;
         for &ctx in ctxs {
-            let q32: Vec<f32> = c
-                .randn(m * d.q_rows(), 2.0)
-                .iter()
-                .map(|&v| v as f32)
-                .collect();
-            let q_d = c.gpu.stream.clone_htod(&q32)?;
-            let q: Vec<f64> = q32.iter().map(|&v| v as f64).collect();
-            let pos_d = c.gpu.stream.clone_htod(&[(ctx - 1) as i32])?;
-            c.poison_view(c.dev(&att))?;
-            k.attention(&AttnCall {
-                q: c.dev(&q_d),
-                kc: c.dev(&kc_d),
-                vc: c.dev(&vc_d),
-                part_o: c.dev(&part_o),
-                part_ml: c.dev(&part_ml),
-                counters: c.dev(&counters),
-                out: c.dev(&att),
-                pos: c.dev(&pos_d),
-                rows_per_seq: 1,
-                m,
-                grid_ctx: max_ctx,
-                split_len: attn_split_len(max_ctx),
-                max_ctx,
-                merge: AttnMerge::LastBlock,
-                cache_ready: true,
-                warps_per_head: 1,
-                tensor_core_warps: Some(warps),
-            })?;
-            out.push(check(
-                format!(
-                    "attention on the tensor cores hd={hd} heads={heads}/{kv_heads} m={m} \
-                     ctx={ctx} warps={warps}"
-                ),
-                &c.down16(&att)?,
-                &attn_ref(&d, &cache, m, 1, ctx - 1, &q),
-                3e-3,
-            ));
+            let name = format!(
+                "attention on the tensor cores hd={hd} heads={heads}/{kv_heads} m={m} ctx={ctx} \
+                 warps={warps}"
+            );
+            let split_len = attn_split_len(max_ctx);
+            out.push(lone.check(c, &k, &d, ctx - 1, 2.0, split_len, Some(warps), name)?);
         }
     }
     Ok(out)
