@@ -6,15 +6,16 @@
 //! sums by 1/rms in the epilogue, so x is never rescaled in shared memory.
 //!
 //! A warp owns a tile of 16 weight rows (8 adjacent pairs) and `ksplit` warps share a tile,
-//! each taking every ksplit-th span of 4U 16-byte column chunks (whole 128-byte lines of each
-//! row, read by one warp); block b takes tiles b, b + blocks, ... (plan::gemv_tc_grid), and a
-//! tile's outputs are shared out among its warps for the reduction and the epilogue. At batch
-//! 16 a product warp runs a long chain of its own instructions with few warps beside it on
-//! the SM, so these kernels count instructions: staging and loads walk pointers, full spans
-//! load without guards. The tile's rows are the
-//! 16-row A operand and x (rows = batch, staged in shared memory) the n = 8 B operand, one
-//! n-tile per 8 batch rows, so each weight element is read from DRAM once, straight into the
-//! registers the tensor core takes:
+//! each taking every ksplit-th span of 4U 16-byte column chunks; block b takes tiles b, b +
+//! blocks, ... (plan::gemv_tc_grid), and a tile's outputs are shared out among its warps for
+//! the reduction and the epilogue. The weights come in the tiled layout
+//! (src/llm/fast/tiles.rs): each (tile, span) is 4 KiB of contiguous memory and each 16-byte
+//! load of a warp 512 contiguous bytes, zeros past n and k, so no weight load has a guard. At
+//! batch 16 a product warp runs a long chain of its own instructions with few warps beside it
+//! on the SM, so these kernels count instructions: staging and loads walk pointers. The tile's
+//! rows are the 16-row A operand and x (rows = batch, staged in shared memory) the n = 8 B
+//! operand, one n-tile per 8 batch rows, so each weight element is read from DRAM once,
+//! straight into the registers the tensor core takes:
 //! - lane (g = lane / 4, t = lane % 4) loads chunk c (8 halves) of weight rows 2g and 2g + 1
 //!   of the tile and chunk c of x row g, where c runs over four adjacent chunks per mma step;
 //! - the 8 halves of a chunk feed two k16 steps: halves 4j..4j+3 of chunk c stand for the
@@ -34,28 +35,19 @@
 
 namespace {
 
-// The lane's chunks base + t + 4u (u < U) of two weight rows, w0 and w1 already offset by the
-// lane's t chunks; zeros past k. `base` is warp-uniform: a span wholly inside k (every span
-// at TinyLlama's shapes) loads without a guard per chunk, from one address plus offsets.
+// The lane's chunks base + t + 4u (u < U) of its two weight rows from the tile's weights in
+// the tiled layout (src/llm/fast/tiles.rs): wt is the tile's first span plus the lane's 8
+// halves, so step u of the span at chunk `base` is one 512-byte load of the warp at
+// base * 128 + u * 512 halves (row 2g), and 256 halves on (row 2g + 1). The layout holds whole
+// spans, zeros past k, so any span that begins inside k loads without a guard.
 template <int U>
-__device__ __forceinline__ void load_tc_chunks(const __half *w0, const __half *w1, int base,
-                                               int t, int kv, uint4 *ra, uint4 *rb) {
-    if (base + 4 * U <= kv) {
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            ra[u] = ld_stream(w0 + (base + 4 * u) * 8);
-            rb[u] = ld_stream(w1 + (base + 4 * u) * 8);
-        }
-        return;
-    }
+__device__ __forceinline__ void load_tc_chunks(const __half *wt, int base, uint4 *ra,
+                                               uint4 *rb) {
+    const __half *p = wt + (size_t)base * 128;
 #pragma unroll
     for (int u = 0; u < U; u++) {
-        if (base + t + 4 * u < kv) {
-            ra[u] = ld_stream(w0 + (base + 4 * u) * 8);
-            rb[u] = ld_stream(w1 + (base + 4 * u) * 8);
-        } else {
-            ra[u] = rb[u] = make_uint4(0, 0, 0, 0);
-        }
+        ra[u] = ld_stream(p + u * 512);
+        rb[u] = ld_stream(p + u * 512 + 256);
     }
 }
 
@@ -116,6 +108,7 @@ __device__ __forceinline__ void gram_sum_sq(const __half *xs, int xst, int kv, f
 }
 
 template <int NT, int U> __device__ void gemv_tc_body(const GemvArgs a) {
+    static_assert(U == 4, "the tiled layout's spans are 16 chunks (src/llm/fast/tiles.rs)");
     constexpr int B = 8 * NT;
     extern __shared__ __align__(16) unsigned char smem_raw[];
     __half *xs = reinterpret_cast<__half *>(smem_raw);
@@ -133,20 +126,22 @@ template <int NT, int U> __device__ void gemv_tc_body(const GemvArgs a) {
     const int p = tile * 8 + g;              // this lane's pair of weight rows
     const bool live = 2 * p < a.n;
     const int wstep = 4 * U * a.ksplit;      // chunks between a warp's spans of 4U
-    // A pair beyond n reads pair 0 (its sums are never stored): no guard per load.
-    const __half *w0 = a.w + (size_t)(live ? 2 * p : 0) * k + t * 8;
-    const __half *w1 = w0 + k;
+    // The tile's spans (whole ones: kv rounded up to 4U chunks) in the tiled layout; a warp
+    // without a tile reads tile 0 (its sums are never stored).
+    const int spans = (kv + 4 * U - 1) / (4 * U);
+    const __half *wt = a.w + (size_t)(tile_live ? tile : 0) * spans * (16 * 4 * U * 8) + lane * 8;
     const __half *xr[NT];
 #pragma unroll
     for (int nt = 0; nt < NT; nt++) xr[nt] = xs + (size_t)(nt * 8 + g) * xst + t * 8;
 
-    // The weights do not depend on the previous kernel: the warp's first two spans (2U chunks
-    // per row) are in flight before waiting for it. Then two register buffers alternate: a
-    // span's mma steps run while the next span's loads are in flight.
+    // The weights do not depend on the previous kernel: the warp's first two spans (4U chunks
+    // per row each) are in flight before waiting for it. Then two register buffers alternate:
+    // a span's mma steps run while the next span's loads are in flight.
     uint4 ra[U], rb[U], sa[U], sb[U];
     int base = wig * 4 * U;  // warp-uniform: every lane takes part in every mma
-    load_tc_chunks<U>(w0, w1, base, t, kv, ra, rb);
-    load_tc_chunks<U>(w0, w1, base + wstep, t, kv, sa, sb);
+    // A span past k (a warp's first two at small k) is never used: the loop below stops first.
+    if (base < kv) load_tc_chunks<U>(wt, base, ra, rb);
+    if (base + wstep < kv) load_tc_chunks<U>(wt, base + wstep, sa, sb);
     pdl_launch();
     pdl_wait();
 
@@ -176,7 +171,7 @@ template <int NT, int U> __device__ void gemv_tc_body(const GemvArgs a) {
     if (tile_live) {
         while (base < kv) {
             mma_span<NT, U>(acc, ra, rb, xr, base, t, kv);
-            if (base + 2 * wstep < kv) load_tc_chunks<U>(w0, w1, base + 2 * wstep, t, kv, ra, rb);
+            if (base + 2 * wstep < kv) load_tc_chunks<U>(wt, base + 2 * wstep, ra, rb);
             if (gram_due) {
                 gram_sum_sq<NT>(xs, xst, kv, ss_red[warp], warp, lane);
                 gram_due = false;
@@ -184,7 +179,7 @@ template <int NT, int U> __device__ void gemv_tc_body(const GemvArgs a) {
             base += wstep;
             if (base >= kv) break;
             mma_span<NT, U>(acc, sa, sb, xr, base, t, kv);
-            if (base + 2 * wstep < kv) load_tc_chunks<U>(w0, w1, base + 2 * wstep, t, kv, sa, sb);
+            if (base + 2 * wstep < kv) load_tc_chunks<U>(wt, base + 2 * wstep, sa, sb);
             base += wstep;
         }
     }

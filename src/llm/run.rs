@@ -700,10 +700,13 @@ fn measure_opbench(
                  pairs of rows where a matrix has more)"
             ),
             (true, Some(c)) => format!(
-                "16-row tiles dealt round at least {c} blocks where a matrix has that many"
+                "weights in 16-row tiles of 4 KiB per 128 columns, the tiles dealt round at \
+                 least {c} blocks where a matrix has that many"
             ),
             (false, None) => "one block per 8 pairs of rows".into(),
-            (true, None) => "one block per 8 / ksplit 16-row tiles".into(),
+            (true, None) => "weights in 16-row tiles of 4 KiB per 128 columns, one block per \
+                             8 / ksplit tiles"
+                .into(),
         }
     ));
     let steps = PARITY_STEPS.min(o.new_tokens - 1);

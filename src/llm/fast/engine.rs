@@ -11,6 +11,7 @@ use super::plan::{
     gemv_tensor_cores, gemv_tile, merge_in_o_proj, smem_carveout_pct, step_ksplits, BufferSizes,
     DecodeAttnLayout, Dims,
 };
+use super::tiles::tiled_unpadded;
 use super::weights::FastWeights;
 use crate::gpu::Gpu;
 use crate::llm::model::Model;
@@ -74,13 +75,25 @@ struct Views {
 #[derive(Clone, Copy)]
 struct LayerViews {
     ln1: Dev,
+    /// Row-major matrices (prefill's cuBLAS).
     qkv: Dev,
     o: Dev,
     ln2: Dev,
     gate_up: Dev,
     down: Dev,
+    /// The matrices as the decode step's products read them: tiles (tiles.rs) for the
+    /// tensor-core kernel, the row-major ones for the CUDA-core kernel.
+    step: StepMats,
     kc: Dev,
     vc: Dev,
+}
+
+#[derive(Clone, Copy)]
+struct StepMats {
+    qkv: Dev,
+    o: Dev,
+    gate_up: Dev,
+    down: Dev,
 }
 
 /// Launch choices of an engine (defaults: the rules in plan.rs, PDL on).
@@ -127,6 +140,7 @@ pub struct Engine {
     final_norm: Dev,
     /// Prefill's RMSNorm weight when the norm weights are folded into the matrices.
     ones: Dev,
+    /// lm_head as the head's product reads it (tiles with the tensor-core kernel).
     lm_head: Dev,
     inv_freq: Dev,
     /// Host mirror of the device position: the next decode step writes this position.
@@ -262,6 +276,20 @@ impl Engine {
                 ln2: v(&w.ln2),
                 gate_up: v(&w.gate_up),
                 down: v(&w.down),
+                step: match &w.tiles {
+                    Some(t) => StepMats {
+                        qkv: v(&t.qkv),
+                        o: v(&t.o),
+                        gate_up: v(&t.gate_up),
+                        down: v(&t.down),
+                    },
+                    None => StepMats {
+                        qkv: v(&w.qkv),
+                        o: v(&w.o),
+                        gate_up: v(&w.gate_up),
+                        down: v(&w.down),
+                    },
+                },
                 kc: v(&bufs.kc[l]),
                 vc: v(&bufs.vc[l]),
             })
@@ -274,7 +302,7 @@ impl Engine {
             embed: v(&weights.embed),
             final_norm: v(&weights.final_norm),
             ones: v(&weights.ones),
-            lm_head: v(&weights.lm_head),
+            lm_head: v(weights.lm_head_tiles.as_ref().unwrap_or(&weights.lm_head)),
             inv_freq: Dev::of(&weights.inv_freq, &stream),
             k,
             blas: CudaBlas::new(stream.clone()).context("opbench: creating a cuBLAS handle")?,
@@ -428,7 +456,7 @@ impl Engine {
         for (l, lw) in self.layers.iter().enumerate() {
             if on("qkv") {
                 self.k.gemv(&GemvCall {
-                    w: lw.qkv,
+                    w: lw.step.qkv,
                     x: vw.resid,
                     merge: None,
                     x_stride: h,
@@ -456,7 +484,7 @@ impl Engine {
             }
             if on("o_proj") {
                 self.k.gemv(&GemvCall {
-                    w: lw.o,
+                    w: lw.step.o,
                     x: vw.attn,
                     merge: self.o_proj_merges().then_some(MergeIn {
                         part_o: vw.part_o,
@@ -483,7 +511,7 @@ impl Engine {
             }
             if on("gate_up") {
                 self.k.gemv(&GemvCall {
-                    w: lw.gate_up,
+                    w: lw.step.gate_up,
                     x: vw.resid,
                     merge: None,
                     x_stride: h,
@@ -503,7 +531,7 @@ impl Engine {
             }
             if on("down") {
                 self.k.gemv(&GemvCall {
-                    w: lw.down,
+                    w: lw.step.down,
                     x: vw.h,
                     merge: None,
                     x_stride: i,
@@ -565,7 +593,8 @@ impl Engine {
     /// position prompt_len (outputs are meaningless; only the time is kept). The difference to
     /// the full step is what that class costs inside the graph, launch gaps included. The last
     /// entry, `products_on_tensor_cores` or `products_on_cuda_cores`, is the whole step with
-    /// the other product kernels (the ksplit rule of that family): what the choice is worth.
+    /// the other product kernels (the ksplit rule of that family): what the choice is worth;
+    /// left out where that family would read past this engine's matrices (tiles.rs padding).
     pub fn ablation_us(&mut self, reps: usize) -> Result<Vec<(String, f64)>> {
         let reps = reps
             .min(self.max_ctx.saturating_sub(self.prompt_len + 1))
@@ -576,17 +605,27 @@ impl Engine {
             let g = self.capture_graph(&[v])?;
             out.push((v.to_string(), self.replay_us(&g, reps)?));
         }
-        let (tc, ks) = (self.tc, self.ksplit);
-        self.tc = !tc;
-        self.ksplit = step_ksplits(&self.dims, self.sm_count, self.tc);
-        let g = self.capture_graph(&[]);
-        (self.tc, self.ksplit) = (tc, ks);
-        let name = if tc {
-            "products_on_cuda_cores"
-        } else {
-            "products_on_tensor_cores"
-        };
-        out.push((name.to_string(), self.replay_us(&g?, reps)?));
+        // The other family reads this engine's matrices in its own layout: the same bytes
+        // where the tiles hold no padding, else its loads would run past the row-major ones.
+        if self.tc
+            || self
+                .dims
+                .products()
+                .iter()
+                .all(|&(n, k)| tiled_unpadded(n, k))
+        {
+            let (tc, ks) = (self.tc, self.ksplit);
+            self.tc = !tc;
+            self.ksplit = step_ksplits(&self.dims, self.sm_count, self.tc);
+            let g = self.capture_graph(&[]);
+            (self.tc, self.ksplit) = (tc, ks);
+            let name = if tc {
+                "products_on_cuda_cores"
+            } else {
+                "products_on_tensor_cores"
+            };
+            out.push((name.to_string(), self.replay_us(&g?, reps)?));
+        }
         self.stream
             .memcpy_htod(&[self.prompt_len as i32], &mut self._bufs.pos)?;
         self.host_pos = self.prompt_len;

@@ -12,6 +12,7 @@ use super::plan::{
     gemv_tc_smem_bytes, Dims, ATTN_CHUNK, ATTN_MAX_CLUSTER, ATTN_MAX_HEAD_DIM, ATTN_MAX_SPLIT,
     ATTN_TC_MAX_GROUP, ATTN_TC_MAX_WARPS, GEMV_WARPS,
 };
+use super::tiles::tiled_len;
 use crate::gpu::Gpu;
 use anyhow::{bail, Context, Result};
 use cudarc::driver::{
@@ -201,6 +202,7 @@ pub enum Norm {
 /// x merged from attention partials.
 #[derive(Debug, Clone, Copy)]
 pub struct GemvCall {
+    /// [n][k] row-major for the CUDA-core kernel, in tiles (tiles.rs) for the tensor-core one.
     pub w: Dev,
     pub x: Dev,
     pub merge: Option<MergeIn>,
@@ -473,7 +475,13 @@ impl DecodeKernels {
         if c.x_stride < c.k || !c.x_stride.is_multiple_of(8) {
             bail!("gemv: x stride {} for k={}", c.x_stride, c.k);
         }
-        c.w.need("gemv weight", c.n * c.k * 2, 16)?;
+        // The tensor-core kernel reads its weights in tiles (tiles.rs), padded to whole ones.
+        let w_elems = if c.tensor_cores {
+            tiled_len(c.n, c.k)
+        } else {
+            c.n * c.k
+        };
+        c.w.need("gemv weight", w_elems * 2, 16)?;
         if c.merge.is_none() {
             c.x.need("gemv x", ((c.m - 1) * c.x_stride + c.k) * 2, 16)?;
         }

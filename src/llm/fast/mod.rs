@@ -1,6 +1,6 @@
 //! `opbench`: our own Llama decode path (kernels/decode_*.cu) beside candle in llm_bench: weights
 //! laid out once, a static KV cache, cuBLAS prefill, and one CUDA graph per decode step.
-//! `plan`, `parity` and `trace_layout` are pure and build without the `cuda` feature.
+//! `plan`, `parity`, `tiles` and `trace_layout` are pure and build without the `cuda` feature.
 
 #[cfg(feature = "cuda")]
 pub mod engine;
@@ -12,6 +12,7 @@ pub mod parity;
 pub mod plan;
 #[cfg(feature = "cuda")]
 pub mod selftest;
+pub mod tiles;
 pub mod trace_layout;
 #[cfg(feature = "cuda")]
 pub mod weights;

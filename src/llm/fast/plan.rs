@@ -87,6 +87,17 @@ impl Dims {
     pub fn qkv_rows(&self) -> usize {
         self.q_rows() + 2 * self.kv_rows()
     }
+    /// (n, k) of the step's products: qkv, o, gate/up, down, lm_head.
+    pub fn products(&self) -> [(usize, usize); 5] {
+        let (h, i) = (self.hidden, self.inter);
+        [
+            (self.qkv_rows(), h),
+            (h, self.q_rows()),
+            (2 * i, h),
+            (h, i),
+            (self.vocab, h),
+        ]
+    }
     /// Weight elements one decode step reads: every matrix and norm, not the embedding table.
     pub fn step_weight_elems(&self) -> u64 {
         let (h, i) = (self.hidden as u64, self.inter as u64);
@@ -213,14 +224,7 @@ pub fn step_ksplits(d: &Dims, sm_count: usize, tensor_cores: bool) -> [usize; 5]
     } else {
         gemv_ksplit
     };
-    let (h, i) = (d.hidden, d.inter);
-    [
-        f(d.qkv_rows(), h, sm_count),
-        f(h, d.q_rows(), sm_count),
-        f(2 * i, h, sm_count),
-        f(h, i, sm_count),
-        f(d.vocab, h, sm_count),
-    ]
+    d.products().map(|(n, k)| f(n, k, sm_count))
 }
 
 /// Blocks of the tensor-core product for `n` output rows at `ksplit`: one per 8 / ksplit tiles.

@@ -1,5 +1,5 @@
 //! GPU self-test of every decode kernel against a float64 CPU reference, at awkward sizes
-//! (head_dim 40, 3 query heads per kv head, k = 240 / 344, vocabulary 1002, batch 1/3/5/16,
+//! (head_dim 40, 3 query heads per kv head, k = 240 / 664, vocabulary 1002, batch 1/3/5/16,
 //! contexts that end mid-chunk), with outputs poisoned (NaN) before each launch. The QKV and
 //! gate/up references use the unfused weights, so the fused row orders are tested too.
 
@@ -9,6 +9,7 @@ use super::kernels::{
 use super::plan::{
     attn_max_warps_per_head, attn_split_len, gate_up_row_order, inv_freq, qkv_row_order, Dims,
 };
+use super::tiles::tile;
 use super::weights::fold_norm;
 use crate::gpu::Gpu;
 use anyhow::{Context, Result};
@@ -34,7 +35,7 @@ impl Check {
 fn dims() -> Dims {
     Dims {
         hidden: 240,
-        inter: 344,
+        inter: 664,
         layers: 1,
         heads: 6,
         kv_heads: 2,
@@ -66,8 +67,9 @@ impl Ctx<'_> {
         self.up16(&v)
     }
     /// `w` [rows][k] with the norm weight `g` folded in (weights::fold_norm, the engine's own
-    /// fold, on the CPU), uploaded: what the tensor-core kernel takes to RMS-normalize x.
-    fn folded(&mut self, w: &[f64], g: &[f64]) -> Result<CudaSlice<f16>> {
+    /// fold, on the CPU), in tiles (tiles.rs), uploaded: what the tensor-core kernel takes to
+    /// RMS-normalize x.
+    fn folded_tiles(&self, w: &[f64], g: &[f64]) -> Result<CudaSlice<f16>> {
         let cpu = &candle_core::Device::Cpu;
         let k = g.len();
         let t = |v: &[f64], shape: &[usize]| {
@@ -78,10 +80,14 @@ impl Ctx<'_> {
             )
         };
         let f = fold_norm(&t(w, &[w.len() / k, k])?, &t(g, &[k])?)?;
-        Ok(self
-            .gpu
-            .stream
-            .clone_htod(&f.flatten_all()?.to_vec1::<f16>()?)?)
+        let host = f.flatten_all()?.to_vec1::<f16>()?;
+        Ok(self.gpu.stream.clone_htod(&tile(&host, w.len() / k, k))?)
+    }
+    /// `w` [n][k] (values f16 holds exactly) in tiles (tiles.rs), uploaded: the tensor-core
+    /// kernel's copy of a matrix without a norm.
+    fn tiles16(&self, w: &[f64], k: usize) -> Result<CudaSlice<f16>> {
+        let h: Vec<f16> = w.iter().map(|&x| f16::from_f64(x)).collect();
+        Ok(self.gpu.stream.clone_htod(&tile(&h, w.len() / k, k))?)
     }
     /// f16-rounded values (what the device sees) and their upload.
     fn up16(&mut self, v: &[f64]) -> Result<(Vec<f64>, CudaSlice<f16>)> {
@@ -400,7 +406,7 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
     let (w, w_d) = c.rand16(d.vocab * h, 0.05)?;
     let gv: Vec<f64> = c.randn(h, 0.3).iter().map(|v| 1.0 + v).collect();
     let (g, g_d) = c.up16(&gv)?;
-    let wg_d = c.folded(&w, &g)?;
+    let wg_d = c.folded_tiles(&w, &g)?;
     // The CUDA-core kernel scales x by the norm weight; the tensor-core one takes it folded.
     let norm = |tc: bool| {
         if tc {
@@ -470,7 +476,9 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
     }
 
     // down_proj shape: residual add in place.
-    // (tensor cores, m, ksplit, grid cap): the capped launch walks 15 pairs per warp.
+    // (tensor cores, m, ksplit, grid cap): the capped launch walks 15 pairs per warp. k = 664
+    // is six spans of 128 columns (tiles.rs), the last of 24: at ksplit 1 a tensor-core warp
+    // reloads each of its two register buffers twice, at ksplit 4 it has one or two spans.
     for (tc, m, ks, cap) in [
         (false, 1usize, 4usize, None),
         (false, 5, 4, None),
@@ -479,8 +487,11 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
         (true, 1, 4, None),
         (true, 5, 4, None),
         (true, 16, 4, None),
+        (true, 16, 1, None),
+        (true, 12, 4, Some(4)),
     ] {
         let (w, w_d) = c.rand16(h * i, 0.05)?;
+        let w_d = if tc { c.tiles16(&w, i)? } else { w_d };
         let (x, x_d) = c.rand16(m * i, 1.0)?;
         let (res, res_d) = c.rand16(m * h, 1.0)?;
         k.gemv(&GemvCall {
@@ -528,9 +539,9 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
     let cat: Vec<f64> = gate.iter().chain(&up).copied().collect();
     let gu = permute(&cat, &gate_up_row_order(&d), h);
     let (_, gu_d) = c.up16(&gu)?;
-    let gug_d = c.folded(&gu, &g)?;
-    // (tensor cores, m, ksplit, grid cap); on tensor cores the cap is the blocks the 43 tiles
-    // are dealt round (16 blocks of 4 groups: 2-3 tiles each).
+    let gug_d = c.folded_tiles(&gu, &g)?;
+    // (tensor cores, m, ksplit, grid cap); on tensor cores the cap is the blocks the 83 tiles
+    // are dealt round (16 blocks of 4 groups: 1-2 tiles each).
     for (tc, m, ks, cap) in [
         (false, 3usize, 1usize, None),
         (false, 1, 1, Some(2usize)),
@@ -589,7 +600,7 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
     let (wq, _) = c.rand16(n_qkv * h, 0.05)?;
     let wp = permute(&wq, &qkv_row_order(&d), h);
     let (_, wf_d) = c.up16(&wp)?;
-    let wfg_d = c.folded(&wp, &g)?;
+    let wfg_d = c.folded_tiles(&wp, &g)?;
     let cache_elems = 3 * d.kv_heads * max_ctx * d.head_dim;
     let inv = c.gpu.stream.clone_htod(&inv_freq(&d))?;
     // Random history in the caches, then the kernels write the new positions.
@@ -816,10 +827,11 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
                 .collect::<Vec<_>>()
         })
         .collect();
+    let wo_tiles = c.tiles16(&wo, d.q_rows())?;
     for tc in [false, true] {
         let res_d = c.gpu.stream.clone_htod(&res0_16)?;
         k.gemv(&GemvCall {
-            w: c.dev(&wo_d),
+            w: c.dev(if tc { &wo_tiles } else { &wo_d }),
             x: c.dev(&att_d),
             merge: Some(MergeIn {
                 part_o: c.dev(&part_o),

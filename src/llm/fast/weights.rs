@@ -2,8 +2,10 @@
 //! row order), one fused gate/up matrix (interleaved rows), o_proj, down_proj and the two norm
 //! weights; the embedding table, the final norm and lm_head. For the tensor-core products the
 //! RMSNorm weights are also folded into the matrices that read normalized x (QKV and gate/up
-//! take the layer's two norms, lm_head the final one: fold_norm, plan::fold_norms). Built on
-//! the device from the same candle tensors the candle implementation runs.
+//! take the layer's two norms, lm_head the final one: fold_norm, plan::fold_norms), and the
+//! decode step reads those matrices in tiles (tiles.rs) while prefill's cuBLAS reads the same
+//! values row by row, so each is kept in both layouts. Built on the device from the same
+//! candle tensors the candle implementation runs.
 
 use super::plan::{gate_up_row_order, qkv_row_order, Dims};
 use crate::llm::model::Model;
@@ -24,6 +26,17 @@ pub struct LayerWeights {
     /// Scaled by ln2 along k when folded.
     pub gate_up: CudaSlice<f16>,
     pub down: CudaSlice<f16>,
+    /// The four matrices in the tensor-core products' tiled layout (with folded norms).
+    pub tiles: Option<LayerTiles>,
+}
+
+/// One layer's matrices in the tiled layout (tiles.rs), for the decode step's tensor-core
+/// products.
+pub struct LayerTiles {
+    pub qkv: CudaSlice<f16>,
+    pub o: CudaSlice<f16>,
+    pub gate_up: CudaSlice<f16>,
+    pub down: CudaSlice<f16>,
 }
 
 /// All weights in kernel layout.
@@ -34,7 +47,10 @@ pub struct FastWeights {
     /// Scaled by the final norm along k when folded (then a copy even when the model ties it
     /// to the embedding table).
     pub lm_head: CudaSlice<f16>,
-    /// The norm weights are folded into qkv, gate_up and lm_head.
+    /// lm_head in the tiled layout, with the layers' tiles.
+    pub lm_head_tiles: Option<CudaSlice<f16>>,
+    /// The norm weights are folded into qkv, gate_up and lm_head, and the matrices are also
+    /// kept in tiles.
     pub folded: bool,
     /// `hidden` ones: the norm weight prefill's RMSNorm kernel takes when the matrices after
     /// it carry the real one.
@@ -86,6 +102,21 @@ fn to_slice(t: &Tensor, stream: &Arc<CudaStream>, what: &str) -> Result<CudaSlic
     Ok(dst)
 }
 
+/// A [n][k] f16 candle tensor in the tiled layout (tiles.rs), uploaded on `stream`; the
+/// reordering runs on the host.
+fn to_tiles(t: &Tensor, stream: &Arc<CudaStream>, what: &str) -> Result<CudaSlice<f16>> {
+    let (n, k) = t
+        .dims2()
+        .with_context(|| format!("opbench: {what} is not a matrix"))?;
+    let host = t
+        .flatten_all()?
+        .to_vec1::<f16>()
+        .with_context(|| format!("opbench: reading {what} back for its tiles"))?;
+    stream
+        .clone_htod(&super::tiles::tile(&host, n, k))
+        .with_context(|| format!("opbench: uploading {what} in tiles"))
+}
+
 fn get<'a>(m: &'a HashMap<String, Tensor>, name: &str) -> Result<&'a Tensor> {
     m.get(name)
         .with_context(|| format!("opbench: the model has no tensor {name}"))
@@ -107,8 +138,9 @@ fn rows(t: &Tensor, order: &[u32], dev: &Device) -> Result<Tensor> {
 }
 
 impl FastWeights {
-    /// Lays out `model`'s weights (f16 only) on the GPU for our kernels, the norm weights
-    /// folded into the matrices after them when `fold`.
+    /// Lays out `model`'s weights (f16 only) on the GPU for our kernels; when `fold` (the
+    /// tensor-core products, plan::fold_norms) the norm weights are folded into the matrices
+    /// after them and the matrices are also kept in tiles.
     pub fn build(
         model: &Model,
         dims: &Dims,
@@ -152,13 +184,29 @@ impl FastWeights {
             } else {
                 (qkv, gu)
             };
+            let (qkv, gu) = (rows(&qkv, &qkv_order, dev)?, rows(&gu, &gu_order, dev)?);
+            let (o, down) = (
+                get(&m, &p("self_attn.o_proj.weight"))?,
+                get(&m, &p("mlp.down_proj.weight"))?,
+            );
+            let tiles = if fold {
+                Some(LayerTiles {
+                    qkv: to_tiles(&qkv, stream, "qkv")?,
+                    o: to_tiles(o, stream, "o_proj")?,
+                    gate_up: to_tiles(&gu, stream, "gate_up")?,
+                    down: to_tiles(down, stream, "down_proj")?,
+                })
+            } else {
+                None
+            };
             layers.push(LayerWeights {
                 ln1: to_slice(ln1, stream, "ln1")?,
-                qkv: to_slice(&rows(&qkv, &qkv_order, dev)?, stream, "qkv")?,
-                o: to_slice(get(&m, &p("self_attn.o_proj.weight"))?, stream, "o_proj")?,
+                qkv: to_slice(&qkv, stream, "qkv")?,
+                o: to_slice(o, stream, "o_proj")?,
                 ln2: to_slice(ln2, stream, "ln2")?,
-                gate_up: to_slice(&rows(&gu, &gu_order, dev)?, stream, "gate_up")?,
-                down: to_slice(get(&m, &p("mlp.down_proj.weight"))?, stream, "down_proj")?,
+                gate_up: to_slice(&gu, stream, "gate_up")?,
+                down: to_slice(down, stream, "down_proj")?,
+                tiles,
             });
         }
         let embed = get(&m, "model.embed_tokens.weight")?;
@@ -179,6 +227,11 @@ impl FastWeights {
             layers,
             final_norm: to_slice(final_norm, stream, "model.norm")?,
             lm_head: to_slice(&lm_head, stream, "lm_head")?,
+            lm_head_tiles: if fold {
+                Some(to_tiles(&lm_head, stream, "lm_head")?)
+            } else {
+                None
+            },
             folded: fold,
             ones: stream
                 .clone_htod(&vec![f16::ONE; dims.hidden])
@@ -201,8 +254,17 @@ impl FastWeights {
                     + l.ln2.num_bytes()
                     + l.gate_up.num_bytes()
                     + l.down.num_bytes()
+                    + l.tiles.as_ref().map_or(0, |t| {
+                        t.qkv.num_bytes()
+                            + t.o.num_bytes()
+                            + t.gate_up.num_bytes()
+                            + t.down.num_bytes()
+                    })
             })
             .sum();
-        l + self.embed.num_bytes() + self.final_norm.num_bytes() + self.lm_head.num_bytes()
+        l + self.embed.num_bytes()
+            + self.final_norm.num_bytes()
+            + self.lm_head.num_bytes()
+            + self.lm_head_tiles.as_ref().map_or(0, |t| t.num_bytes())
     }
 }
