@@ -6,12 +6,13 @@
 //! Within a span the lane (g = lane / 4, t = lane % 4) of the product's warp takes, for each
 //! of its four mma steps u, the 16-byte chunk 4u + t of the tile's rows 2g (parity 0) and
 //! 2g + 1 (parity 1); chunk (u, parity, lane) sits at ((u * 2 + parity) * 32 + lane) * 8
-//! halves. Rows past n and columns past k are zeros, so no load needs a guard. Row-major
-//! order reads the same bytes as 64-byte pieces of 16 rows 4 KiB or more apart: at
-//! TinyLlama's batch-16 shapes on an H200 the tiles read 5-14% faster (docs/notes/decode.md).
+//! halves. Rows past n and columns past k are zeros, so no load needs a guard. In row-major
+//! order each warp load reads eight 64-byte pieces of rows 4 KiB or more apart: at TinyLlama's
+//! batch-16 shapes on an H200 a loop of the products' loads alone reads the tiles 7-14% faster
+//! (docs/notes/decode.md).
 
-/// Rows of one tile: the mma's m (plan::GEMV_TC_ROWS).
-pub const TILE_ROWS: usize = 16;
+/// Rows of one tile: the mma's m.
+pub const TILE_ROWS: usize = super::plan::GEMV_TC_ROWS;
 /// 16-byte chunks of one row in a span: the warp's four mma steps of four chunks (U = 4 in
 /// kernels/decode_gemv_tc.cu).
 pub const SPAN_CHUNKS: usize = 16;
