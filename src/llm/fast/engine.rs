@@ -88,6 +88,7 @@ struct LayerViews {
     vc: Dev,
 }
 
+/// One layer's four matrices in the layout the step's product family reads.
 #[derive(Clone, Copy)]
 struct StepMats {
     qkv: Dev,
