@@ -75,22 +75,19 @@ struct Views {
 #[derive(Clone, Copy)]
 struct LayerViews {
     ln1: Dev,
-    /// Row-major matrices (prefill's cuBLAS).
-    qkv: Dev,
-    o: Dev,
     ln2: Dev,
-    gate_up: Dev,
-    down: Dev,
+    /// Row-major matrices (prefill's cuBLAS).
+    rows: LayerMats,
     /// The matrices as the decode step's products read them: tiles (tiles.rs) for the
     /// tensor-core kernel, the row-major ones for the CUDA-core kernel.
-    step: StepMats,
+    step: LayerMats,
     kc: Dev,
     vc: Dev,
 }
 
-/// One layer's four matrices in the layout the step's product family reads.
+/// One layer's four matrices in one layout.
 #[derive(Clone, Copy)]
-struct StepMats {
+struct LayerMats {
     qkv: Dev,
     o: Dev,
     gate_up: Dev,
@@ -270,29 +267,26 @@ impl Engine {
             .layers
             .iter()
             .enumerate()
-            .map(|(l, w)| LayerViews {
-                ln1: v(&w.ln1),
-                qkv: v(&w.qkv),
-                o: v(&w.o),
-                ln2: v(&w.ln2),
-                gate_up: v(&w.gate_up),
-                down: v(&w.down),
-                step: match &w.tiles {
-                    Some(t) => StepMats {
+            .map(|(l, w)| {
+                let rows = LayerMats {
+                    qkv: v(&w.qkv),
+                    o: v(&w.o),
+                    gate_up: v(&w.gate_up),
+                    down: v(&w.down),
+                };
+                LayerViews {
+                    ln1: v(&w.ln1),
+                    ln2: v(&w.ln2),
+                    rows,
+                    step: w.tiles.as_ref().map_or(rows, |t| LayerMats {
                         qkv: v(&t.qkv),
                         o: v(&t.o),
                         gate_up: v(&t.gate_up),
                         down: v(&t.down),
-                    },
-                    None => StepMats {
-                        qkv: v(&w.qkv),
-                        o: v(&w.o),
-                        gate_up: v(&w.gate_up),
-                        down: v(&w.down),
-                    },
-                },
-                kc: v(&bufs.kc[l]),
-                vc: v(&bufs.vc[l]),
+                    }),
+                    kc: v(&bufs.kc[l]),
+                    vc: v(&bufs.vc[l]),
+                }
             })
             .collect();
         let sm = gpu.sm_count;
@@ -732,16 +726,16 @@ impl Engine {
             let lw = self.layers[l];
             self.k
                 .rmsnorm(vw.resid, self.prefill_norm(lw.ln1), vw.xn, m)?;
-            self.gemm(vw.xn, lw.qkv, vw.qkv, m, d.qkv_rows(), h, true, 0.0)?;
+            self.gemm(vw.xn, lw.rows.qkv, vw.qkv, m, d.qkv_rows(), h, true, 0.0)?;
             self.k.rope_cache(vw.qkv, &self.qkv_target(l, p), m)?;
             self.k
                 .attention(&self.attn_call(l, m, p, p, attn_split_len(p)))?;
-            self.gemm(vw.attn, lw.o, vw.resid, m, h, d.q_rows(), false, 1.0)?;
+            self.gemm(vw.attn, lw.rows.o, vw.resid, m, h, d.q_rows(), false, 1.0)?;
             self.k
                 .rmsnorm(vw.resid, self.prefill_norm(lw.ln2), vw.xn, m)?;
-            self.gemm(vw.xn, lw.gate_up, vw.gate_up, m, 2 * i, h, false, 0.0)?;
+            self.gemm(vw.xn, lw.rows.gate_up, vw.gate_up, m, 2 * i, h, false, 0.0)?;
             self.k.silu(vw.gate_up, vw.h, m)?;
-            self.gemm(vw.h, lw.down, vw.resid, m, h, i, false, 1.0)?;
+            self.gemm(vw.h, lw.rows.down, vw.resid, m, h, i, false, 1.0)?;
         }
         // The last prompt row of each sequence: rows p-1, 2p-1, ... (stride p x hidden).
         let last = vw
