@@ -54,57 +54,75 @@ extern "C" __global__ void decode_silu(const __half *gu, __half *h, int m, int i
     }
 }
 
-// tok[r] = argmax(logits[r]) (the lowest index among equal maxima); block 0 then adds pos_inc
-// to *pos. One block of 1024 threads per row.
-extern "C" __global__ void __launch_bounds__(1024)
-    decode_argmax(const float *logits, int vocab, int *tok, int *pos, int pos_inc) {
-    __shared__ float sv[32];
-    __shared__ int si[32];
+// The greedy argmax over a row split across `gridDim.x` blocks of ARGMAX_THREADS threads, each
+// taking ARGMAX_PER_THREAD * ARGMAX_THREADS logits with every load in flight at once. A block
+// folds its (value, index) into the row's 64-bit key with one atomicMax: the value's bits made
+// order-preserving in the high word, the complement of the index in the low word, so a larger
+// value wins and among equal values the lower index (NaN logits are skipped, as a comparison
+// skips them). The row's last block to arrive takes the key (resetting it and the row's count
+// for the next launch), writes tok[r], and tok_host[r] when given (mapped pinned memory, so the
+// host reads the tokens after a synchronize without a copy); row 0's last block then adds
+// pos_inc to *pos.
+#define ARGMAX_THREADS 256 // plan::ARGMAX_THREADS
+#define ARGMAX_PER_THREAD 8 // plan::ARGMAX_PER_THREAD
+
+__device__ __forceinline__ unsigned long long argmax_key(float v, int i) {
+    const unsigned u = __float_as_uint(v);
+    const unsigned ord = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+    return ((unsigned long long)ord << 32) | (unsigned)(0xffffffffu - (unsigned)i);
+}
+
+__device__ __forceinline__ void argmax_take(float &best, int &bi, float v, int i) {
+    if (v > best || (v == best && i < bi)) {
+        best = v;
+        bi = i;
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(ARGMAX_THREADS)
+    decode_argmax(const float *logits, int vocab, int *tok, int *tok_host,
+                  unsigned long long *key, unsigned *count, int *pos, int pos_inc) {
+    __shared__ float sv[ARGMAX_THREADS / 32];
+    __shared__ int si[ARGMAX_THREADS / 32];
     pdl_launch();
     pdl_wait();
-    const int r = blockIdx.x;
+    const int r = blockIdx.y;
+    const int chunk = ARGMAX_THREADS * ARGMAX_PER_THREAD;
+    const int lo = blockIdx.x * chunk;
     const float *l = logits + (size_t)r * vocab;
+    float v[ARGMAX_PER_THREAD];
+#pragma unroll
+    for (int j = 0; j < ARGMAX_PER_THREAD; ++j) {
+        const int i = lo + j * ARGMAX_THREADS + threadIdx.x;
+        v[j] = i < vocab ? l[i] : -INFINITY;
+    }
     float best = -INFINITY;
     int bi = 0x7fffffff;
-#pragma unroll 8
-    for (int i = threadIdx.x; i < vocab; i += blockDim.x) {
-        const float v = l[i];
-        if (v > best || (v == best && i < bi)) {
-            best = v;
-            bi = i;
-        }
+#pragma unroll
+    for (int j = 0; j < ARGMAX_PER_THREAD; ++j) {
+        const int i = lo + j * ARGMAX_THREADS + threadIdx.x;
+        if (i < vocab) argmax_take(best, bi, v[j], i);
     }
 #pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-        const float ov = __shfl_xor_sync(0xffffffffu, best, o);
-        const int oi = __shfl_xor_sync(0xffffffffu, bi, o);
-        if (ov > best || (ov == best && oi < bi)) {
-            best = ov;
-            bi = oi;
-        }
-    }
+    for (int o = 16; o > 0; o >>= 1)
+        argmax_take(best, bi, __shfl_xor_sync(0xffffffffu, best, o),
+                    __shfl_xor_sync(0xffffffffu, bi, o));
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     if (lane == 0) {
         sv[warp] = best;
         si[warp] = bi;
     }
     __syncthreads();
-    if (warp == 0) {
-        const int nw = blockDim.x >> 5;
-        best = lane < nw ? sv[lane] : -INFINITY;
-        bi = lane < nw ? si[lane] : 0x7fffffff;
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) {
-            const float ov = __shfl_xor_sync(0xffffffffu, best, o);
-            const int oi = __shfl_xor_sync(0xffffffffu, bi, o);
-            if (ov > best || (ov == best && oi < bi)) {
-                best = ov;
-                bi = oi;
-            }
-        }
-        if (lane == 0) {
-            tok[r] = bi == 0x7fffffff ? 0 : bi;
-            if (r == 0) atomicAdd(pos, pos_inc);
-        }
-    }
+    if (threadIdx.x != 0) return;
+    for (int w = 1; w < ARGMAX_THREADS / 32; ++w) argmax_take(best, bi, sv[w], si[w]);
+    if (bi != 0x7fffffff) atomicMax(key + r, argmax_key(best, bi));
+    __threadfence();
+    if (atomicAdd(count + r, 1u) != gridDim.x - 1) return;
+    __threadfence();
+    const unsigned long long k = atomicExch(key + r, 0ull);
+    count[r] = 0;
+    const int t = k == 0 ? 0 : (int)(0xffffffffu - (unsigned)(k & 0xffffffffu));
+    tok[r] = t;
+    if (tok_host) tok_host[r] = t;
+    if (r == 0) atomicAdd(pos, pos_inc);
 }

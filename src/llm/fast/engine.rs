@@ -2,8 +2,9 @@
 //! allocated up front, prefill through cuBLAS plus our kernels, and the decode step captured
 //! once into one CUDA graph that reads its tokens and position from device memory.
 
+use super::host_tokens::HostTokens;
 use super::kernels::{
-    AttnCall, AttnMerge, DecodeKernels, Dev, GemvCall, GemvOut, MergeIn, Norm, QkvTarget,
+    ArgmaxOut, AttnCall, AttnMerge, DecodeKernels, Dev, GemvCall, GemvOut, MergeIn, Norm, QkvTarget,
 };
 use super::plan::{
     attn_cluster_merge, attn_max_warps_per_head, attn_smem_bytes, attn_split_len,
@@ -36,6 +37,9 @@ pub const STEP_CLASSES: [&str; 7] = [
 struct Buffers {
     prompt_tok: CudaSlice<i32>,
     tok: CudaSlice<i32>,
+    tok_host: HostTokens,
+    argmax_key: CudaSlice<u64>,
+    argmax_count: CudaSlice<u32>,
     pos: CudaSlice<i32>,
     resid: CudaSlice<f16>,
     xn: CudaSlice<f16>,
@@ -57,6 +61,7 @@ struct Buffers {
 struct Views {
     prompt_tok: Dev,
     tok: Dev,
+    argmax: ArgmaxOut,
     pos: Dev,
     resid: Dev,
     xn: Dev,
@@ -227,6 +232,9 @@ impl Engine {
         let bufs = Buffers {
             prompt_tok: alloc(&stream, s.rows, "prompt tokens")?,
             tok: alloc(&stream, batch, "tokens")?,
+            tok_host: HostTokens::new(&gpu.ctx, batch)?,
+            argmax_key: alloc(&stream, batch, "argmax keys")?,
+            argmax_count: alloc(&stream, batch, "argmax counts")?,
             pos: alloc(&stream, 1, "position")?,
             resid: alloc(&stream, s.resid, "residual")?,
             xn: alloc(&stream, s.xn, "normalized x")?,
@@ -247,10 +255,18 @@ impl Engine {
                 .collect::<Result<_>>()?,
         };
         let v = |s: &CudaSlice<_>| Dev::of(s, &stream);
+        let (tok, pos) = (Dev::of(&bufs.tok, &stream), Dev::of(&bufs.pos, &stream));
         let views = Views {
             prompt_tok: Dev::of(&bufs.prompt_tok, &stream),
-            tok: Dev::of(&bufs.tok, &stream),
-            pos: Dev::of(&bufs.pos, &stream),
+            tok,
+            argmax: ArgmaxOut {
+                tok,
+                host: Some(bufs.tok_host.device_ptr()),
+                key: Dev::of(&bufs.argmax_key, &stream),
+                count: Dev::of(&bufs.argmax_count, &stream),
+                pos,
+            },
+            pos,
             resid: v(&bufs.resid),
             xn: v(&bufs.xn),
             qkv: Dev::of(&bufs.qkv, &stream),
@@ -432,8 +448,8 @@ impl Engine {
         })?;
         self.k.argmax(
             self.views.logits,
-            self.views.tok,
-            self.views.pos,
+            d.vocab,
+            &self.views.argmax,
             self.batch,
             pos_inc,
         )
@@ -767,14 +783,16 @@ impl Engine {
         Ok(())
     }
 
-    /// The token buffer on the host, after a synchronize.
+    /// The new tokens, after a synchronize: the argmax wrote them into mapped host memory.
     pub fn read_tokens(&self) -> Result<Vec<u32>> {
-        let v = self
-            .stream
-            .clone_dtoh(&self._bufs.tok)
-            .context("opbench: reading the tokens")?;
         self.stream.synchronize().context("opbench: step")?;
-        Ok(v.iter().map(|&t| t as u32).collect())
+        Ok(self
+            ._bufs
+            .tok_host
+            .read()
+            .iter()
+            .map(|&t| t as u32)
+            .collect())
     }
 
     /// Overwrites the device tokens that the next step embeds (teacher forcing for parity).

@@ -7,10 +7,10 @@
 //! tracking is off (checked when the engine opens), so stream order alone orders the accesses.
 
 use super::plan::{
-    attn_max_warps_per_head, attn_smem_bytes, attn_tc_fits, attn_tc_head_dim_bound,
+    argmax_blocks, attn_max_warps_per_head, attn_smem_bytes, attn_tc_fits, attn_tc_head_dim_bound,
     attn_tc_smem_bytes, gemv_blocks, gemv_smem_budget, gemv_smem_bytes, gemv_tc_grid,
-    gemv_tc_smem_bytes, Dims, ATTN_CHUNK, ATTN_MAX_CLUSTER, ATTN_MAX_HEAD_DIM, ATTN_MAX_SPLIT,
-    ATTN_TC_MAX_GROUP, ATTN_TC_MAX_WARPS, GEMV_WARPS,
+    gemv_tc_smem_bytes, Dims, ARGMAX_THREADS, ATTN_CHUNK, ATTN_MAX_CLUSTER, ATTN_MAX_HEAD_DIM,
+    ATTN_MAX_SPLIT, ATTN_TC_MAX_GROUP, ATTN_TC_MAX_WARPS, GEMV_WARPS,
 };
 use super::tiles::tiled_len;
 use crate::gpu::Gpu;
@@ -175,6 +175,21 @@ pub enum GemvOut {
     Silu { out: Dev, stride: usize },
     /// RoPE + KV cache write (fused QKV row order).
     Qkv(QkvTarget),
+}
+
+/// Where the greedy argmax puts the next tokens, and its scratch.
+#[derive(Debug, Clone, Copy)]
+pub struct ArgmaxOut {
+    /// [m] i32: the tokens the next step embeds.
+    pub tok: Dev,
+    /// The device address of a device-mapped pinned host buffer of at least m i32 that gets
+    /// the same tokens, or None.
+    pub host: Option<u64>,
+    /// [m] u64 and [m] u32, zero before the first launch; each launch leaves them zero.
+    pub key: Dev,
+    pub count: Dev,
+    /// One i32, advanced by pos_inc.
+    pub pos: Dev,
 }
 
 /// Attention partials that a matrix-vector launch merges into its x rows (k = heads x hd).
@@ -828,26 +843,45 @@ impl DecodeKernels {
             .context("launching decode_silu")
     }
 
-    /// tok[r] = argmax(logits[r]) for m rows; then *pos += pos_inc.
-    pub fn argmax(&self, logits: Dev, tok: Dev, pos: Dev, m: usize, pos_inc: usize) -> Result<()> {
-        let v = self.dims.vocab;
+    /// tok[r] = argmax(logits[r]) for m rows of `vocab` logits (and the same into `t.host`
+    /// when given); then *pos += pos_inc.
+    pub fn argmax(
+        &self,
+        logits: Dev,
+        vocab: usize,
+        t: &ArgmaxOut,
+        m: usize,
+        pos_inc: usize,
+    ) -> Result<()> {
+        let v = vocab;
+        if v == 0 {
+            bail!("argmax over an empty vocabulary");
+        }
         logits.need("logits", m * v * 4, 4)?;
-        tok.need("tokens", m * 4, 4)?;
-        pos.need("pos", 4, 4)?;
+        t.tok.need("tokens", m * 4, 4)?;
+        t.key.need("argmax keys", m * 8, 8)?;
+        t.count.need("argmax counts", m * 4, 4)?;
+        t.pos.need("pos", 4, 4)?;
         let cfg = LaunchConfig {
-            grid_dim: (m as u32, 1, 1),
-            block_dim: (1024, 1, 1),
+            grid_dim: (argmax_blocks(v) as u32, m as u32, 1),
+            block_dim: (ARGMAX_THREADS as u32, 1, 1),
             shared_mem_bytes: 0,
         };
         let (vi, inc) = (v as i32, i32_of("pos_inc", pos_inc)?);
+        let host = t.host.unwrap_or(0);
         let mut p = [
             arg(&logits.ptr),
             arg(&vi),
-            arg(&tok.ptr),
-            arg(&pos.ptr),
+            arg(&t.tok.ptr),
+            arg(&host),
+            arg(&t.key.ptr),
+            arg(&t.count.ptr),
+            arg(&t.pos.ptr),
             arg(&inc),
         ];
-        // SAFETY: m rows of the vocabulary in logits, m tokens and one position (checked).
+        // SAFETY: m rows of the vocabulary in logits, m tokens, keys and counts, one position
+        // (checked); `host`, when set, is a device-mapped pinned buffer of at least m ints
+        // (ArgmaxOut's contract).
         unsafe { launch_raw(&self.stream, &self.argmax, cfg, &mut p, self.pdl) }
             .context("launching decode_argmax")
     }

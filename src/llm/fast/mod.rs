@@ -7,6 +7,8 @@ pub mod engine;
 #[cfg(feature = "cuda")]
 pub mod generate;
 #[cfg(feature = "cuda")]
+pub mod host_tokens;
+#[cfg(feature = "cuda")]
 pub mod kernels;
 pub mod parity;
 pub mod plan;

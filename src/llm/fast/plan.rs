@@ -174,6 +174,16 @@ pub fn gemv_blocks(n: usize, ksplit: usize) -> usize {
     (n / 2).div_ceil(GEMV_WARPS / ksplit)
 }
 
+/// Threads of a `decode_argmax` block, and logits each thread loads (all in flight at once).
+pub const ARGMAX_THREADS: usize = 256;
+pub const ARGMAX_PER_THREAD: usize = 8;
+
+/// Blocks per row of `decode_argmax`: one load per thread per ARGMAX_PER_THREAD step covers
+/// the vocabulary (16 for TinyLlama's 32,000), so no block waits on a second round trip.
+pub fn argmax_blocks(vocab: usize) -> usize {
+    vocab.div_ceil(ARGMAX_THREADS * ARGMAX_PER_THREAD).max(1)
+}
+
 /// Batch tiles of the tensor-core product (`decode_gemv_tc_b{tile}`): one or two n = 8
 /// operands of mma.m16n8k16.
 pub const GEMV_TC_TILES: [usize; 2] = [8, 16];
@@ -723,6 +733,22 @@ mod tests {
         let o = gate_up_row_order(&d);
         assert_eq!(&o[..4], &[0, 5632, 1, 5633]);
         assert_eq!(o.len(), 2 * d.inter);
+    }
+
+    #[test]
+    fn argmax_blocks_cover_the_vocabulary_once() {
+        let per_block = ARGMAX_THREADS * ARGMAX_PER_THREAD;
+        assert_eq!(argmax_blocks(32_000), 16);
+        assert_eq!(argmax_blocks(per_block), 1);
+        assert_eq!(argmax_blocks(per_block + 1), 2);
+        assert_eq!(argmax_blocks(1), 1);
+        for v in [1, 7, 2047, 2048, 2049, 32_000, 128_256] {
+            let b = argmax_blocks(v);
+            assert!(
+                b * per_block >= v && (b - 1) * per_block < v,
+                "vocab {v}: {b} blocks"
+            );
+        }
     }
 
     #[test]

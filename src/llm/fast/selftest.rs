@@ -3,11 +3,13 @@
 //! contexts that end mid-chunk), with outputs poisoned (NaN) before each launch. The QKV and
 //! gate/up references use the unfused weights, so the fused row orders are tested too.
 
+use super::host_tokens::HostTokens;
 use super::kernels::{
-    AttnCall, AttnMerge, DecodeKernels, Dev, GemvCall, GemvOut, MergeIn, Norm, QkvTarget,
+    ArgmaxOut, AttnCall, AttnMerge, DecodeKernels, Dev, GemvCall, GemvOut, MergeIn, Norm, QkvTarget,
 };
 use super::plan::{
-    attn_max_warps_per_head, attn_split_len, gate_up_row_order, inv_freq, qkv_row_order, Dims,
+    argmax_blocks, attn_max_warps_per_head, attn_split_len, gate_up_row_order, inv_freq,
+    qkv_row_order, Dims, ARGMAX_PER_THREAD, ARGMAX_THREADS,
 };
 use super::tiles::tile;
 use super::weights::fold_norm;
@@ -338,6 +340,72 @@ impl LoneAttn {
             3e-3,
         ))
     }
+}
+
+/// The reference argmax: the lowest index among equal maxima, NaN skipped, 0 for a row with
+/// no number.
+fn argmax_ref(row: &[f32]) -> i32 {
+    let mut best: Option<(f32, usize)> = None;
+    for (j, &v) in row.iter().enumerate() {
+        if !v.is_nan() && best.is_none_or(|(b, _)| v > b) {
+            best = Some((v, j));
+        }
+    }
+    best.map_or(0, |(_, j)| j as i32)
+}
+
+/// The argmax launched twice on the same scratch (which each launch must leave zeroed): rows
+/// with a maximum in the last, partial block, ties within a block and across blocks, a row of
+/// -inf, a row of NaN with one number; the tokens in device and mapped host memory, and the
+/// position 5 -> 8 -> 11. The vocabulary is TinyLlama's plus a partial block.
+fn argmax_checks(c: &mut Ctx, k: &DecodeKernels) -> Result<Vec<Check>> {
+    let (m, v) = (5, 32_000 + 1_001);
+    let tok_d = c.poisoned::<i32>(m)?;
+    let host = HostTokens::new(&c.gpu.ctx, m)?;
+    let key_d = c.gpu.stream.alloc_zeros::<u64>(m)?;
+    let count_d = c.gpu.stream.alloc_zeros::<u32>(m)?;
+    let pos_d = c.gpu.stream.clone_htod(&[5i32])?;
+    let out = ArgmaxOut {
+        tok: c.dev(&tok_d),
+        host: Some(host.device_ptr()),
+        key: c.dev(&key_d),
+        count: c.dev(&count_d),
+        pos: c.dev(&pos_d),
+    };
+    let mut checks = Vec::new();
+    for (round, want_pos) in [(0, 8), (1, 11)] {
+        let mut lg: Vec<f32> = c.randn(m * v, 1.0).iter().map(|&x| x as f32).collect();
+        let last_block = (argmax_blocks(v) - 1) * ARGMAX_THREADS * ARGMAX_PER_THREAD;
+        lg[v - 1 - round] = 9.0;
+        lg[v + 700 + round] = 9.0;
+        lg[v + 900] = 9.0; // tie in a block: the lower index wins
+        lg[2 * v + 3 + round] = 9.0;
+        lg[2 * v + last_block] = 9.0; // tie across blocks
+        lg[3 * v..4 * v].fill(f32::NEG_INFINITY);
+        lg[4 * v..5 * v].fill(f32::NAN);
+        lg[4 * v + last_block + round] = -3.0;
+        let lg_d = c.gpu.stream.clone_htod(&lg)?;
+        k.argmax(c.dev(&lg_d), v, &out, m, 3)?;
+        c.gpu.stream.synchronize()?;
+        let got_t = c.gpu.stream.clone_dtoh(&tok_d)?;
+        let got_h = host.read();
+        let got_p = c.gpu.stream.clone_dtoh(&pos_d)?;
+        let zeroed = c.gpu.stream.clone_dtoh(&key_d)?.iter().all(|&x| x == 0)
+            && c.gpu.stream.clone_dtoh(&count_d)?.iter().all(|&x| x == 0);
+        let want_t: Vec<i32> = lg.chunks(v).map(argmax_ref).collect();
+        let ok = got_t == want_t && got_h == want_t && got_p == [want_pos] && zeroed;
+        checks.push(Check {
+            name: format!(
+                "argmax rows={m} vocab={v} launch {} (host copy, position -> {want_pos}, \
+                 scratch reset)",
+                round + 1
+            ),
+            rel_l2: if ok { 0.0 } else { f64::INFINITY },
+            max_abs: 0.0,
+            tolerance: 0.5,
+        });
+    }
+    Ok(checks)
 }
 
 /// Decode attention over a long context whose splits outnumber a warp's lanes (1,100
@@ -980,40 +1048,7 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Check>> {
         2e-3,
     ));
 
-    let m = 3;
-    let mut lg: Vec<f32> = c
-        .randn(m * d.vocab, 1.0)
-        .iter()
-        .map(|&v| v as f32)
-        .collect();
-    lg[d.vocab + 700] = 9.0;
-    lg[2 * d.vocab + 5] = 9.0;
-    lg[2 * d.vocab + 900] = 9.0; // tie: the lower index wins
-    let lg_d = c.gpu.stream.clone_htod(&lg)?;
-    let at_d = c.poisoned::<i32>(m)?;
-    let p_d = c.gpu.stream.clone_htod(&[5i32])?;
-    k.argmax(c.dev(&lg_d), c.dev(&at_d), c.dev(&p_d), m, 3)?;
-    let got_t = c.gpu.stream.clone_dtoh(&at_d)?;
-    let got_p = c.gpu.stream.clone_dtoh(&p_d)?;
-    let want_t: Vec<i32> = (0..m)
-        .map(|r| {
-            let row = &lg[r * d.vocab..(r + 1) * d.vocab];
-            let mut best = 0;
-            for (j, &v) in row.iter().enumerate() {
-                if v > row[best] {
-                    best = j;
-                }
-            }
-            best as i32
-        })
-        .collect();
-    let ok = got_t == want_t && got_p == [8];
-    out.push(Check {
-        name: format!("argmax rows={m} vocab={} (+ position 5 -> 8)", d.vocab),
-        rel_l2: if ok { 0.0 } else { f64::INFINITY },
-        max_abs: 0.0,
-        tolerance: 0.5,
-    });
+    out.extend(argmax_checks(&mut c, &k)?);
     out.push(long_context_merge(&mut c, &k, &d)?);
     // Last: loading kernels for other dims resets the shared-memory limits `k` set.
     out.extend(attn_tc_shapes(&mut c, gpu)?);
