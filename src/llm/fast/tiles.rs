@@ -27,6 +27,24 @@ pub fn tiled_len(n: usize, k: usize) -> usize {
     n.div_ceil(TILE_ROWS) * k.div_ceil(SPAN_COLS) * SPAN_ELEMS
 }
 
+/// Elements between the starts of matrices in one arena (arena_layout): 64 KiB of f16.
+pub const ARENA_ALIGN: usize = 1 << 15;
+
+/// Where matrices of the given [n][k] shapes sit, in order, in one arena of tiled matrices,
+/// each from an ARENA_ALIGN boundary: their element offsets and the arena's length.
+pub fn arena_layout(shapes: &[(usize, usize)]) -> (Vec<usize>, usize) {
+    let mut next = 0;
+    let offsets = shapes
+        .iter()
+        .map(|&(n, k)| {
+            let off = next;
+            next = (off + tiled_len(n, k)).next_multiple_of(ARENA_ALIGN);
+            off
+        })
+        .collect();
+    (offsets, next)
+}
+
 /// Whether the tiled layout of [n][k] holds exactly n x k elements (no padding), so that a
 /// kernel reading either layout stays inside a buffer of the other.
 pub fn tiled_unpadded(n: usize, k: usize) -> bool {
@@ -60,6 +78,40 @@ pub fn tile<T: Copy + Default>(w: &[T], n: usize, k: usize) -> Vec<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn arena_places_each_matrix_aligned_after_the_one_before() {
+        let shapes = [
+            (2560, 2048),
+            (2048, 2048),
+            (11264, 2048),
+            (2048, 5632),
+            (1002, 240),
+        ];
+        let (off, len) = arena_layout(&shapes);
+        assert_eq!(off[0], 0);
+        for (i, &(n, k)) in shapes.iter().enumerate() {
+            assert!(
+                off[i].is_multiple_of(ARENA_ALIGN),
+                "matrix {i} at {}",
+                off[i]
+            );
+            let end = off[i] + tiled_len(n, k);
+            let next = off.get(i + 1).copied().unwrap_or(len);
+            assert!(
+                end <= next && next - end < ARENA_ALIGN,
+                "matrix {i}: {end} .. {next}"
+            );
+        }
+        // 1002 x 240: 63 tiles x 2 spans, padded to one 64 KiB boundary.
+        assert_eq!(
+            len - off[4],
+            ARENA_ALIGN
+                .max(63 * 2 * SPAN_ELEMS)
+                .next_multiple_of(ARENA_ALIGN)
+        );
+        assert_eq!(arena_layout(&[]), (vec![], 0));
+    }
 
     /// What the kernel's lane (g, t) loads for step u of span s of a tile, from the tile's
     /// base, written the kernel's way: its pointer plus the lane's offset plus the step's.

@@ -7,7 +7,9 @@
 //! values row by row, so each is kept in both layouts. Built on the device from the same
 //! candle tensors the candle implementation runs.
 
+use super::kernels::Dev;
 use super::plan::{gate_up_row_order, qkv_row_order, Dims};
+use super::tiles::arena_layout;
 use crate::llm::model::Model;
 use anyhow::{bail, Context, Result};
 use candle_core::{DType, Device, Tensor};
@@ -31,12 +33,13 @@ pub struct LayerWeights {
 }
 
 /// One layer's matrices in the tiled layout (tiles.rs), for the decode step's tensor-core
-/// products.
+/// products: views into FastWeights' tile arena.
+#[derive(Debug, Clone, Copy)]
 pub struct LayerTiles {
-    pub qkv: CudaSlice<f16>,
-    pub o: CudaSlice<f16>,
-    pub gate_up: CudaSlice<f16>,
-    pub down: CudaSlice<f16>,
+    pub qkv: Dev,
+    pub o: Dev,
+    pub gate_up: Dev,
+    pub down: Dev,
 }
 
 /// All weights in kernel layout.
@@ -48,7 +51,9 @@ pub struct FastWeights {
     /// to the embedding table).
     pub lm_head: CudaSlice<f16>,
     /// lm_head in the tiled layout, with the layers' tiles.
-    pub lm_head_tiles: Option<CudaSlice<f16>>,
+    pub lm_head_tiles: Option<Dev>,
+    /// What the tiled views (the layers' `tiles`, lm_head_tiles) point into.
+    pub tile_arena: Option<CudaSlice<f16>>,
     /// The norm weights are folded into qkv, gate_up and lm_head, and the matrices are also
     /// kept in tiles.
     pub folded: bool,
@@ -102,19 +107,52 @@ fn to_slice(t: &Tensor, stream: &Arc<CudaStream>, what: &str) -> Result<CudaSlic
     Ok(dst)
 }
 
-/// A [n][k] f16 candle tensor in the tiled layout (tiles.rs), uploaded on `stream`; the
-/// reordering runs on the host.
-fn to_tiles(t: &Tensor, stream: &Arc<CudaStream>, what: &str) -> Result<CudaSlice<f16>> {
-    let (n, k) = t
-        .dims2()
-        .with_context(|| format!("opbench: {what} is not a matrix"))?;
-    let host = t
-        .flatten_all()?
-        .to_vec1::<f16>()
-        .with_context(|| format!("opbench: reading {what} back for its tiles"))?;
-    stream
-        .clone_htod(&super::tiles::tile(&host, n, k))
-        .with_context(|| format!("opbench: uploading {what} in tiles"))
+/// The decode step's tiled matrices in one allocation, in step order (layer by layer: qkv,
+/// o_proj, gate/up, down; then lm_head; tiles::arena_layout). One allocation instead of one
+/// per matrix narrowed the H200's batch-16 spread between processes (docs/notes/decode.md).
+struct TileArena {
+    buf: CudaSlice<f16>,
+    offsets: std::vec::IntoIter<usize>,
+}
+
+impl TileArena {
+    /// The arena for every layer's four matrices and lm_head.
+    fn new(dims: &Dims, stream: &Arc<CudaStream>) -> Result<TileArena> {
+        let p = dims.products();
+        let mut shapes: Vec<(usize, usize)> =
+            (0..dims.layers).flat_map(|_| p[..4].to_vec()).collect();
+        shapes.push(p[4]);
+        let (offsets, halves) = arena_layout(&shapes);
+        let buf = stream
+            .alloc_zeros::<f16>(halves)
+            .with_context(|| format!("opbench: allocating the tiled matrices ({halves} halves)"))?;
+        Ok(TileArena {
+            buf,
+            offsets: offsets.into_iter(),
+        })
+    }
+
+    /// Uploads the next matrix, a [n][k] f16 candle tensor, in the tiled layout (tiles.rs; the
+    /// reordering runs on the host) and returns its view.
+    fn put(&mut self, t: &Tensor, stream: &Arc<CudaStream>, what: &str) -> Result<Dev> {
+        let (n, k) = t
+            .dims2()
+            .with_context(|| format!("opbench: {what} is not a matrix"))?;
+        let host = t
+            .flatten_all()?
+            .to_vec1::<f16>()
+            .with_context(|| format!("opbench: reading {what} back for its tiles"))?;
+        let tiled = super::tiles::tile(&host, n, k);
+        let len = tiled.len();
+        let Some(off) = self.offsets.next().filter(|&o| o + len <= self.buf.len()) else {
+            bail!("opbench: {what} ({n} x {k}) does not fit the tile arena's next slot");
+        };
+        let mut view = self.buf.slice_mut(off..off + len);
+        stream
+            .memcpy_htod(&tiled, &mut view)
+            .with_context(|| format!("opbench: uploading {what} in tiles"))?;
+        Dev::of(&self.buf, stream).sub(off * 2, len * 2)
+    }
 }
 
 fn get<'a>(m: &'a HashMap<String, Tensor>, name: &str) -> Result<&'a Tensor> {
@@ -158,6 +196,11 @@ impl FastWeights {
         let qkv_order = qkv_row_order(dims);
         let gu_order = gate_up_row_order(dims);
         let mut layers = Vec::with_capacity(dims.layers);
+        let mut arena = if fold {
+            Some(TileArena::new(dims, stream)?)
+        } else {
+            None
+        };
         for l in 0..dims.layers {
             let p = |s: &str| format!("model.layers.{l}.{s}");
             let qkv = Tensor::cat(
@@ -189,15 +232,14 @@ impl FastWeights {
                 get(&m, &p("self_attn.o_proj.weight"))?,
                 get(&m, &p("mlp.down_proj.weight"))?,
             );
-            let tiles = if fold {
-                Some(LayerTiles {
-                    qkv: to_tiles(&qkv, stream, "qkv")?,
-                    o: to_tiles(o, stream, "o_proj")?,
-                    gate_up: to_tiles(&gu, stream, "gate_up")?,
-                    down: to_tiles(down, stream, "down_proj")?,
-                })
-            } else {
-                None
+            let tiles = match arena.as_mut() {
+                Some(s) => Some(LayerTiles {
+                    qkv: s.put(&qkv, stream, "qkv")?,
+                    o: s.put(o, stream, "o_proj")?,
+                    gate_up: s.put(&gu, stream, "gate_up")?,
+                    down: s.put(down, stream, "down_proj")?,
+                }),
+                None => None,
             };
             layers.push(LayerWeights {
                 ln1: to_slice(ln1, stream, "ln1")?,
@@ -227,11 +269,11 @@ impl FastWeights {
             layers,
             final_norm: to_slice(final_norm, stream, "model.norm")?,
             lm_head: to_slice(&lm_head, stream, "lm_head")?,
-            lm_head_tiles: if fold {
-                Some(to_tiles(&lm_head, stream, "lm_head")?)
-            } else {
-                None
+            lm_head_tiles: match arena.as_mut() {
+                Some(s) => Some(s.put(&lm_head, stream, "lm_head")?),
+                None => None,
             },
+            tile_arena: arena.map(|a| a.buf),
             folded: fold,
             ones: stream
                 .clone_htod(&vec![f16::ONE; dims.hidden])
@@ -255,16 +297,13 @@ impl FastWeights {
                     + l.gate_up.num_bytes()
                     + l.down.num_bytes()
                     + l.tiles.as_ref().map_or(0, |t| {
-                        t.qkv.num_bytes()
-                            + t.o.num_bytes()
-                            + t.gate_up.num_bytes()
-                            + t.down.num_bytes()
+                        t.qkv.bytes + t.o.bytes + t.gate_up.bytes + t.down.bytes
                     })
             })
             .sum();
         l + self.embed.num_bytes()
             + self.final_norm.num_bytes()
             + self.lm_head.num_bytes()
-            + self.lm_head_tiles.as_ref().map_or(0, |t| t.num_bytes())
+            + self.lm_head_tiles.as_ref().map_or(0, |t| t.bytes)
     }
 }
