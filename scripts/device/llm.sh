@@ -10,7 +10,7 @@
 # where DIR holds llm_bench.xz (a `cargo build --release --features cuda --bin llm_bench`,
 # xz-compressed) and optionally the peers transformers_llm.py and torch_graph_llm.py (else
 # bench/peers/ is used).
-# Outputs (8 files, what the device tool brings back) land in $OUT: llm.json is the merged
+# Outputs (7 files, what the device tool brings back) land in $OUT: llm.json is the merged
 # artifact; the self-test's failing lines, if any, go to stdout.
 set -uo pipefail
 DIR=${1:?usage: llm.sh DIR_WITH_llm_bench.xz}
@@ -34,12 +34,29 @@ step() { echo "=== $(date +%T) $*"; }
 step "opbench: decode kernels against float64 references"
 timeout 120 $BIN --self-test > /tmp/selftest.txt 2>&1; echo "self-test rc $?, $(grep -c PASS /tmp/selftest.txt) checks passed"
 grep -v PASS /tmp/selftest.txt | head -20
-step "candle + opbench: ladder (6 configs) at batch 1, saving weights for the peers"
-timeout 200 $BIN --weights random --config ladder --batch 1 --impl candle,opbench --repeats "$REPEATS" \
-  --save-weights $W --out "$OUT/llm.json" --quiet || echo "ladder run failed: $?"
-step "candle + opbench: tinyllama-1.1b at batch 4 and 16"
-timeout 120 $BIN --weights random --config tinyllama-1.1b --batch 4,16 --impl candle,opbench --repeats "$REPEATS" \
-  --out "$OUT/llm_batch.json" --quiet || echo "batch run failed: $?"
+# Each implementation, batch and config runs in its own process: where a process has already
+# allocated and freed other engines' memory, the physical placement it hands the next one can
+# cost that one's batch-16 step a few percent (docs/notes/decode.md: opbench at batch 16 on an
+# H200 48.2% of the bound after candle's points in one process, 50.3-50.5% in eight processes of
+# its own). Parts go to $PARTS and are merged into llm.json below.
+PARTS=/tmp/llm_parts
+rm -rf $PARTS && mkdir -p $PARTS
+step "candle: ladder (6 configs) at batch 1, saving weights for the peers"
+timeout 200 $BIN --weights random --config ladder --batch 1 --impl candle --repeats "$REPEATS" \
+  --save-weights $W --out "$OUT/llm.json" --quiet || echo "candle ladder run failed: $?"
+step "opbench: each ladder config at batch 1, one process each"
+for c in llama-9m llama-24m llama-58m llama-134m llama-336m tinyllama-1.1b; do
+  timeout 120 $BIN --weights random --config $c --batch 1 --impl opbench --repeats "$REPEATS" \
+    --out "$PARTS/opbench-$c-b1.json" --quiet || echo "opbench $c run failed: $?"
+done
+step "candle and opbench: tinyllama-1.1b at batch 4 and 16, one process each"
+for b in 4 16; do
+  for impl in candle opbench; do
+    timeout 120 $BIN --weights random --config tinyllama-1.1b --batch $b --impl $impl \
+      --repeats "$REPEATS" --out "$PARTS/$impl-tinyllama-1.1b-b$b.json" --quiet \
+      || echo "$impl batch $b run failed: $?"
+  done
+done
 step "candle: tinyllama-1.1b batch 1 with cudarc event tracking on (candle's default)"
 timeout 60 $BIN --weights random --config tinyllama-1.1b --batch 1 --repeats "$REPEATS" \
   --event-tracking on --out "$OUT/llm_tracking_on.json" --quiet || echo "tracking-on run failed: $?"
@@ -60,7 +77,8 @@ timeout 150 ncu --profile-from-start off --clock-control none --cache-control no
 python3 "$PEER" --ncu-csv "$OUT/ncu_step.csv" --out "$OUT/ncu_rows.json" || echo "ncu parse failed"
 step "merge"
 MERGE=()
-for f in "$OUT/llm_batch.json" "$OUT/llm_tracking_on.json" "$OUT/peer_rows.json" \
+for f in "$PARTS"/opbench-*-b1.json "$PARTS"/*-tinyllama-1.1b-b4.json \
+  "$PARTS"/*-tinyllama-1.1b-b16.json "$OUT/llm_tracking_on.json" "$OUT/peer_rows.json" \
   "$OUT/graph_peer_rows.json" "$OUT/ncu_rows.json"; do
   [ -s "$f" ] && MERGE+=(--merge "$f")
 done
