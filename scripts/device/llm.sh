@@ -41,9 +41,14 @@ grep -v PASS /tmp/selftest.txt | head -20
 # its own). Parts go to $PARTS and are merged into llm.json below.
 PARTS=/tmp/llm_parts
 rm -rf $PARTS && mkdir -p $PARTS
-step "candle: ladder (6 configs) at batch 1, saving weights for the peers"
+step "weights and parity logits for the peers (candle's prompt logits, opbench's 32 decode steps at batch 1 and 2)"
+# A process of its own: opbench's parity engines would otherwise be allocated before the timed
+# ones. Its one-repeat timing rows are not merged.
+timeout 200 $BIN --weights random --config ladder --batch 1 --impl candle,opbench --repeats 1 \
+  --save-weights $W --out "$PARTS/save.json" --quiet || echo "saving the weights failed: $?"
+step "candle: ladder (6 configs) at batch 1"
 timeout 200 $BIN --weights random --config ladder --batch 1 --impl candle --repeats "$REPEATS" \
-  --save-weights $W --out "$OUT/llm.json" --quiet || echo "candle ladder run failed: $?"
+  --out "$OUT/llm.json" --quiet || echo "candle ladder run failed: $?"
 step "opbench: each ladder config at batch 1, one process each"
 for c in llama-9m llama-24m llama-58m llama-134m llama-336m tinyllama-1.1b; do
   timeout 120 $BIN --weights random --config $c --batch 1 --impl opbench --repeats "$REPEATS" \
