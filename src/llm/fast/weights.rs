@@ -112,7 +112,8 @@ fn to_slice(t: &Tensor, stream: &Arc<CudaStream>, what: &str) -> Result<CudaSlic
 /// per matrix narrowed the H200's batch-16 spread between processes (docs/notes/decode.md).
 struct TileArena {
     buf: CudaSlice<f16>,
-    offsets: std::vec::IntoIter<usize>,
+    /// Each slot's [n][k] and element offset, in the order `put` fills them.
+    slots: std::vec::IntoIter<((usize, usize), usize)>,
 }
 
 impl TileArena {
@@ -128,7 +129,11 @@ impl TileArena {
             .with_context(|| format!("opbench: allocating the tiled matrices ({halves} halves)"))?;
         Ok(TileArena {
             buf,
-            offsets: offsets.into_iter(),
+            slots: shapes
+                .into_iter()
+                .zip(offsets)
+                .collect::<Vec<_>>()
+                .into_iter(),
         })
     }
 
@@ -144,8 +149,12 @@ impl TileArena {
             .with_context(|| format!("opbench: reading {what} back for its tiles"))?;
         let tiled = super::tiles::tile(&host, n, k);
         let len = tiled.len();
-        let Some(off) = self.offsets.next().filter(|&o| o + len <= self.buf.len()) else {
-            bail!("opbench: {what} ({n} x {k}) does not fit the tile arena's next slot");
+        let off = match self.slots.next() {
+            Some((shape, off)) if shape == (n, k) => off,
+            slot => bail!(
+                "opbench: {what} is {n} x {k}, the tile arena's next slot is {:?}",
+                slot.map(|(s, _)| s)
+            ),
         };
         let mut view = self.buf.slice_mut(off..off + len);
         stream
