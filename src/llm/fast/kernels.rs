@@ -853,21 +853,20 @@ impl DecodeKernels {
         m: usize,
         pos_inc: usize,
     ) -> Result<()> {
-        let v = vocab;
-        if v == 0 {
+        if vocab == 0 {
             bail!("argmax over an empty vocabulary");
         }
-        logits.need("logits", m * v * 4, 4)?;
+        logits.need("logits", m * vocab * 4, 4)?;
         t.tok.need("tokens", m * 4, 4)?;
         t.key.need("argmax keys", m * 8, 8)?;
         t.count.need("argmax counts", m * 4, 4)?;
         t.pos.need("pos", 4, 4)?;
         let cfg = LaunchConfig {
-            grid_dim: (argmax_blocks(v) as u32, m as u32, 1),
+            grid_dim: (argmax_blocks(vocab) as u32, m as u32, 1),
             block_dim: (ARGMAX_THREADS as u32, 1, 1),
             shared_mem_bytes: 0,
         };
-        let (vi, inc) = (v as i32, i32_of("pos_inc", pos_inc)?);
+        let (vi, inc) = (i32_of("vocab", vocab)?, i32_of("pos_inc", pos_inc)?);
         let host = t.host.unwrap_or(0);
         let mut p = [
             arg(&logits.ptr),
