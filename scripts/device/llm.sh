@@ -12,10 +12,14 @@
 # bench/peers/ is used).
 # Outputs (7 files, what the device tool brings back) land in $OUT: llm.json is the merged
 # artifact; the self-test's failing lines, if any, go to stdout.
+# SPREAD=N (default 0): after the merge, N more opbench processes at tinyllama-1.1b batch 16,
+# one stdout line each (decode tokens/s, % of the bound that process measured): where the
+# artifact's single process sits in the spread between processes (docs/notes/decode.md).
 set -uo pipefail
 DIR=${1:?usage: llm.sh DIR_WITH_llm_bench.xz}
 OUT=${OUT:?set OUT to an output folder}
 REPEATS=${REPEATS:-5}
+SPREAD=${SPREAD:-0}
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 BIN=/tmp/llm_bench
 W=/tmp/llm-weights
@@ -88,4 +92,21 @@ for f in "$PARTS"/opbench-*-b1.json "$PARTS"/*-tinyllama-1.1b-b4.json \
   [ -s "$f" ] && MERGE+=(--merge "$f")
 done
 $BIN --out "$OUT/llm.json" "${MERGE[@]}" --parity-dir $W
+if [ "$SPREAD" -gt 0 ]; then
+  step "spread: $SPREAD more opbench processes at tinyllama-1.1b batch 16"
+  for i in $(seq 1 "$SPREAD"); do
+    timeout 90 $BIN --weights random --config tinyllama-1.1b --batch 16 --impl opbench \
+      --repeats "$REPEATS" --out "/tmp/llm_spread_$i.json" --quiet > /dev/null 2>&1 \
+      || { echo "spread process $i failed: $?"; continue; }
+    python3 - "/tmp/llm_spread_$i.json" "$i" <<'PY'
+import json, sys
+for r in json.load(open(sys.argv[1]))["results"]:
+    if r["implementation"] == "opbench" and r["benchmark"] == "generate":
+        m = r["metrics"]
+        print(f"spread process {sys.argv[2]}: {r['status']}, "
+              f"{m.get('decode_tokens_per_s', 0):.0f} tokens/s, "
+              f"{m.get('pct_of_bandwidth_bound', 0):.2f}% of the bound")
+PY
+  done
+fi
 step "done"
