@@ -38,11 +38,9 @@ step() { echo "=== $(date +%T) $*"; }
 step "opbench: decode kernels against float64 references"
 timeout 120 $BIN --self-test > /tmp/selftest.txt 2>&1; echo "self-test rc $?, $(grep -c PASS /tmp/selftest.txt) checks passed"
 grep -v PASS /tmp/selftest.txt | head -20
-# Each implementation, batch and config runs in its own process: where a process has already
-# allocated and freed other engines' memory, the physical placement it hands the next one can
-# cost that one's batch-16 step a few percent (docs/notes/decode.md: opbench at batch 16 on an
-# H200 48.2% of the bound after candle's points in one process, 50.3-50.5% in eight processes of
-# its own). Parts go to $PARTS and are merged into llm.json below.
+# Timed points run one process each (llm_parts.sh says why); parts go to $PARTS and are merged
+# into llm.json below.
+source scripts/device/llm_parts.sh
 PARTS=/tmp/llm_parts
 rm -rf $PARTS && mkdir -p $PARTS
 step "weights and parity logits for the peers (candle's prompt logits, opbench's 32 decode steps at batch 1 and 2)"
@@ -50,22 +48,8 @@ step "weights and parity logits for the peers (candle's prompt logits, opbench's
 # ones. Its one-repeat timing rows are not merged.
 timeout 200 $BIN --weights random --config ladder --batch 1 --impl candle,opbench --repeats 1 \
   --save-weights $W --out "$PARTS/save.json" --quiet || echo "saving the weights failed: $?"
-step "candle: ladder (6 configs) at batch 1"
-timeout 200 $BIN --weights random --config ladder --batch 1 --impl candle --repeats "$REPEATS" \
-  --out "$OUT/llm.json" --quiet || echo "candle ladder run failed: $?"
-step "opbench: each ladder config at batch 1, one process each"
-for c in llama-9m llama-24m llama-58m llama-134m llama-336m tinyllama-1.1b; do
-  timeout 120 $BIN --weights random --config $c --batch 1 --impl opbench --repeats "$REPEATS" \
-    --out "$PARTS/opbench-$c-b1.json" --quiet || echo "opbench $c run failed: $?"
-done
-step "candle and opbench: tinyllama-1.1b at batch 4 and 16, one process each"
-for b in 4 16; do
-  for impl in candle opbench; do
-    timeout 120 $BIN --weights random --config tinyllama-1.1b --batch $b --impl $impl \
-      --repeats "$REPEATS" --out "$PARTS/$impl-tinyllama-1.1b-b$b.json" --quiet \
-      || echo "$impl batch $b run failed: $?"
-  done
-done
+step "candle's ladder at batch 1; opbench's ladder at batch 1, candle and opbench at batch 4 and 16, one process each"
+llm_timed_parts $BIN "$OUT/llm.json" $PARTS/timed "$REPEATS"
 step "candle: tinyllama-1.1b batch 1 with cudarc event tracking on (candle's default)"
 timeout 60 $BIN --weights random --config tinyllama-1.1b --batch 1 --repeats "$REPEATS" \
   --event-tracking on --out "$OUT/llm_tracking_on.json" --quiet || echo "tracking-on run failed: $?"
@@ -86,8 +70,7 @@ timeout 150 ncu --profile-from-start off --clock-control none --cache-control no
 python3 "$PEER" --ncu-csv "$OUT/ncu_step.csv" --out "$OUT/ncu_rows.json" || echo "ncu parse failed"
 step "merge"
 MERGE=()
-for f in "$PARTS"/opbench-*-b1.json "$PARTS"/*-tinyllama-1.1b-b4.json \
-  "$PARTS"/*-tinyllama-1.1b-b16.json "$OUT/llm_tracking_on.json" "$OUT/peer_rows.json" \
+for f in "${LLM_PARTS[@]}" "$OUT/llm_tracking_on.json" "$OUT/peer_rows.json" \
   "$OUT/graph_peer_rows.json" "$OUT/ncu_rows.json"; do
   [ -s "$f" ] && MERGE+=(--merge "$f")
 done

@@ -45,23 +45,11 @@ timeout 240 "$bin/gemm_bench" --out "$OUT/gemm.json" --report "$OUT/gemm_report.
 fi
 if want llm; then
 step "llm_bench: candle + opbench, ladder at batch 1 and tinyllama at batch 4,16 (the peers: llm.sh)"
-# One process per implementation, batch and config, as llm.sh does (its comment says why).
-rm -rf /tmp/llm_parts && mkdir -p /tmp/llm_parts
-timeout 200 "$bin/llm_bench" --weights random --config ladder --batch 1 --impl candle --repeats 5 \
-    --device cuda --out /tmp/llm.json --quiet || status=1
-for c in llama-9m llama-24m llama-58m llama-134m llama-336m tinyllama-1.1b; do
-    timeout 120 "$bin/llm_bench" --weights random --config $c --batch 1 --impl opbench --repeats 5 \
-        --device cuda --out "/tmp/llm_parts/opbench-$c-b1.json" --quiet || status=1
-done
-for b in 4 16; do
-    for impl in candle opbench; do
-        timeout 120 "$bin/llm_bench" --weights random --config tinyllama-1.1b --batch $b --impl $impl \
-            --repeats 5 --device cuda --out "/tmp/llm_parts/$impl-b$b.json" --quiet || status=1
-    done
-done
+source scripts/device/llm_parts.sh
+llm_timed_parts "$bin/llm_bench" /tmp/llm.json /tmp/llm_parts 5 --device cuda || status=1
 step "merge"
 merge=()
-for f in /tmp/llm_parts/*.json; do [ -s "$f" ] && merge+=(--merge "$f"); done
+for f in "${LLM_PARTS[@]}"; do [ -s "$f" ] && merge+=(--merge "$f"); done
 "$bin/llm_bench" --out /tmp/llm.json "${merge[@]}" && cp /tmp/llm.json "$OUT/llm.json" || status=1
 fi
 if want kernels; then

@@ -13,7 +13,7 @@ use super::plan::{
     DecodeAttnLayout, Dims,
 };
 use super::tiles::tiled_unpadded;
-use super::weights::FastWeights;
+use super::weights::{FastWeights, LayerMats};
 use crate::gpu::Gpu;
 use crate::llm::model::Model;
 use anyhow::{bail, Context, Result};
@@ -88,15 +88,6 @@ struct LayerViews {
     step: LayerMats,
     kc: Dev,
     vc: Dev,
-}
-
-/// One layer's four matrices in one layout.
-#[derive(Clone, Copy)]
-struct LayerMats {
-    qkv: Dev,
-    o: Dev,
-    gate_up: Dev,
-    down: Dev,
 }
 
 /// Launch choices of an engine (defaults: the rules in plan.rs, PDL on).
@@ -294,12 +285,7 @@ impl Engine {
                     ln1: v(&w.ln1),
                     ln2: v(&w.ln2),
                     rows,
-                    step: w.tiles.map_or(rows, |t| LayerMats {
-                        qkv: t.qkv,
-                        o: t.o,
-                        gate_up: t.gate_up,
-                        down: t.down,
-                    }),
+                    step: w.tiles.unwrap_or(rows),
                     kc: v(&bufs.kc[l]),
                     vc: v(&bufs.vc[l]),
                 }

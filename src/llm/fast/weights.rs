@@ -29,13 +29,14 @@ pub struct LayerWeights {
     pub gate_up: CudaSlice<f16>,
     pub down: CudaSlice<f16>,
     /// The four matrices in the tensor-core products' tiled layout (with folded norms).
-    pub tiles: Option<LayerTiles>,
+    pub tiles: Option<LayerMats>,
 }
 
-/// One layer's matrices in the tiled layout (tiles.rs), for the decode step's tensor-core
-/// products: views into FastWeights' tile arena.
+/// One layer's four matrices in one layout, as device views: the tiled ones (tiles.rs, views
+/// into FastWeights' tile arena) for the decode step's tensor-core products, or the engine's
+/// views of the row-major ones.
 #[derive(Debug, Clone, Copy)]
-pub struct LayerTiles {
+pub struct LayerMats {
     pub qkv: Dev,
     pub o: Dev,
     pub gate_up: Dev,
@@ -242,7 +243,7 @@ impl FastWeights {
                 get(&m, &p("mlp.down_proj.weight"))?,
             );
             let tiles = match arena.as_mut() {
-                Some(s) => Some(LayerTiles {
+                Some(s) => Some(LayerMats {
                     qkv: s.put(&qkv, stream, "qkv")?,
                     o: s.put(o, stream, "o_proj")?,
                     gate_up: s.put(&gu, stream, "gate_up")?,
