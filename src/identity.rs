@@ -14,6 +14,16 @@ use crate::artifact::Param;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+/// Implementations that are library code this project measures against and never changes
+/// (cuBLAS, candle, PyTorch and its compiler, transformers, Triton's own kernels): between two
+/// runs they move only with the machine, so `compare` reads their moves as its drift.
+pub fn is_library(implementation: &str) -> bool {
+    const EXACT: &[&str] = &["cublas", "candle", "reference", "cpu_f64"];
+    const PREFIXES: &[&str] = &["torch", "pytorch", "transformers", "hf", "triton"];
+    let i = implementation.to_ascii_lowercase();
+    EXACT.contains(&i.as_str()) || PREFIXES.iter().any(|p| i.starts_with(p))
+}
+
 /// The parameters of one benchmark kind, by role.
 pub struct Declared {
     pub kind: &'static str,

@@ -2,7 +2,8 @@
 # On a GPU machine: the whole suite in one call, each benchmark at its default (committed)
 # configuration: layernorm, gemm, llm (candle and opbench on the model ladder at batch 1 and
 # TinyLlama at batch 4/16), and kernel_bench's example with ncu. The
-# transformers and torch peers run in llm.sh.
+# transformers and torch peers run in llm.sh; layernorm's torch, torch.compile and Triton
+# peers run right after its sweep (bench/peers/layernorm_peers.py, merged into its artifact).
 # Exactly 8 files land in $OUT (the device tool's limit): layernorm.json, gemm.json,
 # gemm_report.txt, llm.json, kernels.json, kernels_report.txt, env.json, suite.log.
 #
@@ -37,10 +38,15 @@ fi
 if want layernorm; then
 step "layernorm_bench (default sweep)"
 timeout 240 "$bin/layernorm_bench" --out "$OUT/layernorm.json" 2>&1 | grep -vE '^\[' | tail -30 || status=1
+if [ "${PEERS:-1}" != 0 ] && [ -s "$OUT/layernorm.json" ]; then
+    step "layernorm peers: torch, torch.compile and Triton on the same points, merged (PEERS=0 skips)"
+    timeout 240 python3 bench/peers/layernorm_peers.py --plan "$OUT/layernorm.json" --out /tmp/ln_peers.json 2>&1 | tail -15
+    "$bin/layernorm_bench" --merge /tmp/ln_peers.json --out "$OUT/layernorm.json" 2>&1 | tail -60 || status=1
+fi
 fi
 if want gemm; then
 step "gemm_bench (default sweep)"
-timeout 240 "$bin/gemm_bench" --out "$OUT/gemm.json" --report "$OUT/gemm_report.txt" 2>&1 \
+timeout 420 "$bin/gemm_bench" --out "$OUT/gemm.json" --report "$OUT/gemm_report.txt" 2>&1 \
     | grep -vE '^\[[0-9]+/' | tail -8 || status=1
 fi
 if want llm; then

@@ -204,8 +204,35 @@ pub struct SamplingRecord {
     /// Host wall time allowed for the samples, when there was a budget.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_ms: Option<f64>,
-    /// Samples taken while NVML reported a clock-throttle reason (GPU idle aside).
+    /// Samples taken while NVML reported a clock-throttle reason (GPU idle aside) or an SM
+    /// clock below the board's top clock, or whose clocks did not recover before them.
     pub throttled_samples: usize,
+    /// "steady" (measured back to back), "recovered" (measured again, each sample after the
+    /// clocks recovered) or "throttled" (could not be measured at full clocks: never judged
+    /// FASTER or SLOWER). Absent in artifacts written before clocks were judged per point.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clocks: Option<String>,
+    /// Samples taken in all, the ones the statistics leave out included.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples_taken: Option<usize>,
+    /// With "recovered": the median of the back-to-back samples, the power-capped steady state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sustained_p50_us: Option<f64>,
+    /// Host time spent waiting for the clocks to recover.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery_wait_ms: Option<f64>,
+}
+
+impl SamplingRecord {
+    /// Whether the point could not be measured at full clocks: "throttled", or, in artifacts
+    /// written before clocks were judged per point, a throttle reason in every one of its `n`
+    /// samples.
+    pub fn throttled(&self, n: usize) -> bool {
+        match self.clocks.as_deref() {
+            Some(c) => c == "throttled",
+            None => n > 0 && self.throttled_samples >= n,
+        }
+    }
 }
 
 /// Comparison of an output against a reference.
@@ -277,5 +304,23 @@ impl ResultRow {
     /// The median of a sampled quantity.
     pub fn p50(&self, stat: &str) -> Option<f64> {
         self.stats.get(stat).map(|s| s.p50)
+    }
+
+    /// How the clocks went while the point was sampled: "steady", "recovered" or "throttled"
+    /// (`SamplingRecord::throttled`, judged on the sample count of its first quantity); None
+    /// for rows without a sampling record.
+    pub fn clocks(&self) -> Option<&str> {
+        let s = self.timing.as_ref()?.sampling.as_ref()?;
+        let n = self.stats.values().next().map_or(0, |s| s.n);
+        Some(if s.throttled(n) {
+            "throttled"
+        } else {
+            s.clocks.as_deref().unwrap_or("steady")
+        })
+    }
+
+    /// Whether the point could not be measured at full clocks.
+    pub fn throttled(&self) -> bool {
+        self.clocks() == Some("throttled")
     }
 }

@@ -76,6 +76,7 @@ mod tests {
             clocks_start: clocks.clone(),
             clocks_end: clocks,
             throttle_reasons_seen: Vec::new(),
+            board: None,
             samples: 1,
         });
         env

@@ -58,6 +58,9 @@ pub struct Report {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunUsed {
     pub gpu: String,
+    /// The physical board ("GPU-9e9eaf8d"), when the run recorded one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub board: Option<String>,
     pub kind: String,
     pub run_id: String,
     pub commit: Option<String>,
@@ -141,6 +144,7 @@ struct Points<'a> {
 fn run_used(l: &HistoryRun) -> RunUsed {
     RunUsed {
         gpu: l.gpu(),
+        board: l.record.env.gpu.as_ref().map(|g| g.board_label()),
         kind: l.kind().to_string(),
         run_id: l.run_id().to_string(),
         commit: l.commit().map(String::from),
@@ -307,7 +311,7 @@ fn unpaired(ctx: &RowContext, (r, id): Row, is_base: bool, change: Change, out: 
         r.stats.keys().cloned().collect()
     };
     for stat in stats {
-        let side = r.stats.get(&stat).map(|s| Side::of(s, id));
+        let side = r.stats.get(&stat).map(|s| Side::of(s, id, r));
         let (base, head) = if is_base { (side, None) } else { (None, side) };
         out.push(Line {
             gpu: ctx.gpu.to_string(),
@@ -319,6 +323,7 @@ fn unpaired(ctx: &RowContext, (r, id): Row, is_base: bool, change: Change, out: 
             head,
             change: change.clone(),
             control: None,
+            rule: None,
         });
     }
 }
@@ -348,6 +353,7 @@ fn compare_rows(
         head: h,
         change,
         control: None,
+        rule: None,
     };
     let stat_names = |r: &HistoryPoint| -> Vec<String> {
         if r.stats.is_empty() {
@@ -356,7 +362,8 @@ fn compare_rows(
             r.stats.keys().cloned().collect()
         }
     };
-    let side = |r: &HistoryPoint, id: &str, stat: &str| r.stats.get(stat).map(|s| Side::of(s, id));
+    let side =
+        |r: &HistoryPoint, id: &str, stat: &str| r.stats.get(stat).map(|s| Side::of(s, id, r));
     match (base, head) {
         (None, None) => {}
         (Some((b, bid)), None) => {
@@ -457,7 +464,14 @@ pub fn compare(
     let mut lines = Vec::new();
     let (mut base_runs, mut head_runs) = (Vec::new(), Vec::new());
     let empty = Vec::new();
+    let mut ceilings = BTreeMap::new();
     for (gpu, b, h) in pairs {
+        if let (Some(b), Some(h)) = (b, h) {
+            notes.extend(super::machines::note(&gpu, b, h));
+            for (kind, moves) in super::drift::ceiling_moves(b, h) {
+                ceilings.insert((gpu.clone(), kind), moves);
+            }
+        }
         let bp = points(b.unwrap_or(&empty), "base", &opts.ignore_params, &mut notes);
         let hp = points(h.unwrap_or(&empty), "head", &opts.ignore_params, &mut notes);
         let keys: BTreeSet<&Identity> = bp.rows.keys().chain(hp.rows.keys()).collect();
@@ -473,6 +487,13 @@ pub fn compare(
         }
         base_runs.extend(bp.runs);
         head_runs.extend(hp.runs);
+    }
+    let drifts = super::drift::apply(&mut lines, &ceilings, opts.min_effect);
+    for ((gpu, kind, stat), d) in &drifts {
+        notes.push(format!(
+            "{gpu}, {kind} {stat}: {}; our implementations are judged against that",
+            d.text()
+        ));
     }
     if let Some(c) = &opts.control {
         let n = super::control::apply_control(&mut lines, c);

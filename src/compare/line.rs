@@ -1,7 +1,7 @@
 //! One line of a comparison: a point's quantity on each side and how it changed.
 
 use super::verdict::{Judgement, Verdict};
-use crate::history::StatBrief;
+use crate::history::{HistoryPoint, StatBrief};
 use crate::identity::Identity;
 use serde::Serialize;
 
@@ -12,15 +12,34 @@ pub struct Side {
     pub median_ci95: [f64; 2],
     pub n: usize,
     pub run_id: String,
+    /// The point could not be measured at full clocks on this side.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub throttled: bool,
+    /// Its samples were taken after the clocks recovered (the power-capped steady state left out).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub recovered: bool,
 }
 
 impl Side {
-    pub(super) fn of(s: &StatBrief, run_id: &str) -> Self {
+    pub(super) fn of(s: &StatBrief, run_id: &str, point: &HistoryPoint) -> Self {
         Side {
             p50: s.p50,
             median_ci95: s.median_ci95,
             n: s.n,
             run_id: run_id.to_string(),
+            throttled: point.throttled(),
+            recovered: point.recovered(),
+        }
+    }
+
+    /// The statistics this side was judged on.
+    pub(super) fn brief(&self) -> StatBrief {
+        StatBrief {
+            n: self.n,
+            p50: self.p50,
+            median_ci95: self.median_ci95,
+            p5: self.p50,
+            p95: self.p50,
         }
     }
 }
@@ -58,9 +77,13 @@ pub struct Line {
     pub base: Option<Side>,
     pub head: Option<Side>,
     pub change: Change,
-    /// Set when a control implementation moved at this point (see `control`).
+    /// Set when a control implementation moved at this point (see `control`), or on the
+    /// lines of library implementations, whose moves are the machine's drift (see `drift`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub control: Option<String>,
+    /// The rule that decided a judged line's verdict, in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
 }
 
 impl Line {

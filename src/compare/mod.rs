@@ -5,14 +5,18 @@
 //! effect, see `verdict`). [`resolve`] turns a command-line spec (folder, file, run id,
 //! commit, GPU) into runs, and [`check_kinds`] and [`check_out`] refuse sides that cannot be
 //! compared and an output over an input; [`render`] prints the report as text or Markdown,
-//! [`html`] as a self-contained page.
+//! [`html`] as a self-contained page. [`drift`] judges our code against the move of the
+//! library implementations and ceilings of the same runs, so verdicts hold across boards and
+//! hosts; [`machines`] says which board and host each side ran on.
 
 pub mod cli;
 mod control;
 mod diff;
+mod drift;
 pub mod html;
 mod inputs;
 mod line;
+mod machines;
 pub mod render;
 mod resolve;
 mod verdict;

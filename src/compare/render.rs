@@ -47,6 +47,15 @@ fn verdict_cell(l: &Line) -> String {
     }
 }
 
+/// The rule that decided a judged line, by name (the report's notes and JSON give its numbers).
+fn rule_cell(l: &Line) -> String {
+    l.rule
+        .as_deref()
+        .and_then(|r| r.split(':').next())
+        .unwrap_or("-")
+        .to_string()
+}
+
 /// The problem parameters, and the row's settings when the point has several rows on a side.
 fn params_cell(l: &Line) -> String {
     match &l.variant {
@@ -79,6 +88,7 @@ pub(super) fn cells(r: &Report) -> (Vec<String>, Vec<Vec<String>>) {
     let with_settings = r.lines.iter().any(|l| !l.settings.is_empty());
     let mut headers: Vec<String> = HEADERS.iter().map(|s| s.to_string()).collect();
     headers.push("verdict".into());
+    headers.push("rule".into());
     if with_settings {
         headers.push("settings that differ".into());
     }
@@ -100,6 +110,7 @@ pub(super) fn cells(r: &Report) -> (Vec<String>, Vec<Vec<String>>) {
                 side_cell(&l.head),
                 ratio_cell(l),
                 verdict_cell(l),
+                rule_cell(l),
             ];
             if with_settings {
                 c.push(l.settings.join("; "));
@@ -117,7 +128,11 @@ pub(super) fn rule_text(r: &Report) -> String {
     format!(
         "verdict rule: FASTER/SLOWER when the 95% CIs of the two medians do not overlap and the \
          medians differ by at least {:.1}%; SAME when they differ by less, or when no change of \
-         {:.1}% fits both intervals; otherwise UNCERTAIN. Lower is better for times.",
+         {:.1}% fits both intervals; otherwise UNCERTAIN. Lower is better for times. Rules before \
+         it (the rule column): clocks (a point not measured at full clocks, or by two methods, \
+         is never FASTER or SLOWER), library (library code moves only with the machine: never \
+         a regression), drift (our code judged against the shift and spread of the library \
+         lines and ceilings of the same runs).",
         r.min_effect * 100.0,
         r.min_effect * 100.0
     )
@@ -145,8 +160,13 @@ pub(super) fn runs_text(runs: &[super::diff::RunUsed]) -> String {
                 .as_deref()
                 .map(|c| c.chars().take(12).collect::<String>())
                 .unwrap_or_else(|| "no commit".into());
+            let board = u
+                .board
+                .as_deref()
+                .map(|b| format!(", board {}", one_line(b)))
+                .unwrap_or_default();
             format!(
-                "{} {} @ {} ({}){}",
+                "{} {} @ {} ({}{board}){}",
                 one_line(&u.kind),
                 one_line(&u.run_id),
                 one_line(&commit),

@@ -3,7 +3,7 @@
 mod gpu;
 mod host;
 
-pub use gpu::{ClockSample, GpuEnv, GpuProbe};
+pub use gpu::{board_label, Board, ClockSample, GpuEnv, GpuProbe};
 pub use host::{available_memory_bytes, HostEnv};
 
 use serde::{Deserialize, Serialize};

@@ -101,8 +101,9 @@ impl Gpu {
         }
     }
 
-    /// Whether the GPU reported a clock-throttle reason at the latest NVML reading, taken
-    /// now if the last one is older than [`THROTTLE_READ_INTERVAL`] (false without NVML).
+    /// Whether the GPU's clocks were held back (a clock-throttle reason, or a busy SM clock
+    /// below its top clock) at the latest NVML reading, taken now if the last one is older
+    /// than [`THROTTLE_READ_INTERVAL`] (false without NVML).
     /// Reading NVML after every short sample perturbs what is timed, so readings are spaced.
     pub fn throttled_recently(&mut self) -> bool {
         let Some(p) = self.probe.as_mut() else {
@@ -115,6 +116,16 @@ impl Gpu {
             self.throttle_read = Some((Instant::now(), p.throttled_now()));
         }
         self.throttle_read.is_some_and(|(_, t)| t)
+    }
+
+    /// Waits (at most `max_wait`) until NVML shows no clock-throttle reason: whether it saw
+    /// none, and how long it waited. Without NVML there is nothing to wait for.
+    pub fn wait_for_clocks(&mut self, max_wait: Duration) -> (bool, Duration) {
+        self.throttle_read = None;
+        match self.probe.as_mut() {
+            Some(p) => p.wait_for_clocks(max_wait),
+            None => (true, Duration::ZERO),
+        }
     }
 
     /// Evicts L2 by writing a buffer twice its size, in stream order.

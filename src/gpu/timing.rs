@@ -4,7 +4,7 @@
 use super::rotation;
 use super::Gpu;
 use crate::artifact::Timing;
-use crate::sampling::{sample_until, Sample, Sampled, Sampling};
+use crate::sampling::{sample_until, Prepare, Sample, Sampled, Sampling};
 use crate::stats::{summarize, Summary};
 use anyhow::{Context, Result};
 use cudarc::driver::sys::CUevent_flags;
@@ -89,7 +89,15 @@ pub fn measure(
         TimingMode::Warm => cfg.batch.max(1),
         TimingMode::Cold => 1,
     };
-    let sampled = sample_until(&cfg.sampling, &mut || {
+    let sampled = sample_until(&cfg.sampling, &mut |prepare| {
+        let recovered = match prepare {
+            Prepare::BackToBack => None,
+            Prepare::Recover(max_wait) => {
+                let r = gpu.wait_for_clocks(max_wait);
+                launch(gpu)?;
+                Some(r)
+            }
+        };
         let t = Instant::now();
         if mode == TimingMode::Cold {
             gpu.flush_l2()?;
@@ -114,6 +122,7 @@ pub fn measure(
             us: ms as f64 * 1e3 / per_sample as f64,
             wall: t.elapsed(),
             throttled,
+            recovered,
         })
     })?;
     gpu.synchronize()?;
@@ -193,7 +202,16 @@ pub fn measure_rotating(
     let mut held_total = Duration::ZERO;
     let mut host_bound = 0usize;
     let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
-    let sampled = sample_until(&cfg.sampling, &mut || {
+    let sampled = sample_until(&cfg.sampling, &mut |prepare| {
+        let recovered = match prepare {
+            Prepare::BackToBack => None,
+            Prepare::Recover(max_wait) => {
+                let r = gpu.wait_for_clocks(max_wait);
+                launch(gpu, next % sets)?;
+                next += 1;
+                Some(r)
+            }
+        };
         let wall = Instant::now();
         hold.enqueue(gpu, hold_for)?;
         held_total += hold_for;
@@ -223,6 +241,7 @@ pub fn measure_rotating(
             us: ms as f64 * 1e3 / per_sample as f64,
             wall: wall.elapsed(),
             throttled,
+            recovered,
         })
     })?;
     let samples_us = &sampled.samples_us;

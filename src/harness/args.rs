@@ -46,6 +46,11 @@ pub struct SamplingArgs {
         value_parser = crate::cli::positive_f64
     )]
     pub point_budget_ms: f64,
+    /// Keep a mostly throttled measurement's back-to-back samples instead of measuring it
+    /// again after the clocks recover (its row then says clocks "throttled" and `compare`
+    /// does not judge it).
+    #[arg(long)]
+    pub no_clock_recovery: bool,
 }
 
 impl Default for SamplingArgs {
@@ -55,6 +60,7 @@ impl Default for SamplingArgs {
             min_samples: 20,
             max_samples: 2000,
             point_budget_ms: 300.0,
+            no_clock_recovery: false,
         }
     }
 }
@@ -67,6 +73,7 @@ impl SamplingArgs {
             max_samples: self.max_samples,
             target_rel: self.ci_target_pct / 100.0,
             budget: Duration::from_secs_f64(self.point_budget_ms / 1e3),
+            recover_throttled: !self.no_clock_recovery,
         }
     }
 }

@@ -10,7 +10,9 @@ pub mod rows;
 mod session;
 pub mod start;
 
-pub use crate::sampling::{sample_until, Executor, Sample, Sampled, Sampling, Stop};
+pub use crate::sampling::{
+    sample_until, Clocks, Executor, Prepare, Sample, Sampled, Sampling, Stop,
+};
 pub use args::SamplingArgs;
 pub use rows::failed;
 #[cfg(feature = "cuda")]

@@ -184,8 +184,8 @@ impl History {
         Self::load_pairs(dir, None, skip_invalid)
     }
 
-    /// Per kind and GPU, the newest run and the newest run of the base: the newest run of
-    /// another commit, or with `against`, of the commit whose hash starts with it.
+    /// Per kind and GPU, the newest run and the runs of its base commit: the newest commit
+    /// before it, or with `against`, the commit whose hash starts with it.
     pub fn load_pairs(dir: &Path, against: Option<&str>, skip_invalid: bool) -> Result<History> {
         let (entries, warnings) = index(dir)?;
         let mut groups: BTreeMap<(&str, &str), Vec<&IndexEntry>> = BTreeMap::new();
@@ -199,12 +199,18 @@ impl History {
         for group in groups.values() {
             let head = group[group.len() - 1];
             keep.push(head.clone());
+            // Every run of the base commit, so the head can be paired with one on its board.
             if let Some(base) = group
                 .iter()
                 .rev()
                 .find(|e| is_base(&e.name, &head.name, against))
             {
-                keep.push((*base).clone());
+                keep.extend(
+                    group
+                        .iter()
+                        .filter(|e| e.name.commit12 == base.name.commit12)
+                        .map(|e| (*e).clone()),
+                );
             }
         }
         keep.sort_by(|a, b| (&a.name.started, &a.file).cmp(&(&b.name.started, &b.file)));

@@ -77,11 +77,26 @@ pub struct HistoryPoint {
     /// From the row's correctness check.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rel_err: Option<f64>,
+    /// From the row's sampling record: "throttled" when the point could not be measured at
+    /// full clocks (`SamplingRecord::throttled`), "recovered" when its samples were taken after
+    /// the clocks recovered, "steady" otherwise. Absent in records of older builds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clocks: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
 }
 
 impl HistoryPoint {
+    /// Whether the point could not be measured at full clocks.
+    pub fn throttled(&self) -> bool {
+        self.clocks.as_deref() == Some("throttled")
+    }
+
+    /// Whether its samples were taken after the clocks recovered.
+    pub fn recovered(&self) -> bool {
+        self.clocks.as_deref() == Some("recovered")
+    }
+
     /// The point's identity in a run of `kind`, without the problem parameters in `ignore`.
     pub fn identity(&self, kind: &str, ignore: &[String]) -> crate::identity::Identity {
         crate::identity::Identity::ignoring(
@@ -107,6 +122,7 @@ impl HistoryPoint {
             metrics: r.metrics.clone(),
             l2_cleared: r.timing.as_ref().map(|t| t.l2_cleared),
             rel_err: r.correctness.as_ref().map(|c| c.rel_err),
+            clocks: r.clocks().map(String::from),
             notes: r.notes.clone(),
         }
     }

@@ -194,6 +194,7 @@ fn gpu_env(name: &str, seed: u64) -> GpuEnv {
         clocks_start: clocks.clone(),
         clocks_end: clocks,
         throttle_reasons_seen: vec![],
+        board: None,
         samples: 200,
     }
 }

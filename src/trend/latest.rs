@@ -1,5 +1,6 @@
 //! Regressions of the newest run of each kind and GPU against the previous commit's run on
-//! the same GPU: what `summary.json` lists under `regressions`.
+//! the same GPU (on the same board when that commit has a run there; the report's notes say
+//! when the boards differ): what `summary.json` lists under `regressions`.
 
 use crate::compare::{compare, Line, Options, Report};
 use crate::history::{is_base, History, HistoryRun};
@@ -55,13 +56,21 @@ impl History {
         for ((kind, gpu), runs) in groups {
             // self.runs is oldest first, so each group is too.
             let head = runs[runs.len() - 1];
-            let Some(base) = runs
+            let Some(newest_base) = runs
                 .iter()
                 .rev()
                 .find(|r| is_base(&r.name, &head.name, against))
             else {
                 continue;
             };
+            // Among that commit's runs, one on the head's own board when there is one.
+            let board = |r: &HistoryRun| r.record.env.gpu.as_ref().map(|g| g.uuid.clone());
+            let base = runs
+                .iter()
+                .rev()
+                .filter(|r| r.commit() == newest_base.commit())
+                .find(|r| board(r).is_some() && board(r) == board(head))
+                .unwrap_or(newest_base);
             let report = compare(
                 base.run_id(),
                 std::slice::from_ref(*base),

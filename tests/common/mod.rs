@@ -35,6 +35,7 @@ pub fn fixture_env() -> Env {
             clocks_start: clocks.clone(),
             clocks_end: clocks,
             throttle_reasons_seen: vec![],
+            board: None,
             samples: 3,
         }),
     }

@@ -277,6 +277,7 @@ mod tests {
             metrics: BTreeMap::new(),
             l2_cleared: None,
             rel_err: None,
+            clocks: None,
             notes: vec![],
         };
         p.stats.insert(

@@ -74,13 +74,18 @@ pub fn card(gpu: &str, pts: &[Point]) -> Option<Card> {
         (Some(pc), None) => format!("{} of the bandwidth bound", fmt::pct(pc)),
         _ => "bandwidth bound not recorded".into(),
     });
-    // Each peer's median rate at the same problem (several rows: the median of them).
+    // Each peer's median rate at the same problem (several rows: the median of them), from
+    // the headline's own run only: a peer measured in another run (another board, host or
+    // day) is never shown as a ratio.
     let key = peer_key(&p);
+    let run_id = &p.artifact().run.id;
     let mut peers: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
-    for q in pts
-        .iter()
-        .filter(|q| q.ok() && names::is_llm_peer(q.imp()) && peer_key(q) == key)
-    {
+    for q in pts.iter().filter(|q| {
+        q.ok()
+            && names::is_llm_peer(q.imp())
+            && peer_key(q) == key
+            && &q.artifact().run.id == run_id
+    }) {
         peers
             .entry(q.imp())
             .or_default()
