@@ -131,6 +131,12 @@ pub struct Args {
     /// (another kind of artifact is an error).
     #[arg(long, value_name = "ARTIFACT")]
     table: Option<PathBuf>,
+    /// Merge mode (no benchmark): add the rows of a peer file written by
+    /// bench/peers/layernorm_peers.py (torch, torch-compile, triton) to the layernorm artifact
+    /// at --out, which must be of the same GPU and hold every point the file names; repeatable.
+    /// A peer row of the same implementation and point replaces the old one.
+    #[arg(long = "merge", value_name = "PEERS.json", conflicts_with = "table")]
+    merge: Vec<PathBuf>,
 }
 
 fn print_summary(path: &std::path::Path) -> anyhow::Result<()> {
@@ -148,6 +154,13 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     crate::cli::dedup_warn("--dtype", &mut args.dtypes);
     if let Some(path) = &args.table {
         return print_summary(path);
+    }
+    if !args.merge.is_empty() {
+        crate::cli::dedup_warn_by("--merge", &mut args.merge, |p| p.display().to_string());
+        for line in super::merge::merge(&args.out, &args.merge)? {
+            println!("{line}");
+        }
+        return print_summary(&args.out);
     }
     let cpu = args.device == Device::Cpu;
     let cfg = SweepConfig {

@@ -8,6 +8,8 @@ pub mod dtype;
 pub mod gpu;
 #[cfg(feature = "cuda")]
 pub mod kernel;
+pub mod merge;
+pub mod peers;
 pub mod plan;
 pub mod reference;
 pub mod report;
