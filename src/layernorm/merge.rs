@@ -50,13 +50,16 @@ fn describe(row: &ResultRow, a: &crate::artifact::Artifact) -> String {
         row.param_str("mode").unwrap_or_default()
     );
     let Some(p50) = row.p50("time_us").filter(|_| row.status == Status::Ok) else {
-        return format!("{at}: {:?}, not timed", row.status);
+        return format!(
+            "{at}: {}, not timed",
+            format!("{:?}", row.status).to_lowercase()
+        );
     };
     let gbps = row.metrics.get("gbps").copied().unwrap_or(f64::NAN);
     let ours = peers::row_at(a, OPBENCH, &row.params)
         .filter(|r| r.status == Status::Ok)
         .and_then(|r| r.p50("time_us"))
-        .map(|o| format!("; opbench {o:.2} us ({:.2}x)", p50 / o))
+        .map(|o| format!("; opbench {o:.2} us (peer / opbench {:.2})", p50 / o))
         .unwrap_or_default();
     format!("{at}: p50 {p50:.2} us, {gbps:.0} GB/s{ours}")
 }

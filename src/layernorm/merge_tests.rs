@@ -106,7 +106,8 @@ fn peer_rows_get_our_statistics_metrics_and_timing_block() {
     assert_eq!(find("triton", "1x2048", "warm").status, Status::Failed);
     assert!(said
         .iter()
-        .any(|l| l.starts_with("torch 4096x1024 f16 warm: p50 10.02 us") && l.contains("opbench")));
+        .any(|l| l.starts_with("torch 4096x1024 f16 warm: p50 10.02 us")
+            && l.ends_with("(peer / opbench 1.80)")));
     assert!(a.notes.iter().any(|n| n.contains("torch 0.0 (fixture)")));
     // Merging again replaces the peer rows instead of adding a second copy.
     merge(&out, &[fixture("peers_valid.json")]).unwrap();
@@ -133,7 +134,8 @@ fn malformed_mismatched_or_foreign_files_are_refused_and_nothing_is_written() {
         e.contains("field `device`") && e.contains("NVIDIA H200"),
         "{e}"
     );
-    let cases: [(&str, fn(&mut serde_json::Value)); 7] = [
+    type Edit = fn(&mut serde_json::Value);
+    let cases: [(&str, Edit); 7] = [
         ("field `device` is missing", |v| {
             v.as_object_mut().unwrap().remove("device");
         }),

@@ -151,7 +151,7 @@ pub fn to_row(p: PeerRow, at: &str, a: &Artifact) -> Result<ResultRow> {
     };
     let bytes = shape.bytes_moved(dtype);
     let timing = timing_of(&t, &mode, bytes).with_context(|| format!("{at}: field `timing`"))?;
-    if let Some((k, s)) = p.samples_us.iter().enumerate().find(|(_, s)| !(**s > 0.0)) {
+    if let Some((k, s)) = p.samples_us.iter().enumerate().find(|(_, s)| **s <= 0.0) {
         bail!("{at}: field `samples_us`: sample {k} is {s}: times are positive microseconds");
     }
     let time_us = crate::stats::summarize(&p.samples_us)
