@@ -142,6 +142,9 @@ pub struct Args {
 fn print_summary(path: &std::path::Path) -> anyhow::Result<()> {
     let a = crate::artifact::read_artifact_of_kind(path, "layernorm")?;
     println!("{}", report::markdown_table(&a));
+    if let Some(peers) = super::peer_report::markdown_table(&a) {
+        println!("{peers}");
+    }
     for line in report::bar_report(&a) {
         println!("{line}");
     }

@@ -9,6 +9,7 @@ pub mod gpu;
 #[cfg(feature = "cuda")]
 pub mod kernel;
 pub mod merge;
+pub mod peer_report;
 pub mod peers;
 pub mod plan;
 pub mod reference;
