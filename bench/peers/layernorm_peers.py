@@ -169,8 +169,11 @@ def write_json_atomic(path, obj):
 
 
 def bare_uuid(u):
-    u = str(u or "").strip()
-    return (u[4:] if u.startswith("GPU-") else u).lower()
+    """The UUID's 32 hex digits, dashed, however it was written ("GPU-..." by NVML, plain or
+    wrapped by torch); "" when there is none."""
+    m = re.search(r"([0-9a-f]{8})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{12})",
+                  str(u or "").lower())
+    return "-".join(m.groups()) if m else ""
 
 
 # ---- the GPU run ----
@@ -415,11 +418,13 @@ def main():
         raise SystemExit("no CUDA device: the peers time on the GPU the artifact was measured on")
     props = torch.cuda.get_device_properties(0)
     device = {"name": torch.cuda.get_device_name(0)}
-    if getattr(props, "uuid", None) is not None:
-        device["uuid"] = str(props.uuid)
+    if bare_uuid(getattr(props, "uuid", None)):
+        device["uuid"] = "GPU-" + bare_uuid(props.uuid)
     gpu_env = artifact.get("env", {}).get("gpu") or {}
-    same = (bare_uuid(device.get("uuid")) == bare_uuid(gpu_env.get("uuid"))
-            if device.get("uuid") and gpu_env.get("uuid") else device["name"] == gpu_env.get("name"))
+    if device.get("uuid") and bare_uuid(gpu_env.get("uuid")):
+        same = bare_uuid(device["uuid"]) == bare_uuid(gpu_env["uuid"])
+    else:
+        same = device["name"].strip() == str(gpu_env.get("name", "")).strip()
     if not same:
         raise SystemExit(f"--plan was measured on {gpu_env.get('name')} ({gpu_env.get('uuid')}), "
                          f"this is {device}: run the peers on the same GPU")

@@ -110,8 +110,14 @@ class LayerNormPeersTest(unittest.TestCase):
         self.assertEqual(got, json.loads(fixture.read_text()))
 
     def test_uuids_compare_without_the_nvml_prefix(self):
-        self.assertEqual(lp.bare_uuid("GPU-AB-cd"), lp.bare_uuid("ab-CD"))
+        nvml = "GPU-fc291897-cc49-0644-5c55-0b3d9817f154"
+        for torch_form in ["fc291897-cc49-0644-5c55-0b3d9817f154",
+                           "UUID('FC291897-CC49-0644-5C55-0B3D9817F154')",
+                           "fc291897cc4906445c550b3d9817f154"]:
+            self.assertEqual(lp.bare_uuid(torch_form), lp.bare_uuid(nvml))
+        self.assertEqual(lp.bare_uuid(nvml), nvml[4:])
         self.assertEqual(lp.bare_uuid(None), "")
+        self.assertEqual(lp.bare_uuid("GPU-short"), "")
 
 
 if __name__ == "__main__":
