@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Runs layernorm_bench on the GPU machine in one go: GPU correctness of every kernel family on
-# awkward shapes, the default sweep (-> $OUT/layernorm.json, the artifact to commit), then
+# awkward shapes, the default sweep (-> $OUT/layernorm.json, the artifact to commit), the peers
+# (torch, torch.compile, Triton: bench/peers/layernorm_peers.py on the sweep's points, merged into
+# $OUT/layernorm.json, so it holds opbench, candle and the three peers of this call), then
 # variants (the flush timing, 128 bytes per thread, a stricter rotation), and reprints the
-# default sweep's table last. At most 8 files land in $OUT (the device tool's limit).
+# default sweep's table last. At most 8 files land in $OUT (the device tool's limit; the peer
+# file stays in /tmp, its log goes to stdout). PEERS=0 skips the peers.
 #
 # Build here:  source /root/.cache/opbench/cuda-13.0/env.sh; touch kernels/*.cu
 #              cargo build --release --features cuda --bin layernorm_bench
 #              mkdir -p /work/main/.device-bin/NAME
 #              xz -T2 -6 -c $CARGO_TARGET_DIR/release/layernorm_bench > /work/main/.device-bin/NAME/layernorm_bench.xz
-#              cp scripts/device/layernorm.sh /work/main/.device-bin/NAME/
+#              cp scripts/device/layernorm.sh bench/peers/layernorm_peers.py /work/main/.device-bin/NAME/
 # Run there (carry .device-bin/NAME):
 #   OPBENCH_GIT_COMMIT=<sha> bash .device-bin/NAME/layernorm.sh 2>&1 | tee $OUT/log
 set -uo pipefail
@@ -29,6 +32,20 @@ echo "rc=$?"; grep -E "failed|FAIL|error" "$out/awkward.txt" | head -20; tail -n
 echo "== 2. the default sweep"
 timeout 180 "$bin" --out "$out/layernorm.json" > "$out/default.txt" 2> "$out/default-progress.txt"
 echo "rc=$?"
+
+if [ "${PEERS:-1}" != 0 ] && [ -s "$out/layernorm.json" ]; then
+  echo "== 2b. peers on the sweep's points: torch, torch.compile, triton"
+  peer=$here/layernorm_peers.py
+  [ -f "$peer" ] || peer=bench/peers/layernorm_peers.py
+  python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__)'
+  rm -f /tmp/ln_peers.json
+  PYTHONUNBUFFERED=1 timeout 210 python3 "$peer" --plan "$out/layernorm.json" --out /tmp/ln_peers.json 2>&1 | tail -n 60
+  echo "peers rc=${PIPESTATUS[0]}"
+  # The file is rewritten after each shape, so a timeout still merges the shapes it finished.
+  if [ -s /tmp/ln_peers.json ]; then
+    "$bin" --merge /tmp/ln_peers.json --out "$out/layernorm.json"; echo "merge rc=$?"
+  fi
+fi
 
 # VARIANTS: ';'-separated flag sets (at most 3: the file limit), e.g. "--kernel pipe;--bytes-per-thread 128".
 big="--shape 4096x2048 --shape 4096x4096 --shape 4096x8192"

@@ -8,6 +8,7 @@ mod io;
 pub mod json_error;
 pub mod limits;
 mod load;
+pub mod peer;
 mod replace;
 mod validate;
 mod writer;

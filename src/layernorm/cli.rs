@@ -131,11 +131,20 @@ pub struct Args {
     /// (another kind of artifact is an error).
     #[arg(long, value_name = "ARTIFACT")]
     table: Option<PathBuf>,
+    /// Merge mode (no benchmark): add the rows of a peer file written by
+    /// bench/peers/layernorm_peers.py (torch, torch-compile, triton) to the layernorm artifact
+    /// at --out, which must be of the same GPU and hold every point the file names; repeatable.
+    /// A peer row of the same implementation and point replaces the old one.
+    #[arg(long = "merge", value_name = "PEERS.json", conflicts_with = "table")]
+    merge: Vec<PathBuf>,
 }
 
 fn print_summary(path: &std::path::Path) -> anyhow::Result<()> {
     let a = crate::artifact::read_artifact_of_kind(path, "layernorm")?;
     println!("{}", report::markdown_table(&a));
+    if let Some(peers) = super::peer_report::markdown_table(&a) {
+        println!("{peers}");
+    }
     for line in report::bar_report(&a) {
         println!("{line}");
     }
@@ -148,6 +157,13 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     crate::cli::dedup_warn("--dtype", &mut args.dtypes);
     if let Some(path) = &args.table {
         return print_summary(path);
+    }
+    if !args.merge.is_empty() {
+        crate::cli::dedup_warn_by("--merge", &mut args.merge, |p| p.display().to_string());
+        for line in super::merge::merge(&args.out, &args.merge)? {
+            println!("{line}");
+        }
+        return print_summary(&args.out);
     }
     let cpu = args.device == Device::Cpu;
     let cfg = SweepConfig {

@@ -8,6 +8,9 @@ pub mod dtype;
 pub mod gpu;
 #[cfg(feature = "cuda")]
 pub mod kernel;
+pub mod merge;
+pub mod peer_report;
+pub mod peers;
 pub mod plan;
 pub mod reference;
 pub mod report;

@@ -5,7 +5,7 @@
 
 use super::generate::RepeatTimes;
 use super::rows::{fill_measured, host_timing};
-use crate::artifact::{read_artifact, write_json_atomic, Correctness, Param, ResultRow, Status};
+use crate::artifact::{read_artifact, Correctness, Param, ResultRow, Status};
 use anyhow::{bail, Context, Result};
 use candle_core::{DType, Device, Tensor};
 use serde::Deserialize;
@@ -37,13 +37,7 @@ fn ok() -> Status {
 }
 
 /// The peer's file: `{"rows": [...], "notes": [...]}`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PeerFile {
-    pub rows: Vec<PeerRow>,
-    #[serde(default)]
-    pub notes: Vec<String>,
-}
+pub type PeerFile = crate::artifact::peer::PeerFile<PeerRow>;
 
 fn int_param(r: &ResultRow, k: &str) -> Result<usize> {
     match r.params.get(k) {
@@ -375,9 +369,7 @@ pub fn merge(
                 new_rows.push(r);
             }
         } else {
-            let peer: PeerFile = serde_path_to_error::deserialize(v).map_err(|e| {
-                anyhow::anyhow!("{}: field `{}`: {}", f.display(), e.path(), e.inner())
-            })?;
+            let peer: PeerFile = crate::artifact::peer::from_value(f, v)?;
             // One at a time, so a profile row finds the generate row of its point in the same file.
             let n = peer.rows.len();
             for p in peer.rows {
@@ -441,9 +433,7 @@ pub fn merge(
             }
         }
     }
-    a.run.finished_utc = crate::env::now_utc();
-    crate::artifact::validate(&a).context("the merged artifact is invalid")?;
-    write_json_atomic(out, &a)?;
+    crate::artifact::peer::write_merged(out, &mut a)?;
     Ok(said)
 }
 
