@@ -259,7 +259,7 @@ impl Sampled {
             samples_taken: Some(self.taken),
             sustained_p50_us: self.sustained_p50_us,
             recovery_wait_ms: (self.recovery_wait > Duration::ZERO)
-                .then(|| self.recovery_wait.as_secs_f64() * 1e3),
+                .then_some(self.recovery_wait.as_secs_f64() * 1e3),
         }
     }
 }

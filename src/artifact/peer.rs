@@ -141,6 +141,7 @@ mod tests {
             clocks_end: c,
             throttle_reasons_seen: Vec::new(),
             samples: 1,
+            board: None,
         });
         e
     }

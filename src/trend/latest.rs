@@ -98,3 +98,63 @@ pub struct Change<'a> {
     pub head: &'a HistoryRun,
     pub report: Report,
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::compare::Options;
+    use crate::history::synthetic::{self, RunSpec};
+    use crate::history::{History, HistoryRecord, HistoryRun};
+
+    /// A gemm run of `commit` on the board of `seed` (its UUID), started `at`.
+    fn run(commit: usize, seed: u64, at: &str) -> HistoryRun {
+        let spec = RunSpec::new("gemm", &synthetic::commit(commit), "NVIDIA H100", at, seed);
+        HistoryRun::new(
+            format!("{seed}.json"),
+            HistoryRecord::of(&synthetic::run(&spec)),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn the_base_is_the_previous_commits_run_on_the_heads_board() {
+        // Commit 0 ran on boards 1 and 2 (board 2 later); commit 1 on board 1.
+        let runs = vec![
+            run(0, 1, "2026-01-01T00:00:00Z"),
+            run(0, 2, "2026-01-01T01:00:00Z"),
+            run(1, 1, "2026-01-02T00:00:00Z"),
+        ];
+        let board = |r: &HistoryRun| r.record.env.gpu.as_ref().unwrap().uuid.clone();
+        let h = History {
+            root: "h".into(),
+            runs,
+            warnings: vec![],
+        };
+        let c = h.changes(None, &Options::default());
+        assert_eq!(c.len(), 1);
+        assert_eq!(board(c[0].base), board(c[0].head));
+        assert_eq!(
+            c[0].base.record.run.git_commit,
+            h.runs[0].record.run.git_commit
+        );
+        // Without a run on its board the newest run of the commit before is the base, and
+        // the report says the boards differ.
+        let h = History {
+            root: "h".into(),
+            runs: vec![
+                run(0, 2, "2026-01-01T01:00:00Z"),
+                run(1, 1, "2026-01-02T00:00:00Z"),
+            ],
+            warnings: vec![],
+        };
+        let c = h.changes(None, &Options::default());
+        assert_ne!(board(c[0].base), board(c[0].head));
+        assert!(
+            c[0].report
+                .notes
+                .iter()
+                .any(|n| n.contains("different boards")),
+            "{:?}",
+            c[0].report.notes
+        );
+    }
+}

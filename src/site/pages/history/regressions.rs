@@ -29,6 +29,10 @@ pub struct Row {
     pub change: String,
     /// Settings that differ between the two rows ("mem_sampled: - -> true").
     pub settings: String,
+    /// The rule that decided the verdict ("drift: controls moved ...").
+    pub rule: String,
+    /// Library code (cuBLAS, candle, ...): its move is the machine's drift.
+    pub library: bool,
 }
 
 /// The verdict counts of one (kind, GPU): its newest run against its base, for the overview.
@@ -39,8 +43,11 @@ pub struct GroupCount {
     pub base_commit: Option<String>,
     pub head_commit: Option<String>,
     pub judged: usize,
+    /// Our implementations' SLOWER and FASTER lines (library code's moves are drift).
     pub slower: usize,
     pub faster: usize,
+    /// Library lines judged SLOWER or FASTER: how far the machine itself moved.
+    pub library_moved: usize,
     /// Points measured in the base that failed or are missing in the head.
     pub lost: usize,
 }
@@ -81,7 +88,9 @@ fn side(s: &Option<Side>) -> String {
 pub fn rule(min_effect: f64) -> String {
     format!(
         "A point is SLOWER or FASTER when the 95% confidence intervals of the two medians do not \
-         overlap and the medians differ by at least {:.0}% (compare's rule).",
+         overlap and the medians differ by at least {:.0}%, and, for our code, by more than the \
+         library implementations and ceilings of the same runs moved; a point not measured at \
+         full clocks is never either (compare's rules, named on each row).",
         min_effect * 100.0
     )
 }
@@ -132,6 +141,7 @@ pub fn table(
             judged: c.report.lines.len(),
             slower: 0,
             faster: 0,
+            library_moved: 0,
             lost: 0,
         };
         for l in &c.report.lines {
@@ -143,7 +153,9 @@ pub fn table(
             let Verdicted::Compared(j) = &l.change else {
                 continue;
             };
+            let library = crate::identity::is_library(&l.point.implementation);
             match j.verdict {
+                Verdict::Slower | Verdict::Faster if library => n.library_moved += 1,
                 Verdict::Slower => n.slower += 1,
                 Verdict::Faster => n.faster += 1,
                 _ => {}
@@ -167,13 +179,16 @@ pub fn table(
                     .ratio
                     .map_or("-".into(), |r| format!("{:+.1}%", (r - 1.0) * 100.0)),
                 settings: l.settings.join("; "),
+                rule: l.rule.clone().unwrap_or_default(),
+                library,
             });
         }
         counts.push(n);
     }
-    // Slower first, then the largest change.
-    rows.sort_by(|a, b| b.slower.cmp(&a.slower).then(a.kind.cmp(&b.kind)));
-    let slower = rows.iter().filter(|r| r.slower).count();
+    // Our slower points first, then ours faster, then library moves.
+    rows.sort_by(|a, b| (a.library, !a.slower, &a.kind).cmp(&(b.library, !b.slower, &b.kind)));
+    let slower = rows.iter().filter(|r| r.slower && !r.library).count();
+    let faster = rows.iter().filter(|r| !r.slower && !r.library).count();
     let what = match against {
         None => "its predecessor (the newest run of the commit before)".to_string(),
         Some(rev) => format!("commit {rev}"),
@@ -185,12 +200,12 @@ pub fn table(
             Some(rev) => format!("Newest commit against {rev}"),
         },
         caption: format!(
-            "Per kind and GPU, the newest run against {what}, point by point. {} Drift between \
-             runs alone gives some of these: check a control implementation (candle, cuBLAS) \
-             at the same point before calling one a regression.",
+            "Per kind and GPU, the newest run against {what} (on the same board when that \
+             commit ran on it), point by point. {} Library code (cuBLAS, candle, PyTorch) is \
+             listed last: its moves are the machine's drift, never regressions.",
             rule(opts.min_effect)
         ),
-        faster: rows.len() - slower,
+        faster,
         slower,
         rows,
         judged,

@@ -45,6 +45,9 @@ pub fn strip(hist: &Prepared) -> Option<RegressionStrip> {
             if c.lost > 0 {
                 verdicts.push_str(&format!(" · {} failed or missing", c.lost));
             }
+            if c.library_moved > 0 {
+                verdicts.push_str(&format!(" · {} library moves (drift)", c.library_moved));
+            }
             verdicts.push_str(&format!(" of {} points", c.judged));
             StripItem {
                 title: format!("{title} · {}", c.gpu.trim_start_matches("NVIDIA ")),
