@@ -224,7 +224,7 @@ fn summary_lists_a_regression_of_the_newest_commit() {
     let hist = arts.join(HISTORY_DIR);
     let slowed = synthetic::suite()
         .iter()
-        .position(|p| p.kind == "gemm")
+        .position(|p| p.kind == "gemm" && p.implementation == "opbench")
         .unwrap();
     for i in 0..3 {
         let mut spec = RunSpec::new(
@@ -247,7 +247,7 @@ fn summary_lists_a_regression_of_the_newest_commit() {
     assert_eq!(regs[0]["base_commit"], synthetic::commit(1));
     let lines = regs[0]["regressions"].as_array().unwrap();
     assert_eq!(lines.len(), 1, "{lines:?}");
-    assert_eq!(lines[0]["point"]["implementation"], "cublas");
+    assert_eq!(lines[0]["point"]["implementation"], "opbench");
     assert_eq!(lines[0]["change"]["verdict"], "SLOWER");
 }
 
