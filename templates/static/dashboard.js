@@ -71,17 +71,49 @@
     return categorical ? "category" : "-";
   }
 
-  // Phone width: smaller margins, and the legend only where it is short (the hover names
-  // every series).
+  // Phone width: smaller margins and no mode bar (it would cover the legend; the data table's
+  // downloads stay).
   var PHONE = 700;
-  var PHONE_LEGEND = 6;
   function phone() { return window.innerWidth <= PHONE; }
 
-  // The legend rule: hidden where the generator says (src/site/rules.rs) and, on phones,
-  // where it has more than PHONE_LEGEND entries.
+  // The legend rule: hidden only where the generator says (src/site/rules.rs), whatever the
+  // width, so a colour is always named.
   function legendRule(layout, traces, c) {
-    var entries = traces.filter(function (t) { return t.showlegend !== false; }).length;
-    if (c.hide_legend || (phone() && entries > PHONE_LEGEND)) layout.showlegend = false;
+    if (c.hide_legend) layout.showlegend = false;
+  }
+
+  // Category labels along x that stay apart: flat where they fit, slanted, upright, or, where
+  // even upright labels would touch, every k-th label (the hover and the data table name
+  // each). Long labels are cut in the middle so their ends, which tell them apart, stay.
+  var CHAR_PX = 6.6;
+  function categoryTicks(axis, raw, div, fontSize) {
+    var max = phone() ? 18 : 32;
+    var cut = raw.map(function (s) {
+      return s.length > max ? s.slice(0, Math.ceil(max / 2) - 1) + "…" + s.slice(s.length - Math.floor(max / 2)) : s;
+    });
+    var distinct = {};
+    cut.forEach(function (s) { distinct[s] = true; });
+    if (Object.keys(distinct).length < cut.length) cut = raw.slice();
+    var longest = cut.reduce(function (m, s) { return Math.max(m, s.length); }, 0);
+    var width = Math.max(200, (div.clientWidth || window.innerWidth) - (phone() ? 70 : 110));
+    var per = width / Math.max(1, raw.length);
+    var line = fontSize * 1.35;
+    var step = 1;
+    var angle = 0;
+    if (longest * CHAR_PX + 6 > per) {
+      if (per * Math.sin(40 * Math.PI / 180) >= line) angle = -40;
+      else {
+        angle = -90;
+        step = Math.max(1, Math.ceil(line / per));
+      }
+    }
+    axis.tickmode = "array";
+    axis.tickvals = raw.map(esc).filter(function (_, i) { return i % step === 0; });
+    axis.ticktext = cut.map(esc).filter(function (_, i) { return i % step === 0; });
+    axis.tickangle = angle;
+    // Slanted labels take height from the plot: give it back.
+    var extra = angle === 0 ? 0 : Math.min(300, longest * CHAR_PX * (angle === -40 ? 0.64 : 1) - 20);
+    return Math.max(0, extra);
   }
 
   function baseLayout(c) {
@@ -204,23 +236,7 @@
     if (r.anyCategory) {
       layout.xaxis.categoryorder = "array";
       layout.xaxis.categoryarray = r.categories.length ? r.categories : undefined;
-      // Labels take at most about a quarter of the chart: longer ones are cut with "…" (the
-      // hover and the data table keep the whole text).
-      var max = phone() ? 16 : 32;
-      var longest = r.raw.reduce(function (m, s) { return Math.max(m, s.length); }, 0);
-      if (longest > max) {
-        layout.xaxis.tickmode = "array";
-        layout.xaxis.tickvals = r.categories;
-        layout.xaxis.ticktext = r.raw.map(function (s) {
-          return esc(s.length > max ? s.slice(0, max - 1) + "…" : s);
-        });
-        longest = max;
-      }
-      if (r.categories.length * Math.max(longest, 4) > 120) {
-        layout.xaxis.tickangle = -40;
-        // Slanted labels take height from the plot: give it back.
-        layout.height += Math.min(300, Math.max(0, longest - 14) * 5);
-      }
+      layout.height += categoryTicks(layout.xaxis, r.raw, div, layout.font.size);
     }
     if (c.y2_title) {
       layout.yaxis2 = { title: { text: esc(c.y2_title) }, overlaying: "y", side: "right",
@@ -296,16 +312,16 @@
     layout.yaxis.type = "category";
     layout.xaxis.gridcolor = layout.yaxis.gridcolor = "rgba(0,0,0,0)";
     layout.height = Math.max(300, 120 + 28 * yo.length);
-    var longest = xo.reduce(function (m, s) { return Math.max(m, s.length); }, 0);
-    if (xo.length * Math.max(longest, 4) > 90) {
-      layout.xaxis.tickangle = -35;
-      layout.height += Math.min(300, Math.max(0, longest - 14) * 5);
-    }
+    layout.height += categoryTicks(layout.xaxis, xo, div, layout.font.size);
+    // A cell's number only where the cell is wide enough to hold it.
+    var cellPx = Math.max(200, (div.clientWidth || window.innerWidth) - 160) / Math.max(1, xo.length);
+    var widest = cells.reduce(function (m, p) { return Math.max(m, String(p.label).length); }, 0);
+    var showText = xo.length <= 32 && yo.length <= 24 && widest * 6 <= cellPx;
     var traces = [];
     if (cells.length) {
       traces.push({
         type: "heatmap", x: xo.map(esc), y: yo.map(esc), z: z, hovertext: text, hoverinfo: "text",
-        text: label, texttemplate: xo.length <= 32 && yo.length <= 24 ? "%{text}" : "",
+        text: label, texttemplate: showText ? "%{text}" : "",
         colorscale: "Viridis", xgap: 1, ygap: 1, colorbar: colorbar,
         textfont: { size: xo.length > 16 ? 9 : 11 }
       });
@@ -416,6 +432,7 @@
     return {
       responsive: true,
       displaylogo: false,
+      displayModeBar: phone() ? false : "hover",
       // Nothing leaves the page: no button uploads a chart to Chart Studio (the PNG export
       // stays, it saves locally).
       showSendToCloud: false,
@@ -440,6 +457,13 @@
     document.querySelectorAll(".js-f").forEach(function (n) {
       n.hidden = !elementPasses(n, state);
     });
+    // A chart of several GPUs says what was measured on the one the GPU filter picks.
+    (data.charts || []).forEach(function (c) {
+      var sub = document.querySelector("#fig-" + CSS.escape(c.id) + " .subtitle");
+      if (!sub || !c.subtitle_by_gpu) return;
+      var one = state.gpu && c.subtitle_by_gpu[state.gpu];
+      sub.textContent = one || sub.getAttribute("data-all");
+    });
   }
 
   function drawAll(state) {
@@ -453,7 +477,8 @@
     }
     var jobs = (data.charts || []).map(function (c) {
       var div = document.getElementById(c.id);
-      if (!div || c.empty) return Promise.resolve();
+      // A panel of another GPU than the filter's is hidden: drawn when shown again.
+      if (!div || c.empty || !passes(c.f, state)) return Promise.resolve();
       var job = c.kind === "heatmap" ? drawHeatmap(div, c, state)
         : c.kind === "timeline" ? drawTimeline(div, c, state) : drawXy(div, c, state);
       return job.then(function () { wireDetails(div, c); });
@@ -535,8 +560,15 @@
     var table = document.getElementById("t-" + id);
     if (!t || !table) return;
     var rows = [];
+    // Numbers as measured, not as shown ("2821.37", not "2,821"): a row's raw value where it
+    // has one, else the cell's text.
     table.querySelectorAll("tbody tr").forEach(function (tr) {
-      if (!tr.hidden) rows.push(t.rows[Number(tr.getAttribute("data-row"))].cells);
+      if (tr.hidden) return;
+      var r = t.rows[Number(tr.getAttribute("data-row"))];
+      rows.push(r.cells.map(function (c, i) {
+        var v = r.raw ? r.raw[i] : null;
+        return typeof v === "number" ? v : c;
+      }));
     });
     var text, type;
     if (format === "json") {
@@ -547,7 +579,7 @@
       }), null, 1);
       type = "application/json";
     } else {
-      var q = function (v) { return /[",\n]/.test(v) ? '"' + String(v).replace(/"/g, '""') + '"' : v; };
+      var q = function (v) { return /[",\n]/.test(String(v)) ? '"' + String(v).replace(/"/g, '""') + '"' : String(v); };
       text = [t.columns].concat(rows).map(function (r) { return r.map(q).join(","); }).join("\n") + "\n";
       type = "text/csv";
     }
@@ -578,7 +610,22 @@
       if (!jumped) {
         jumped = true;
         var at = state.chart ? document.getElementById(state.chart) : null;
-        if (at) at.scrollIntoView();
+        if (!at && state.chart) {
+          // A chart drawn as one panel per GPU ("fig-llm-bound-h100"): the filter's GPU.
+          at = Array.prototype.find.call(document.querySelectorAll("figure.chart"), function (f) {
+            return f.id.indexOf(state.chart + "-") === 0 && !f.hidden;
+          }) || null;
+        }
+        if (at) {
+          at.scrollIntoView();
+          // Below whatever stays stuck at the top (the header, the filter bar), so the
+          // chart's title shows.
+          var covered = 0;
+          document.querySelectorAll("header.top, #filters").forEach(function (n) {
+            if (getComputedStyle(n).position === "sticky") covered = Math.max(covered, n.getBoundingClientRect().bottom);
+          });
+          if (covered > 0) window.scrollBy(0, -(covered + 8));
+        }
       }
       if (mine === rendering) document.body.setAttribute("data-rendered", "1");
     });
