@@ -85,22 +85,28 @@
   // Category labels along x that stay apart: flat where they fit, slanted, upright, or, where
   // even upright labels would touch, every k-th label (the hover and the data table name
   // each). Long labels are cut in the middle so their ends, which tell them apart, stay.
-  var CHAR_PX = 6.6;
-  function categoryTicks(axis, raw, div, fontSize) {
-    var max = phone() ? 18 : 32;
+  // A label character's width at the page's font, a little generous.
+  function charPx(fontSize) { return fontSize * 0.64; }
+  function cutLabels(raw, max) {
     var cut = raw.map(function (s) {
       return s.length > max ? s.slice(0, Math.ceil(max / 2) - 1) + "…" + s.slice(s.length - Math.floor(max / 2)) : s;
     });
     var distinct = {};
     cut.forEach(function (s) { distinct[s] = true; });
-    if (Object.keys(distinct).length < cut.length) cut = raw.slice();
+    return Object.keys(distinct).length < cut.length ? raw.slice() : cut;
+  }
+  // `room`: the pixels left of the chart's width for what is not the plot (the y axis, a
+  // colour bar).
+  function categoryTicks(axis, raw, div, fontSize, room, plotWidth) {
+    var cut = cutLabels(raw, phone() ? 18 : 32);
     var longest = cut.reduce(function (m, s) { return Math.max(m, s.length); }, 0);
-    var width = Math.max(200, (div.clientWidth || window.innerWidth) - (phone() ? 70 : 110));
+    var width = plotWidth || Math.max(120, (div.clientWidth || window.innerWidth) - room);
     var per = width / Math.max(1, raw.length);
     var line = fontSize * 1.35;
     var step = 1;
     var angle = 0;
-    if (longest * CHAR_PX + 6 > per) {
+    var CHAR_PX = charPx(fontSize);
+    if (longest * CHAR_PX + 8 > per) {
       if (per * Math.sin(40 * Math.PI / 180) >= line) angle = -40;
       else {
         angle = -90;
@@ -114,6 +120,32 @@
     // Slanted labels take height from the plot: give it back.
     var extra = angle === 0 ? 0 : Math.min(300, longest * CHAR_PX * (angle === -40 ? 0.64 : 1) - 20);
     return Math.max(0, extra);
+  }
+
+  // After drawing: the plot's real width may leave less room than estimated (long y labels,
+  // a colour bar); lay the category labels out again for it where that changes them.
+  function refitTicks(div, raw, fontSize) {
+    var size = div._fullLayout && div._fullLayout._size;
+    var ax = div.layout && div.layout.xaxis;
+    if (!size || !ax || !raw.length) return Promise.resolve();
+    var again = {};
+    var extra = categoryTicks(again, raw, div, fontSize, 0, size.w);
+    if (again.tickangle === ax.tickangle && again.tickvals.length === (ax.tickvals || []).length) {
+      return Promise.resolve();
+    }
+    return Plotly.relayout(div, { "xaxis.tickangle": again.tickangle, "xaxis.tickvals": again.tickvals,
+      "xaxis.ticktext": again.ticktext, height: div.layout.height - (div._extraTicks || 0) + extra })
+      .then(function () { div._extraTicks = extra; });
+  }
+
+  // Log axes labelled at 1, 2 and 5 of each decade, or at the powers of ten alone where
+  // three labels a decade would not fit `pixels`: all nine digits crowd a short axis.
+  function logTicks(axis, values, pixels, fontSize) {
+    if (axis.type !== "log") return;
+    var pos = values.filter(function (v) { return typeof v === "number" && v > 0; });
+    if (!pos.length) return;
+    var decades = Math.max(1, Math.log10(Math.max.apply(null, pos) / Math.min.apply(null, pos)) + 0.6);
+    axis.dtick = pixels / (decades * 3) >= fontSize * 1.6 ? "D2" : 1;
   }
 
   function baseLayout(c) {
@@ -224,11 +256,12 @@
     var layout = baseLayout(c);
     layout.xaxis.type = axisType(c.log_x, r.anyCategory);
     if (c.log_x && !r.anyCategory) {
-      // Few distinct x values (batch sizes): tick exactly at them.
+      // Few distinct whole x values (batch sizes): tick exactly at them.
       var seen = {};
       r.traces.forEach(function (t) { t.x.forEach(function (x) { seen[x] = true; }); });
       var xs = Object.keys(seen).map(Number).sort(function (a, b) { return a - b; });
-      if (xs.length && xs.length <= 12) {
+      var whole = xs.every(function (x) { return x === Math.round(x); });
+      if (xs.length && xs.length <= 12 && whole) {
         layout.xaxis.tickvals = xs;
         layout.xaxis.ticktext = xs.map(String);
       }
@@ -236,7 +269,9 @@
     if (r.anyCategory) {
       layout.xaxis.categoryorder = "array";
       layout.xaxis.categoryarray = r.categories.length ? r.categories : undefined;
-      layout.height += categoryTicks(layout.xaxis, r.raw, div, layout.font.size);
+      div._extraTicks = categoryTicks(layout.xaxis, r.raw, div, layout.font.size,
+        (phone() ? 60 : 100) + (c.y2_title ? 60 : 0));
+      layout.height += div._extraTicks;
     }
     if (c.y2_title) {
       layout.yaxis2 = { title: { text: esc(c.y2_title) }, overlaying: "y", side: "right",
@@ -261,7 +296,15 @@
     });
     if (!r.traces.length) noPoints(layout);
     legendRule(layout, r.traces, c);
-    return Plotly.react(div, r.traces, layout, config(c));
+    var all = function (k) {
+      return r.traces.reduce(function (a, t) { return a.concat(t[k] || []); }, []);
+    };
+    var plotW = (div.clientWidth || window.innerWidth) - (phone() ? 60 : 100);
+    logTicks(layout.xaxis, all("x"), plotW, layout.font.size);
+    logTicks(layout.yaxis, all("y"), layout.height - 170, layout.font.size);
+    return Plotly.react(div, r.traces, layout, config(c)).then(function () {
+      return r.anyCategory ? refitTicks(div, r.raw, layout.font.size) : null;
+    });
   }
 
   function drawHeatmap(div, c, state) {
@@ -291,7 +334,7 @@
         if (v !== null && v > 0) { zmin = Math.min(zmin, v); zmax = Math.max(zmax, v); }
       });
     });
-    var colorbar = { title: { text: esc(c.z_title), side: "right" }, thickness: 14 };
+    var colorbar = { title: { text: esc(c.z_title), side: "right" }, thickness: phone() ? 8 : 14 };
     if (c.log_z && zmax > 0) {
       // Color by log10(z); label the colorbar at 1-2-5 steps in z units.
       z = z.map(function (row) {
@@ -312,9 +355,17 @@
     layout.yaxis.type = "category";
     layout.xaxis.gridcolor = layout.yaxis.gridcolor = "rgba(0,0,0,0)";
     layout.height = Math.max(300, 120 + 28 * yo.length);
-    layout.height += categoryTicks(layout.xaxis, xo, div, layout.font.size);
+    // Row labels cut on phones, so the cells keep the width.
+    var yText = cutLabels(yo, phone() ? 14 : 40);
+    layout.yaxis.tickmode = "array";
+    layout.yaxis.tickvals = yo.map(esc);
+    layout.yaxis.ticktext = yText.map(esc);
+    var room = 40 + charPx(layout.font.size) * yText.reduce(function (m, s) { return Math.max(m, s.length); }, 0) +
+      (phone() ? 50 : 80);
+    div._extraTicks = categoryTicks(layout.xaxis, xo, div, layout.font.size, room);
+    layout.height += div._extraTicks;
     // A cell's number only where the cell is wide enough to hold it.
-    var cellPx = Math.max(200, (div.clientWidth || window.innerWidth) - 160) / Math.max(1, xo.length);
+    var cellPx = Math.max(120, (div.clientWidth || window.innerWidth) - room) / Math.max(1, xo.length);
     var widest = cells.reduce(function (m, p) { return Math.max(m, String(p.label).length); }, 0);
     var showText = xo.length <= 32 && yo.length <= 24 && widest * 6 <= cellPx;
     var traces = [];
@@ -328,7 +379,9 @@
     } else {
       noPoints(layout);
     }
-    return Plotly.react(div, traces, layout, config(c));
+    return Plotly.react(div, traces, layout, config(c)).then(function () {
+      return cells.length ? refitTicks(div, xo, layout.font.size) : null;
+    });
   }
 
   // Kernels as bars on a time axis: one lane per trace plus an "all" lane on top, so the white

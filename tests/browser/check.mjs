@@ -151,6 +151,7 @@ async function readability(page) {
       if (!div.offsetParent) return;
       const problems = [];
       for (const axis of ["xtick", "ytick"]) {
+        const type = ((div._fullLayout || {})[axis === "xtick" ? "xaxis" : "yaxis"] || {}).type;
         const texts = [...div.querySelectorAll(`g.${axis} text`)].filter((t) => t.textContent.trim());
         const boxes = texts.map(corners);
         let hits = 0;
@@ -162,7 +163,8 @@ async function readability(page) {
         if (hits) problems.push(`${hits} overlapping ${axis} labels`);
         const seen = new Set(), twice = new Set();
         texts.forEach((t) => { const s = t.textContent; (seen.has(s) ? twice : seen).add(s); });
-        if (twice.size) problems.push(`${axis} labels read the same: ${[...twice].slice(0, 3).join(" | ")}`);
+        // Category labels must differ; a log axis repeats its 2 and 5 in every decade.
+        if (twice.size && type === "category") problems.push(`${axis} labels read the same: ${[...twice].slice(0, 3).join(" | ")}`);
       }
       const colours = new Set();
       (div.data || []).forEach((t) => {
@@ -370,7 +372,9 @@ async function checkOverview(browser, dir) {
     await page.goto(pathToFileURL(path.join(dir, file)).href + "#" + hash);
     await page.waitForSelector("body[data-rendered='1']", { timeout: 60000 });
     const seen = await page.evaluate((i) => {
-      const el = document.getElementById(i);
+      // The chart, or its panel of the link's GPU ("fig-llm-bound-h100").
+      const el = document.getElementById(i) || [...document.querySelectorAll("figure.chart")]
+        .find((f) => f.id.startsWith(i + "-") && !f.hidden);
       if (!el) return "missing";
       const r = el.getBoundingClientRect();
       if (!(r.top < window.innerHeight && r.bottom > 0)) return `off screen (top ${Math.round(r.top)})`;

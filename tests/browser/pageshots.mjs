@@ -1,5 +1,6 @@
-// Dev helper: full-page screenshots of a rendered site's pages at 1440 and 390 px, for a
-// visual check of every chart (report/ keeps only the first screen of each page).
+// Dev helper: a screenshot of every chart of a rendered site's pages at 1440 and 390 px
+// (OUT_DIR/<page>-<width>-<figure id>.png), for a visual check of each one (report/ keeps only
+// the first screen of each page).
 // usage: node pageshots.mjs SITE_DIR OUT_DIR [page.html ...]
 import { chromium } from "playwright-core";
 import fs from "node:fs";
@@ -17,7 +18,10 @@ for (const name of pages) {
     await p.route(/^(https?|wss?):/, (r) => r.abort("internetdisconnected"));
     await p.goto(pathToFileURL(path.join(site, name)).href);
     await p.waitForSelector("body[data-rendered='1']", { timeout: 60000 });
-    await p.screenshot({ path: path.join(out, `${name.replace(/\.html$/, "")}-${width}-full.png`), fullPage: true });
+    const ids = await p.$$eval("figure.chart", (fs) => fs.filter((f) => !f.hidden).map((f) => f.id));
+    for (const id of ids) {
+      await p.locator(`#${id}`).screenshot({ path: path.join(out, `${name.replace(/\.html$/, "")}-${width}-${id}.png`) });
+    }
     await p.close();
   }
 }

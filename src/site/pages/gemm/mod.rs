@@ -1,7 +1,7 @@
 //! The GEMM page: roofline with measured ceilings, heatmaps, split charts, speedup against a
 //! chosen baseline, and the kernel ladder as % of cuBLAS.
 
-mod figures;
+pub mod figures;
 mod heatmap;
 mod mn_heatmap;
 mod order;
