@@ -18,6 +18,17 @@
     return esc(h).split("\n").join("<br>");
   }
 
+  // A point's hover: the generator's text, then the notes every point may carry among its
+  // coordinates (`Point::dims`), written here once for every chart of every page.
+  var NOTES = [["throttled", "throttled"]];
+  function hoverOf(p) {
+    var h = p.hover;
+    NOTES.forEach(function (n) {
+      if (p.f && p.f[n[0]]) h += "\n" + n[1] + ": " + p.f[n[0]];
+    });
+    return h;
+  }
+
   function readState() {
     var s = {};
     var h = window.location.hash.replace(/^#/, "");
@@ -79,7 +90,13 @@
   // The legend rule: hidden only where the generator says (src/site/rules.rs), whatever the
   // width, so a colour is always named.
   function legendRule(layout, traces, c) {
-    if (c.hide_legend) layout.showlegend = false;
+    if (c.hide_legend) {
+      layout.showlegend = false;
+      return;
+    }
+    // A phone's legend wraps to many rows: add their height so the plot keeps its own.
+    var entries = traces.filter(function (t) { return t.showlegend !== false; }).length;
+    if (phone() && entries > 3) layout.height += 22 * Math.ceil(entries / 2);
   }
 
   // Category labels along x that stay apart: flat where they fit, slanted, upright, or, where
@@ -87,13 +104,19 @@
   // each). Long labels are cut in the middle so their ends, which tell them apart, stay.
   // A label character's width at the page's font, a little generous.
   function charPx(fontSize) { return fontSize * 0.64; }
+  // Labels cut to `max` characters in the middle, or to the fewest more that keeps them
+  // apart.
   function cutLabels(raw, max) {
-    var cut = raw.map(function (s) {
-      return s.length > max ? s.slice(0, Math.ceil(max / 2) - 1) + "…" + s.slice(s.length - Math.floor(max / 2)) : s;
-    });
-    var distinct = {};
-    cut.forEach(function (s) { distinct[s] = true; });
-    return Object.keys(distinct).length < cut.length ? raw.slice() : cut;
+    var longest = raw.reduce(function (m, s) { return Math.max(m, s.length); }, 0);
+    for (var n = max; n < longest; n++) {
+      var cut = raw.map(function (s) {
+        return s.length > n ? s.slice(0, Math.ceil(n / 2) - 1) + "…" + s.slice(s.length - Math.floor(n / 2)) : s;
+      });
+      var distinct = {};
+      cut.forEach(function (s) { distinct[s] = true; });
+      if (Object.keys(distinct).length === cut.length) return cut;
+    }
+    return raw.slice();
   }
   // `room`: the pixels left of the chart's width for what is not the plot (the y axis, a
   // colour bar).
@@ -192,7 +215,7 @@
       var xs = [], ys = [], texts = [], up = [], down = [], hasErr = false;
       pts.forEach(function (p) {
         var y = p.y;
-        var hover = p.hover;
+        var hover = hoverOf(p);
         if (baseline) {
           var base = baseline[p.g];
           if (base === undefined) return;
@@ -325,7 +348,7 @@
       if (i === undefined || j === undefined) return;
       if (z[i][j] === null || p.z > z[i][j]) {
         z[i][j] = p.z;
-        text[i][j] = hoverHtml(p.hover);
+        text[i][j] = hoverHtml(hoverOf(p));
         label[i][j] = esc(p.label);
       }
     });
@@ -409,8 +432,8 @@
       var tr = { type: "bar", orientation: "h", name: lane, base: [], x: [], y: [], hovertext: [],
         hoverinfo: "text", marker: { color: t.color, line: { width: 0 } }, width: 0.8 };
       pts.forEach(function (p) {
-        tr.base.push(p.x); tr.x.push(p.y); tr.y.push(lane); tr.hovertext.push(hoverHtml(p.hover));
-        all.base.push(p.x); all.x.push(p.y); all.y.push("all activity"); all.text.push(hoverHtml(p.hover));
+        tr.base.push(p.x); tr.x.push(p.y); tr.y.push(lane); tr.hovertext.push(hoverHtml(hoverOf(p)));
+        all.base.push(p.x); all.x.push(p.y); all.y.push("all activity"); all.text.push(hoverHtml(hoverOf(p)));
       });
       traces.push(tr);
     });

@@ -433,7 +433,12 @@ async function checkFilters(browser, dir, opts = {}) {
     const hidden = await page.$$eval("tr.js-f[hidden]", (rs) => rs.length);
     check(hidden > 0, `${name}: data table rows outside the filter are hidden (${hidden})`);
     // The CSV download of a chart holds exactly the rows its table shows under the filter.
-    const tid = await page.$eval("table[data-table]", (t) => t.getAttribute("data-table")).catch(() => null);
+    // The first chart whose table shows rows under the filter (a panel of another dtype or
+    // GPU shows none).
+    const tid = await page.$$eval("table[data-table]", (ts) => {
+      const t = ts.find((x) => !x.closest("figure").hidden && x.querySelector("tbody tr:not([hidden])"));
+      return t ? t.getAttribute("data-table") : null;
+    }).catch(() => null);
     if (tid) {
       const shownRows = await page.$$eval(`#t-${tid} tbody tr:not([hidden])`, (rs) => rs.length);
       await page.$eval(`#fig-${tid} details.chart-data`, (d) => { d.open = true; });
@@ -453,7 +458,7 @@ async function checkFilters(browser, dir, opts = {}) {
         const t = d.tables[i].same_as ? d.tables[d.tables[i].same_as] : d.tables[i];
         return t.columns[t.columns.length >= 4 && t.rows[0].raw ? t.rows[0].raw.findIndex((v) => typeof v === "number") : 2];
       }, tid);
-      check(json.length === shownRows && typeof json[0][col] === "number",
+      check(json.length === shownRows && json.length > 0 && typeof json[0][col] === "number",
         `${name}: the JSON of ${tid} holds "${col}" as a number (${json.length ? JSON.stringify(json[0][col]) : "no rows"})`);
     }
     const url = page.url();
