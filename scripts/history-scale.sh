@@ -19,9 +19,12 @@ cargo build -q --release --locked --bin dashboard --bin history
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-# Not named `artifacts`: synth refuses to write fake runs into a real artifacts folder.
+# synth writes only into a folder of its own (never beside measured artifacts): the synthetic
+# history goes to $work/synth, then joins a copy of the committed artifacts.
 cp -r artifacts "$work/input"
-./target/release/history synth --commits "$commits" --out "$work/input" >/dev/null
+./target/release/history synth --commits "$commits" --out "$work/synth" >/dev/null
+mkdir -p "$work/input/history"
+cp -r "$work/synth/history/." "$work/input/history/"
 runs=$(find "$work/input/history" -name '*.json.gz' | wc -l)
 hist_mb=$(du -sm "$work/input/history" | cut -f1)
 

@@ -66,10 +66,14 @@ fn profiler_percentages_stay_per_gpu_and_at_most_100() {
 fn llm_peers_of_one_problem_share_an_x_category() {
     for (site, pages) in every_site() {
         let llm = page(&pages, "llm.html");
-        let c = llm.charts().find(|c| c.id == "llm-peer").unwrap();
+        let peers: Vec<_> = llm
+            .charts()
+            .filter(|c| c.id.starts_with("llm-peer"))
+            .collect();
+        assert!(!peers.is_empty(), "{site}: no llm-peer chart");
         // (gpu, model, dtype, batch) -> implementation -> x categories.
         let mut at: BTreeMap<Vec<String>, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
-        for t in &c.traces {
+        for t in peers.iter().flat_map(|c| &c.traces) {
             for p in &t.points {
                 let key = ["gpu", "model", "dtype", "batch"]
                     .iter()
@@ -97,7 +101,7 @@ fn llm_peers_of_one_problem_share_an_x_category() {
             }
         }
         assert!(paired >= 1, "{site}: no problem has two implementations");
-        for x in &c.x_order {
+        for x in peers.iter().flat_map(|c| &c.x_order) {
             for setting in ["harness=", "mem_sampled=", "event_tracking=", "device="] {
                 assert!(!x.contains(setting), "{site}: a run setting in {x:?}");
             }
@@ -167,11 +171,24 @@ fn every_chart_keeps_to_the_legend_rule_and_roofs_are_labelled() {
                     c.id,
                     rules::legend_entries(c)
                 );
+                // A hidden legend leaves colours unnamed: only where there are fewer than 3.
+                let colours: BTreeSet<&str> = c
+                    .traces
+                    .iter()
+                    .filter(|t| !t.guide)
+                    .map(|t| t.color.as_str())
+                    .collect();
+                assert!(
+                    !c.hide_legend || colours.len() < 3,
+                    "{site} {}: {} colours and no legend",
+                    c.id,
+                    colours.len()
+                );
             }
         }
         let rl = page(&pages, "gemm.html")
             .charts()
-            .find(|c| c.id == "gemm-roofline")
+            .find(|c| c.id.starts_with("gemm-roofline"))
             .unwrap();
         assert!(!rl.hide_legend, "{site}: the roofline names its kernels");
         let roofs: Vec<_> = rl.traces.iter().filter(|t| t.guide).collect();
@@ -181,11 +198,11 @@ fn every_chart_keeps_to_the_legend_rule_and_roofs_are_labelled() {
         assert!(text.contains("TF/s"), "{text}");
     }
     let committed = pages("artifacts");
-    let rl = page(&committed, "gemm.html")
+    let labels: String = page(&committed, "gemm.html")
         .charts()
-        .find(|c| c.id == "gemm-roofline")
-        .unwrap();
-    let labels: String = rl.traces.iter().filter_map(|t| t.label.clone()).collect();
+        .filter(|c| c.id.starts_with("gemm-roofline"))
+        .flat_map(|c| c.traces.iter().filter_map(|t| t.label.clone()))
+        .collect();
     assert!(
         labels.contains("H200 bf16") && labels.contains("H100 bf16"),
         "{labels}"
@@ -196,7 +213,10 @@ fn every_chart_keeps_to_the_legend_rule_and_roofs_are_labelled() {
 fn llm_latency_labels_show_what_varies_and_keep_a_legend() {
     let committed = pages("artifacts");
     let llm = page(&committed, "llm.html");
-    let lat = llm.charts().find(|c| c.id == "llm-latency").unwrap();
+    let lat = llm
+        .charts()
+        .find(|c| c.id.starts_with("llm-latency"))
+        .unwrap();
     assert!(!lat.hide_legend, "the legend names the implementations");
     for x in &lat.x_order {
         assert!(x.len() <= 25, "{x:?}: a label of only what varies");
@@ -297,7 +317,41 @@ fn gemm_points_with_b_stored_n_by_k_are_labelled_and_filterable() {
         .find(|f| f.dim == "b_layout")
         .expect("the committed GEMM artifacts hold both B layouts");
     assert_eq!(f.values, vec!["kn".to_string(), "nk".to_string()]);
-    let heat = g.charts().find(|c| c.id == "gemm-heatmap").unwrap();
+    let heat = g
+        .charts()
+        .find(|c| c.id.starts_with("gemm-heatmap") && c.title.contains("square"))
+        .unwrap();
     let text = serde_json::to_string(heat).unwrap();
     assert!(text.contains("B[N,K]"), "the [N,K] shapes are named");
+}
+
+#[test]
+fn heatmap_cells_are_single_points_of_one_gpu() {
+    // The kernels × shapes and the kernel-parameter heatmaps: one cell, one point. (The GEMM
+    // M × N grids show the best kernel per cell, and say so.)
+    for (site, pages) in every_site() {
+        for p in &pages {
+            for c in p
+                .charts()
+                .filter(|c| c.id.starts_with("gemm-heatmap") || c.id.starts_with("kern-heat"))
+            {
+                let mut seen = BTreeSet::new();
+                let gpus: BTreeSet<&str> = c
+                    .cells
+                    .iter()
+                    .filter_map(|cell| cell.f.get("gpu").map(String::as_str))
+                    .collect();
+                assert!(gpus.len() <= 1, "{site} {}: cells of {gpus:?}", c.id);
+                for cell in &c.cells {
+                    assert!(
+                        seen.insert((cell.x.clone(), cell.y.clone())),
+                        "{site} {}: two points at {} × {}",
+                        c.id,
+                        cell.y,
+                        cell.x
+                    );
+                }
+            }
+        }
+    }
 }

@@ -136,9 +136,12 @@ fn the_fixture_site_has_the_pages_and_charts_it_promises() {
         let (file, hash) = c.link.split_once("#chart=fig-").expect("a chart link");
         let id = hash.split('&').next().unwrap();
         let page = pages.iter().find(|p| p.file == file).unwrap();
+        // The chart, or its panel of the card's GPU (`pages::common::per_gpu`).
         assert!(
-            page.charts().any(|ch| ch.id == id),
-            "{file} has no chart {id}"
+            page.charts().any(|ch| ch.id == id
+                || (ch.id.starts_with(&format!("{id}-")) && c.f.get("gpu") == ch.f.get("gpu"))),
+            "{file} has no chart {id} for {:?}",
+            c.f
         );
     }
     // The regressions strip: the history's newest commit per kind and GPU.
@@ -170,7 +173,11 @@ fn the_fixture_site_has_the_pages_and_charts_it_promises() {
         "kern-ncu",
         "kern-roofline",
     ] {
-        assert!(k.iter().any(|c| c == id), "kernels.html lacks {id}: {k:?}");
+        assert!(
+            k.iter()
+                .any(|c| c == id || c.starts_with(&format!("{id}-"))),
+            "kernels.html lacks {id}: {k:?}"
+        );
     }
     let t = ids("llm-trace.html");
     for id in [
@@ -223,6 +230,7 @@ fn the_fixture_site_has_the_pages_and_charts_it_promises() {
     assert!(h.files.iter().any(|f| f.path == "data/history-runs.csv"));
     // Run settings never split a peer comparison: labels carry problem parameters only.
     let llm = &pages[1];
-    let peer = llm.charts().find(|c| c.id == "llm-peer").unwrap();
-    assert!(!peer.x_order.iter().any(|x| x.contains("event_tracking=")));
+    for peer in llm.charts().filter(|c| c.id.starts_with("llm-peer")) {
+        assert!(!peer.x_order.iter().any(|x| x.contains("event_tracking=")));
+    }
 }

@@ -127,6 +127,21 @@ pub struct TableView {
 pub struct TableRow {
     pub cells: Vec<String>,
     pub f: Dims,
+    /// The unformatted number behind each cell that shows one (null elsewhere): the CSV and
+    /// JSON downloads write these, the table shows `cells`. Empty for tables without numbers.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub raw: Vec<Option<f64>>,
+}
+
+impl TableRow {
+    /// A row of text cells only.
+    pub fn text(cells: Vec<String>, f: Dims) -> Self {
+        TableRow {
+            cells,
+            f,
+            raw: Vec::new(),
+        }
+    }
 }
 
 /// A chart and its data table.
@@ -181,6 +196,14 @@ pub struct ChartView {
     /// Why nothing is drawn, when the artifacts lack what this chart needs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub empty: Option<String>,
+    /// Chart-wide filter coordinates: a panel of one GPU (`pages::common::per_gpu`) hides
+    /// when the GPU filter picks another.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub f: Dims,
+    /// The subtitle of the rows of each GPU, shown instead of `subtitle` when the GPU filter
+    /// picks one (empty when the chart draws one GPU).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub subtitle_by_gpu: BTreeMap<String, String>,
     pub table: TableView,
 }
 
@@ -210,6 +233,8 @@ impl ChartView {
             click_details: false,
             hide_legend: false,
             empty: None,
+            f: Dims::new(),
+            subtitle_by_gpu: BTreeMap::new(),
             table: TableView::default(),
         }
     }
@@ -218,6 +243,7 @@ impl ChartView {
     /// (`super::measured`).
     pub fn measured(mut self, rows: &[Point], stat: &str) -> Self {
         self.subtitle = super::measured::subtitle(rows, stat);
+        self.subtitle_by_gpu = super::measured::subtitle_by_gpu(rows, stat);
         self
     }
 
@@ -256,28 +282,32 @@ impl ChartView {
             columns[2] = "P50 time (µs)".into();
         }
         if ranged {
-            columns.push("error bar (low – high)".into());
+            columns.push("whisker low".into());
+            columns.push("whisker high".into());
         }
         columns.push("details".into());
         let mut rows = Vec::new();
         for t in self.traces.iter().filter(|t| !t.guide) {
             for p in &t.points {
+                let x_num = p.x.as_f64();
                 let x = match &p.x {
                     serde_json::Value::Number(n) => fmt::num(n.as_f64().unwrap_or(f64::NAN)),
                     serde_json::Value::String(s) => s.clone(),
                     v => v.to_string(),
                 };
                 let mut cells = vec![t.name.clone(), x, fmt::num(p.y)];
+                let mut raw = vec![None, x_num, Some(p.y)];
                 if ranged {
-                    cells.push(match (p.lo, p.hi) {
-                        (Some(l), Some(h)) => format!("{} – {}", fmt::num(l), fmt::num(h)),
-                        _ => String::new(),
-                    });
+                    for v in [p.lo, p.hi] {
+                        cells.push(v.map(fmt::num).unwrap_or_default());
+                        raw.push(v);
+                    }
                 }
                 cells.push(p.hover.replace('\n', " · "));
+                raw.push(None);
                 let mut f = t.f.clone();
                 f.extend(p.f.iter().map(|(k, v)| (k.clone(), v.clone())));
-                rows.push(TableRow { cells, f });
+                rows.push(TableRow { cells, f, raw });
             }
         }
         TableView { columns, rows }
@@ -301,6 +331,7 @@ impl ChartView {
                     c.hover.replace('\n', " · "),
                 ],
                 f: c.f.clone(),
+                raw: vec![None, None, Some(c.z), None],
             })
             .collect();
         TableView { columns, rows }
@@ -389,7 +420,12 @@ mod tests {
         assert!(c.empty.is_none());
         assert_eq!(
             c.table.rows[0].cells,
-            ["candle", "4096×4096", "1,235", "1 – 2", "a · b"]
+            ["candle", "4096×4096", "1,235", "1", "2", "a · b"]
+        );
+        // The downloads get the numbers as measured, not as shown.
+        assert_eq!(
+            c.table.rows[0].raw,
+            [None, None, Some(1234.6), Some(1.0), Some(2.0), None]
         );
         assert!(c.browser_data().get("table").is_none());
     }

@@ -2,6 +2,7 @@
 //! on, and the statistic drawn. One function builds it for every chart.
 
 use super::points::Point;
+use std::collections::BTreeMap;
 
 /// The statistic of charts that draw each point's median with whiskers.
 pub const MEDIAN_P5_P95: &str = "median (P50) of each point's samples, whiskers P5–P95";
@@ -65,6 +66,21 @@ pub fn subtitle(points: &[Point], stat: &str) -> String {
         "Measured on {} · {commit_text} · {date_text} · {stat}",
         gpus.join(" and ")
     )
+}
+
+/// The subtitle of each GPU's rows alone, keyed by GPU name, where the rows span several GPUs:
+/// the browser shows the one the GPU filter picks.
+pub fn subtitle_by_gpu(points: &[Point], stat: &str) -> BTreeMap<String, String> {
+    let mut by: BTreeMap<String, Vec<Point>> = BTreeMap::new();
+    for p in points {
+        by.entry(p.gpu()).or_default().push(*p);
+    }
+    if by.len() < 2 {
+        return BTreeMap::new();
+    }
+    by.into_iter()
+        .map(|(g, rows)| (g, subtitle(&rows, stat)))
+        .collect()
 }
 
 fn push_new(v: &mut Vec<String>, s: String) {

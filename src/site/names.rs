@@ -64,6 +64,9 @@ pub const E2E_TPS: &[&str] = &["e2e_tokens_per_s", "tokens_per_s"];
 pub const BOUND_TPS: &[&str] = &["bandwidth_bound_tokens_per_s", "decode_bound_tokens_per_s"];
 pub const PCT_BOUND: &[&str] = &["pct_of_bandwidth_bound"];
 pub const PEAK_MEMORY: &[&str] = &["peak_memory_bytes"];
+/// Peak device memory during a run (NVML's used memory), else the framework allocator's peak.
+pub const PEAK_DEVICE_MEMORY: &[&str] = &["peak_device_mem_bytes", "peak_memory_bytes"];
+pub const PEAK_ALLOCATOR: &[&str] = &["peak_allocator_bytes"];
 
 // Implementations, by role.
 /// LayerNorm's baseline (the speedups are measured against it).

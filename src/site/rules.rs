@@ -4,11 +4,12 @@
 
 use super::chart::ChartView;
 
-/// A chart shows at most this many legend entries: about ten, and no fewer than the GEMM
-/// sweep's implementations (18: two libraries and the ladder), which a roofline must name.
-/// A chart with more hides its legend (the hover names every series); a page should rather
-/// facet the chart or move a dimension (the GPU) to the marker symbol. `dashboard.js` hides legends of more than 6 entries on phones.
-pub const MAX_LEGEND_ENTRIES: usize = 18;
+/// A chart shows at most this many legend entries, at every width. A chart with more hides
+/// its legend (the hover names every series), which the browser test refuses where three or
+/// more colours are drawn: a page should rather facet the chart (`pages::common::per_gpu`),
+/// move a dimension (the GPU) to the marker symbol, or put what the colour would say on the x
+/// axis.
+pub const MAX_LEGEND_ENTRIES: usize = 12;
 
 /// Marker symbols per GPU, in first-seen order, where a chart tells GPUs apart by symbol
 /// (colour stays the implementation's, `super::palette`).

@@ -18,6 +18,17 @@
     return esc(h).split("\n").join("<br>");
   }
 
+  // A point's hover: the generator's text, then the notes every point may carry among its
+  // coordinates (`Point::dims`), written here once for every chart of every page.
+  var NOTES = [["throttled", "throttled"]];
+  function hoverOf(p) {
+    var h = p.hover;
+    NOTES.forEach(function (n) {
+      if (p.f && p.f[n[0]]) h += "\n" + n[1] + ": " + p.f[n[0]];
+    });
+    return h;
+  }
+
   function readState() {
     var s = {};
     var h = window.location.hash.replace(/^#/, "");
@@ -71,17 +82,93 @@
     return categorical ? "category" : "-";
   }
 
-  // Phone width: smaller margins, and the legend only where it is short (the hover names
-  // every series).
+  // Phone width: smaller margins and no mode bar (it would cover the legend; the data table's
+  // downloads stay).
   var PHONE = 700;
-  var PHONE_LEGEND = 6;
   function phone() { return window.innerWidth <= PHONE; }
 
-  // The legend rule: hidden where the generator says (src/site/rules.rs) and, on phones,
-  // where it has more than PHONE_LEGEND entries.
+  // The legend rule: hidden only where the generator says (src/site/rules.rs), whatever the
+  // width, so a colour is always named.
   function legendRule(layout, traces, c) {
+    if (c.hide_legend) {
+      layout.showlegend = false;
+      return;
+    }
+    // A phone's legend wraps to many rows: add their height so the plot keeps its own.
     var entries = traces.filter(function (t) { return t.showlegend !== false; }).length;
-    if (c.hide_legend || (phone() && entries > PHONE_LEGEND)) layout.showlegend = false;
+    if (phone() && entries > 3) layout.height += 22 * Math.ceil(entries / 2);
+  }
+
+  // Category labels along x that stay apart: flat where they fit, slanted, upright, or, where
+  // even upright labels would touch, every k-th label (the hover and the data table name
+  // each). Long labels are cut in the middle so their ends, which tell them apart, stay.
+  // A label character's width at the page's font, a little generous.
+  function charPx(fontSize) { return fontSize * 0.64; }
+  // Labels cut to `max` characters in the middle, or to the fewest more that keeps them
+  // apart.
+  function cutLabels(raw, max) {
+    var longest = raw.reduce(function (m, s) { return Math.max(m, s.length); }, 0);
+    for (var n = max; n < longest; n++) {
+      var cut = raw.map(function (s) {
+        return s.length > n ? s.slice(0, Math.ceil(n / 2) - 1) + "…" + s.slice(s.length - Math.floor(n / 2)) : s;
+      });
+      var distinct = {};
+      cut.forEach(function (s) { distinct[s] = true; });
+      if (Object.keys(distinct).length === cut.length) return cut;
+    }
+    return raw.slice();
+  }
+  // `room`: the pixels left of the chart's width for what is not the plot (the y axis, a
+  // colour bar).
+  function categoryTicks(axis, raw, div, fontSize, room, plotWidth) {
+    var cut = cutLabels(raw, phone() ? 18 : 32);
+    var longest = cut.reduce(function (m, s) { return Math.max(m, s.length); }, 0);
+    var width = plotWidth || Math.max(120, (div.clientWidth || window.innerWidth) - room);
+    var per = width / Math.max(1, raw.length);
+    var line = fontSize * 1.35;
+    var step = 1;
+    var angle = 0;
+    var CHAR_PX = charPx(fontSize);
+    if (longest * CHAR_PX + 8 > per) {
+      if (per * Math.sin(40 * Math.PI / 180) >= line) angle = -40;
+      else {
+        angle = -90;
+        step = Math.max(1, Math.ceil(line / per));
+      }
+    }
+    axis.tickmode = "array";
+    axis.tickvals = raw.map(esc).filter(function (_, i) { return i % step === 0; });
+    axis.ticktext = cut.map(esc).filter(function (_, i) { return i % step === 0; });
+    axis.tickangle = angle;
+    // Slanted labels take height from the plot: give it back.
+    var extra = angle === 0 ? 0 : Math.min(300, longest * CHAR_PX * (angle === -40 ? 0.64 : 1) - 20);
+    return Math.max(0, extra);
+  }
+
+  // After drawing: the plot's real width may leave less room than estimated (long y labels,
+  // a colour bar); lay the category labels out again for it where that changes them.
+  function refitTicks(div, raw, fontSize) {
+    var size = div._fullLayout && div._fullLayout._size;
+    var ax = div.layout && div.layout.xaxis;
+    if (!size || !ax || !raw.length) return Promise.resolve();
+    var again = {};
+    var extra = categoryTicks(again, raw, div, fontSize, 0, size.w);
+    if (again.tickangle === ax.tickangle && again.tickvals.length === (ax.tickvals || []).length) {
+      return Promise.resolve();
+    }
+    return Plotly.relayout(div, { "xaxis.tickangle": again.tickangle, "xaxis.tickvals": again.tickvals,
+      "xaxis.ticktext": again.ticktext, height: div.layout.height - (div._extraTicks || 0) + extra })
+      .then(function () { div._extraTicks = extra; });
+  }
+
+  // Log axes labelled at 1, 2 and 5 of each decade, or at the powers of ten alone where
+  // three labels a decade would not fit `pixels`: all nine digits crowd a short axis.
+  function logTicks(axis, values, pixels, fontSize) {
+    if (axis.type !== "log") return;
+    var pos = values.filter(function (v) { return typeof v === "number" && v > 0; });
+    if (!pos.length) return;
+    var decades = Math.max(1, Math.log10(Math.max.apply(null, pos) / Math.min.apply(null, pos)) + 0.6);
+    axis.dtick = pixels / (decades * 3) >= fontSize * 1.6 ? "D2" : 1;
   }
 
   function baseLayout(c) {
@@ -128,7 +215,7 @@
       var xs = [], ys = [], texts = [], up = [], down = [], hasErr = false;
       pts.forEach(function (p) {
         var y = p.y;
-        var hover = p.hover;
+        var hover = hoverOf(p);
         if (baseline) {
           var base = baseline[p.g];
           if (base === undefined) return;
@@ -192,11 +279,12 @@
     var layout = baseLayout(c);
     layout.xaxis.type = axisType(c.log_x, r.anyCategory);
     if (c.log_x && !r.anyCategory) {
-      // Few distinct x values (batch sizes): tick exactly at them.
+      // Few distinct whole x values (batch sizes): tick exactly at them.
       var seen = {};
       r.traces.forEach(function (t) { t.x.forEach(function (x) { seen[x] = true; }); });
       var xs = Object.keys(seen).map(Number).sort(function (a, b) { return a - b; });
-      if (xs.length && xs.length <= 12) {
+      var whole = xs.every(function (x) { return x === Math.round(x); });
+      if (xs.length && xs.length <= 12 && whole) {
         layout.xaxis.tickvals = xs;
         layout.xaxis.ticktext = xs.map(String);
       }
@@ -204,23 +292,9 @@
     if (r.anyCategory) {
       layout.xaxis.categoryorder = "array";
       layout.xaxis.categoryarray = r.categories.length ? r.categories : undefined;
-      // Labels take at most about a quarter of the chart: longer ones are cut with "…" (the
-      // hover and the data table keep the whole text).
-      var max = phone() ? 16 : 32;
-      var longest = r.raw.reduce(function (m, s) { return Math.max(m, s.length); }, 0);
-      if (longest > max) {
-        layout.xaxis.tickmode = "array";
-        layout.xaxis.tickvals = r.categories;
-        layout.xaxis.ticktext = r.raw.map(function (s) {
-          return esc(s.length > max ? s.slice(0, max - 1) + "…" : s);
-        });
-        longest = max;
-      }
-      if (r.categories.length * Math.max(longest, 4) > 120) {
-        layout.xaxis.tickangle = -40;
-        // Slanted labels take height from the plot: give it back.
-        layout.height += Math.min(300, Math.max(0, longest - 14) * 5);
-      }
+      div._extraTicks = categoryTicks(layout.xaxis, r.raw, div, layout.font.size,
+        (phone() ? 60 : 100) + (c.y2_title ? 60 : 0));
+      layout.height += div._extraTicks;
     }
     if (c.y2_title) {
       layout.yaxis2 = { title: { text: esc(c.y2_title) }, overlaying: "y", side: "right",
@@ -245,7 +319,15 @@
     });
     if (!r.traces.length) noPoints(layout);
     legendRule(layout, r.traces, c);
-    return Plotly.react(div, r.traces, layout, config(c));
+    var all = function (k) {
+      return r.traces.reduce(function (a, t) { return a.concat(t[k] || []); }, []);
+    };
+    var plotW = (div.clientWidth || window.innerWidth) - (phone() ? 60 : 100);
+    logTicks(layout.xaxis, all("x"), plotW, layout.font.size);
+    logTicks(layout.yaxis, all("y"), layout.height - 170, layout.font.size);
+    return Plotly.react(div, r.traces, layout, config(c)).then(function () {
+      return r.anyCategory ? refitTicks(div, r.raw, layout.font.size) : null;
+    });
   }
 
   function drawHeatmap(div, c, state) {
@@ -266,7 +348,7 @@
       if (i === undefined || j === undefined) return;
       if (z[i][j] === null || p.z > z[i][j]) {
         z[i][j] = p.z;
-        text[i][j] = hoverHtml(p.hover);
+        text[i][j] = hoverHtml(hoverOf(p));
         label[i][j] = esc(p.label);
       }
     });
@@ -275,7 +357,7 @@
         if (v !== null && v > 0) { zmin = Math.min(zmin, v); zmax = Math.max(zmax, v); }
       });
     });
-    var colorbar = { title: { text: esc(c.z_title), side: "right" }, thickness: 14 };
+    var colorbar = { title: { text: esc(c.z_title), side: "right" }, thickness: phone() ? 8 : 14 };
     if (c.log_z && zmax > 0) {
       // Color by log10(z); label the colorbar at 1-2-5 steps in z units.
       z = z.map(function (row) {
@@ -296,23 +378,33 @@
     layout.yaxis.type = "category";
     layout.xaxis.gridcolor = layout.yaxis.gridcolor = "rgba(0,0,0,0)";
     layout.height = Math.max(300, 120 + 28 * yo.length);
-    var longest = xo.reduce(function (m, s) { return Math.max(m, s.length); }, 0);
-    if (xo.length * Math.max(longest, 4) > 90) {
-      layout.xaxis.tickangle = -35;
-      layout.height += Math.min(300, Math.max(0, longest - 14) * 5);
-    }
+    // Row labels cut on phones, so the cells keep the width.
+    var yText = cutLabels(yo, phone() ? 14 : 40);
+    layout.yaxis.tickmode = "array";
+    layout.yaxis.tickvals = yo.map(esc);
+    layout.yaxis.ticktext = yText.map(esc);
+    var room = 40 + charPx(layout.font.size) * yText.reduce(function (m, s) { return Math.max(m, s.length); }, 0) +
+      (phone() ? 50 : 80);
+    div._extraTicks = categoryTicks(layout.xaxis, xo, div, layout.font.size, room);
+    layout.height += div._extraTicks;
+    // A cell's number only where the cell is wide enough to hold it.
+    var cellPx = Math.max(120, (div.clientWidth || window.innerWidth) - room) / Math.max(1, xo.length);
+    var widest = cells.reduce(function (m, p) { return Math.max(m, String(p.label).length); }, 0);
+    var showText = xo.length <= 32 && yo.length <= 24 && widest * 6 <= cellPx;
     var traces = [];
     if (cells.length) {
       traces.push({
         type: "heatmap", x: xo.map(esc), y: yo.map(esc), z: z, hovertext: text, hoverinfo: "text",
-        text: label, texttemplate: xo.length <= 32 && yo.length <= 24 ? "%{text}" : "",
+        text: label, texttemplate: showText ? "%{text}" : "",
         colorscale: "Viridis", xgap: 1, ygap: 1, colorbar: colorbar,
         textfont: { size: xo.length > 16 ? 9 : 11 }
       });
     } else {
       noPoints(layout);
     }
-    return Plotly.react(div, traces, layout, config(c));
+    return Plotly.react(div, traces, layout, config(c)).then(function () {
+      return cells.length ? refitTicks(div, xo, layout.font.size) : null;
+    });
   }
 
   // Kernels as bars on a time axis: one lane per trace plus an "all" lane on top, so the white
@@ -340,8 +432,8 @@
       var tr = { type: "bar", orientation: "h", name: lane, base: [], x: [], y: [], hovertext: [],
         hoverinfo: "text", marker: { color: t.color, line: { width: 0 } }, width: 0.8 };
       pts.forEach(function (p) {
-        tr.base.push(p.x); tr.x.push(p.y); tr.y.push(lane); tr.hovertext.push(hoverHtml(p.hover));
-        all.base.push(p.x); all.x.push(p.y); all.y.push("all activity"); all.text.push(hoverHtml(p.hover));
+        tr.base.push(p.x); tr.x.push(p.y); tr.y.push(lane); tr.hovertext.push(hoverHtml(hoverOf(p)));
+        all.base.push(p.x); all.x.push(p.y); all.y.push("all activity"); all.text.push(hoverHtml(hoverOf(p)));
       });
       traces.push(tr);
     });
@@ -416,6 +508,7 @@
     return {
       responsive: true,
       displaylogo: false,
+      displayModeBar: phone() ? false : "hover",
       // Nothing leaves the page: no button uploads a chart to Chart Studio (the PNG export
       // stays, it saves locally).
       showSendToCloud: false,
@@ -440,6 +533,13 @@
     document.querySelectorAll(".js-f").forEach(function (n) {
       n.hidden = !elementPasses(n, state);
     });
+    // A chart of several GPUs says what was measured on the one the GPU filter picks.
+    (data.charts || []).forEach(function (c) {
+      var sub = document.querySelector("#fig-" + CSS.escape(c.id) + " .subtitle");
+      if (!sub || !c.subtitle_by_gpu) return;
+      var one = state.gpu && c.subtitle_by_gpu[state.gpu];
+      sub.textContent = one || sub.getAttribute("data-all");
+    });
   }
 
   function drawAll(state) {
@@ -453,7 +553,8 @@
     }
     var jobs = (data.charts || []).map(function (c) {
       var div = document.getElementById(c.id);
-      if (!div || c.empty) return Promise.resolve();
+      // A panel of another GPU than the filter's is hidden: drawn when shown again.
+      if (!div || c.empty || !passes(c.f, state)) return Promise.resolve();
       var job = c.kind === "heatmap" ? drawHeatmap(div, c, state)
         : c.kind === "timeline" ? drawTimeline(div, c, state) : drawXy(div, c, state);
       return job.then(function () { wireDetails(div, c); });
@@ -535,8 +636,15 @@
     var table = document.getElementById("t-" + id);
     if (!t || !table) return;
     var rows = [];
+    // Numbers as measured, not as shown ("2821.37", not "2,821"): a row's raw value where it
+    // has one, else the cell's text.
     table.querySelectorAll("tbody tr").forEach(function (tr) {
-      if (!tr.hidden) rows.push(t.rows[Number(tr.getAttribute("data-row"))].cells);
+      if (tr.hidden) return;
+      var r = t.rows[Number(tr.getAttribute("data-row"))];
+      rows.push(r.cells.map(function (c, i) {
+        var v = r.raw ? r.raw[i] : null;
+        return typeof v === "number" ? v : c;
+      }));
     });
     var text, type;
     if (format === "json") {
@@ -547,7 +655,7 @@
       }), null, 1);
       type = "application/json";
     } else {
-      var q = function (v) { return /[",\n]/.test(v) ? '"' + String(v).replace(/"/g, '""') + '"' : v; };
+      var q = function (v) { return /[",\n]/.test(String(v)) ? '"' + String(v).replace(/"/g, '""') + '"' : String(v); };
       text = [t.columns].concat(rows).map(function (r) { return r.map(q).join(","); }).join("\n") + "\n";
       type = "text/csv";
     }
@@ -578,7 +686,22 @@
       if (!jumped) {
         jumped = true;
         var at = state.chart ? document.getElementById(state.chart) : null;
-        if (at) at.scrollIntoView();
+        if (!at && state.chart) {
+          // A chart drawn as one panel per GPU ("fig-llm-bound-h100"): the filter's GPU.
+          at = Array.prototype.find.call(document.querySelectorAll("figure.chart"), function (f) {
+            return f.id.indexOf(state.chart + "-") === 0 && !f.hidden;
+          }) || null;
+        }
+        if (at) {
+          at.scrollIntoView();
+          // Below whatever stays stuck at the top (the header, the filter bar), so the
+          // chart's title shows.
+          var covered = 0;
+          document.querySelectorAll("header.top, #filters").forEach(function (n) {
+            if (getComputedStyle(n).position === "sticky") covered = Math.max(covered, n.getBoundingClientRect().bottom);
+          });
+          if (covered > 0) window.scrollBy(0, -(covered + 8));
+        }
       }
       if (mine === rendering) document.body.setAttribute("data-rendered", "1");
     });

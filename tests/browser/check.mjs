@@ -97,15 +97,13 @@ async function plotted(page) {
 }
 
 // Legend entries per chart: the composition rule of src/site/rules.rs (MAX_LEGEND_ENTRIES,
-// read from there so the two cannot drift) on desktops, and dashboard.js's PHONE_LEGEND at
-// phone width.
+// read from there so the two cannot drift), at both widths.
 const MAX_LEGEND = (() => {
   const rules = fs.readFileSync(new URL("../../src/site/rules.rs", import.meta.url), "utf8");
   const m = rules.match(/MAX_LEGEND_ENTRIES: usize = (\d+);/);
   if (!m) throw new Error("src/site/rules.rs: MAX_LEGEND_ENTRIES not found");
   return Number(m[1]);
 })();
-const PHONE_LEGEND = 6;
 const PHONE = { width: 390, height: 844 };
 
 async function legendEntries(page) {
@@ -118,8 +116,88 @@ async function legendEntries(page) {
   });
 }
 
-// A page at phone width: no sideways scroll, every chart full width and at least 300 px tall,
-// short legends or none.
+// What makes a drawn chart unreadable, per chart: tick labels of one axis that overlap (each
+// label's box turned with the label, from its own SVG geometry, so slanted labels are judged
+// as drawn), tick labels that read the same (labels cut to one text), and three or more
+// colours with neither a legend nor a label in that colour on the chart.
+async function readability(page) {
+  return page.evaluate(() => {
+    const out = [];
+    // The four corners of a text's box in SVG pixels, shrunk a little: glyph boxes carry
+    // padding above and below the letters.
+    function corners(t) {
+      const b = t.getBBox();
+      const m = t.getCTM();
+      if (!m || !b.width) return null;
+      const padY = b.height * 0.18, padX = 0.5;
+      const pts = [[b.x + padX, b.y + padY], [b.x + b.width - padX, b.y + padY],
+        [b.x + b.width - padX, b.y + b.height - padY], [b.x + padX, b.y + b.height - padY]];
+      return pts.map(([x, y]) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f]);
+    }
+    // Separating-axis test for two convex quadrilaterals.
+    function overlap(p, q) {
+      for (const poly of [p, q]) {
+        for (let i = 0; i < 4; i++) {
+          const [x1, y1] = poly[i], [x2, y2] = poly[(i + 1) % 4];
+          const nx = y1 - y2, ny = x2 - x1;
+          const proj = (r) => r.map(([x, y]) => x * nx + y * ny);
+          const a = proj(p), b = proj(q);
+          if (Math.max(...a) <= Math.min(...b) || Math.max(...b) <= Math.min(...a)) return false;
+        }
+      }
+      return true;
+    }
+    document.querySelectorAll(".js-plotly-plot").forEach((div) => {
+      if (!div.offsetParent) return;
+      const problems = [];
+      for (const axis of ["xtick", "ytick"]) {
+        const type = ((div._fullLayout || {})[axis === "xtick" ? "xaxis" : "yaxis"] || {}).type;
+        const texts = [...div.querySelectorAll(`g.${axis} text`)].filter((t) => t.textContent.trim());
+        const boxes = texts.map(corners);
+        let hits = 0;
+        for (let i = 0; i < texts.length; i++) {
+          for (let j = i + 1; j < texts.length; j++) {
+            if (boxes[i] && boxes[j] && overlap(boxes[i], boxes[j])) hits += 1;
+          }
+        }
+        if (hits) problems.push(`${hits} overlapping ${axis} labels`);
+        const seen = new Set(), twice = new Set();
+        texts.forEach((t) => { const s = t.textContent; (seen.has(s) ? twice : seen).add(s); });
+        // Category labels must differ; a log axis repeats its 2 and 5 in every decade.
+        if (twice.size && type === "category") problems.push(`${axis} labels read the same: ${[...twice].slice(0, 3).join(" | ")}`);
+      }
+      const colours = new Set();
+      (div.data || []).forEach((t) => {
+        if (t.type === "heatmap" || t.visible === false) return;
+        const c = (t.marker && t.marker.color) || (t.line && t.line.color);
+        if (typeof c === "string") colours.add(c.toLowerCase());
+      });
+      const legend = div.querySelectorAll(".legend .traces").length > 0;
+      const labelled = new Set(((div.layout || {}).annotations || [])
+        .map((a) => ((a.font || {}).color || "").toLowerCase()));
+      const bare = [...colours].filter((c) => !labelled.has(c));
+      if (!legend && bare.length >= 3) problems.push(`${bare.length} colours, no legend or labels`);
+      if (problems.length) out.push(`${div.id}: ${problems.join("; ")}`);
+    });
+    return out;
+  });
+}
+
+// The readability rules at one width: no overlapping or look-alike tick labels, a legend or
+// labels for every chart of three colours or more, at most MAX_LEGEND legend entries, and
+// nothing wider than the window.
+async function checkReadable(page, name, width) {
+  const bad = await readability(page);
+  check(bad.length === 0, `${name} at ${width} px: tick labels apart and distinct, colours named${bad.length ? ": " + bad.join(" | ") : ""}`);
+  const legends = await legendEntries(page);
+  const crowded = Object.entries(legends).filter(([, n]) => n > MAX_LEGEND);
+  check(crowded.length === 0, `${name} at ${width} px: at most ${MAX_LEGEND} legend entries per chart${crowded.length ? ": " + crowded.map(([id, n]) => `${id} ${n}`).join(", ") : ""}`);
+  const m = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth }));
+  check(m.scroll <= m.client, `${name} at ${width} px: no horizontal scroll (${m.scroll} <= ${m.client})`);
+}
+
+// A page at phone width: the readability rules, every chart full width and at least 250 px
+// tall.
 async function checkPhone(browser, dir, opts = {}) {
   console.log(`phone ${dir}`);
   for (const name of pages(dir)) {
@@ -134,12 +212,9 @@ async function checkPhone(browser, dir, opts = {}) {
       });
       return { scroll: doc.scrollWidth, client: doc.clientWidth, main, plots };
     });
-    check(m.scroll <= m.client, `${name} at ${PHONE.width} px: no horizontal scroll (${m.scroll} <= ${m.client})`);
+    await checkReadable(page, name, PHONE.width);
     const small = m.plots.filter((p) => p.h < 250 || p.w < m.main * 0.85);
     check(small.length === 0, `${name} at ${PHONE.width} px: ${m.plots.length} charts full width and tall enough${small.length ? ": " + small.map((p) => `${p.id} ${Math.round(p.w)}×${Math.round(p.h)}`).join(", ") : ""}`);
-    const legends = await legendEntries(page);
-    const crowded = Object.entries(legends).filter(([, n]) => n > PHONE_LEGEND);
-    check(crowded.length === 0, `${name} at ${PHONE.width} px: at most ${PHONE_LEGEND} legend entries${crowded.length ? ": " + crowded.map(([id, n]) => `${id} ${n}`).join(", ") : ""}`);
     check(problems.length === 0, `${name} at ${PHONE.width} px: no console error${problems.length ? ": " + problems.join(" | ") : ""}`);
     await page.close();
   }
@@ -261,10 +336,8 @@ async function checkSite(browser, dir, opts) {
     if (subtitles.length) {
       check(bare.length === 0, `${name}: every chart has its "Measured on … · commit … · statistic" subtitle${bare.length ? ": " + bare.map(([id]) => id).join(", ") : ""}`);
     }
-    // The legend rule (src/site/rules.rs MAX_LEGEND_ENTRIES).
-    const legends = await legendEntries(page);
-    const crowded = Object.entries(legends).filter(([, n]) => n > MAX_LEGEND);
-    check(crowded.length === 0, `${name}: at most ${MAX_LEGEND} legend entries per chart${crowded.length ? ": " + crowded.map(([id, n]) => `${id} ${n}`).join(", ") : ""}`);
+    // The readability rules at desktop width (checkPhone repeats them at 390 px).
+    await checkReadable(page, name, 1440);
     if (opts.hostile) {
       const imgs = await page.evaluate(() => document.querySelectorAll("img").length);
       check(imgs === 0, `${name}: no <img> element injected (${imgs})`);
@@ -299,10 +372,20 @@ async function checkOverview(browser, dir) {
     await page.goto(pathToFileURL(path.join(dir, file)).href + "#" + hash);
     await page.waitForSelector("body[data-rendered='1']", { timeout: 60000 });
     const seen = await page.evaluate((i) => {
-      const el = document.getElementById(i);
+      // The chart, or its panel of the link's GPU ("fig-llm-bound-h100").
+      const el = document.getElementById(i) || [...document.querySelectorAll("figure.chart")]
+        .find((f) => f.id.startsWith(i + "-") && !f.hidden);
       if (!el) return "missing";
       const r = el.getBoundingClientRect();
-      return r.top < window.innerHeight && r.bottom > 0 ? "in view" : `off screen (top ${Math.round(r.top)})`;
+      if (!(r.top < window.innerHeight && r.bottom > 0)) return `off screen (top ${Math.round(r.top)})`;
+      // Its title below everything stuck at the top of the window.
+      const title = el.querySelector("h3") || el;
+      let covered = 0;
+      document.querySelectorAll("header.top, #filters").forEach((n) => {
+        if (getComputedStyle(n).position === "sticky") covered = Math.max(covered, n.getBoundingClientRect().bottom);
+      });
+      const t = title.getBoundingClientRect().top;
+      return t >= covered - 1 ? "in view" : `title under the sticky bar (${Math.round(t)} < ${Math.round(covered)})`;
     }, id);
     check(seen === "in view", `${dir}: card link ${file}#…${id} opens that chart (${seen})`);
     await page.close();
@@ -350,7 +433,12 @@ async function checkFilters(browser, dir, opts = {}) {
     const hidden = await page.$$eval("tr.js-f[hidden]", (rs) => rs.length);
     check(hidden > 0, `${name}: data table rows outside the filter are hidden (${hidden})`);
     // The CSV download of a chart holds exactly the rows its table shows under the filter.
-    const tid = await page.$eval("table[data-table]", (t) => t.getAttribute("data-table")).catch(() => null);
+    // The first chart whose table shows rows under the filter (a panel of another dtype or
+    // GPU shows none).
+    const tid = await page.$$eval("table[data-table]", (ts) => {
+      const t = ts.find((x) => !x.closest("figure").hidden && x.querySelector("tbody tr:not([hidden])"));
+      return t ? t.getAttribute("data-table") : null;
+    }).catch(() => null);
     if (tid) {
       const shownRows = await page.$$eval(`#t-${tid} tbody tr:not([hidden])`, (rs) => rs.length);
       await page.$eval(`#fig-${tid} details.chart-data`, (d) => { d.open = true; });
@@ -359,6 +447,19 @@ async function checkFilters(browser, dir, opts = {}) {
       const csv = fs.readFileSync(await dl.path(), "utf8");
       const lines = csv.trim().split("\n").length - 1;
       check(lines === shownRows && shownRows > 0, `${name}: the CSV of ${tid} holds the ${shownRows} rows the filter shows (${lines})`);
+      // Numbers as measured: no "2,821"-style text, and the JSON's value column is a number.
+      const grouped = csv.match(/"-?\d{1,3}(,\d{3})+(\.\d+)?"/g) || [];
+      check(grouped.length === 0, `${name}: the CSV of ${tid} holds raw numbers${grouped.length ? ": " + grouped.slice(0, 3).join(" ") : ""}`);
+      const [jl] = await Promise.all([page.waitForEvent("download"),
+        page.click(`button[data-download='json'][data-chart='${tid}']`)]);
+      const json = JSON.parse(fs.readFileSync(await jl.path(), "utf8"));
+      const col = await page.evaluate((i) => {
+        const d = JSON.parse(document.getElementById("opbench-data").textContent);
+        const t = d.tables[i].same_as ? d.tables[d.tables[i].same_as] : d.tables[i];
+        return t.columns[t.columns.length >= 4 && t.rows[0].raw ? t.rows[0].raw.findIndex((v) => typeof v === "number") : 2];
+      }, tid);
+      check(json.length === shownRows && json.length > 0 && typeof json[0][col] === "number",
+        `${name}: the JSON of ${tid} holds "${col}" as a number (${json.length ? JSON.stringify(json[0][col]) : "no rows"})`);
     }
     const url = page.url();
     check(url.includes(`#`) && decodeURIComponent(url).includes(`${pick.dim}=${value}`), `${name}: the filter is in the URL (${url.split("#")[1]})`);

@@ -292,7 +292,7 @@ pub fn plain_table(columns: &[&str], rows: Vec<(Vec<String>, Dims)>) -> TableVie
         columns: columns.iter().map(|c| c.to_string()).collect(),
         rows: rows
             .into_iter()
-            .map(|(cells, f)| super::chart::TableRow { cells, f })
+            .map(|(cells, f)| super::chart::TableRow::text(cells, f))
             .collect(),
     }
 }

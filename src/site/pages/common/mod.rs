@@ -2,6 +2,7 @@
 //! category order, one idea per file.
 
 mod distinguish;
+mod facet;
 mod gpus;
 mod order;
 mod peers;
@@ -10,6 +11,7 @@ mod tables;
 mod text;
 
 pub use distinguish::{distinguishing, with_extra, Distinguishing};
+pub use facet::{facets, per_gpu, per_gpu_by, slug, split_by};
 pub use gpus::{gpu_pattern, gpus, multi_gpu, series};
 pub use order::{ordered_categories, rank, DTYPE_ORDER};
 pub use peers::{p50_us, peer_index, peer_key};

@@ -21,6 +21,7 @@ pub fn not_ok_table(points: &[Point]) -> Option<NamedTable> {
                 p.gpu(),
             ],
             f: p.dims(),
+            raw: Vec::new(),
         })
         .collect();
     (!rows.is_empty()).then(|| NamedTable {
@@ -66,6 +67,7 @@ pub fn other_rows_table(id: &str, title: &str, points: &[Point]) -> Option<Named
                 p.gpu(),
             ],
             f: p.dims(),
+            raw: Vec::new(),
         })
         .collect();
     Some(NamedTable {

@@ -24,15 +24,7 @@ fn b_transposed(p: &Point) -> bool {
 /// "4096³", "128×2048×2048", with the layer op in front when the shape comes from a model and
 /// "B[N,K]" behind when B is stored [N, K] (as gemm_bench's own labels say).
 pub fn shape(p: &Point) -> String {
-    let s = match mnk(p) {
-        Some((m, n, k)) if m == n && n == k => format!("{m}³"),
-        Some((m, n, k)) => format!("{m}×{n}×{k}"),
-        None => params_text(p),
-    };
-    let s = match names::param_str(p.row, names::LAYER_OP) {
-        Some(op) => format!("{op} {s}"),
-        None => s,
-    };
+    let s = problem_shape(p);
     if b_transposed(p) {
         format!("{s} B[N,K]")
     } else {
@@ -40,11 +32,43 @@ pub fn shape(p: &Point) -> String {
     }
 }
 
-/// Shape and dtype: one column of the kernels × shapes heatmap.
-pub fn shape_dtype(p: &Point) -> String {
+/// The kernel with " B[N,K]" when it read B stored [N, K]: a heatmap row, so each cell holds
+/// one layout.
+pub fn kernel_layout(p: &Point) -> String {
+    if b_transposed(p) {
+        format!("{} B[N,K]", p.imp())
+    } else {
+        p.imp().to_string()
+    }
+}
+
+/// The shape and dtype without the B layout: a heatmap column.
+pub fn problem_dtype(p: &Point) -> String {
     match p.dtype() {
-        Some(d) => format!("{} {d}", shape(p)),
-        None => shape(p),
+        Some(d) => format!("{} {d}", problem_shape(p)),
+        None => problem_shape(p),
+    }
+}
+
+/// Which roofline a dtype goes on: the 32-bit inputs (the CUDA-core ladder; cuBLAS also as
+/// TF32) or the 16-bit ones (tensor cores). One roofline of every dtype has too many kernels
+/// for its legend.
+pub fn dtype_family(p: &Point) -> String {
+    match p.dtype().as_deref() {
+        Some("f32" | "tf32" | "f64") | None => "32-bit inputs".into(),
+        Some(_) => "16-bit inputs".into(),
+    }
+}
+
+fn problem_shape(p: &Point) -> String {
+    let s = match mnk(p) {
+        Some((m, n, k)) if m == n && n == k => format!("{m}³"),
+        Some((m, n, k)) => format!("{m}×{n}×{k}"),
+        None => params_text(p),
+    };
+    match names::param_str(p.row, names::LAYER_OP) {
+        Some(op) => format!("{op} {s}"),
+        None => s,
     }
 }
 

@@ -1,7 +1,7 @@
 //! The GEMM page: roofline with measured ceilings, heatmaps, split charts, speedup against a
 //! chosen baseline, and the kernel ladder as % of cuBLAS.
 
-mod figures;
+pub mod figures;
 mod heatmap;
 mod mn_heatmap;
 mod order;
@@ -11,11 +11,20 @@ mod rows;
 mod speedup;
 pub mod vs_cublas;
 
-use super::common::{empty_kind, filters, not_ok_table, Section};
+use super::common::{empty_kind, facets, filters, not_ok_table, per_gpu, per_gpu_by, Section};
 use super::PageContext;
+use crate::site::names;
 use crate::site::palette::Palette;
 use crate::site::points::Point;
 use rows::GemmRows;
+
+/// "square shapes", "model shapes": a heatmap's shape set.
+fn shape_set(p: &Point) -> String {
+    match names::param_str(p.row, names::SHAPE_SET) {
+        Some(s) => format!("{s} shapes"),
+        None => String::new(),
+    }
+}
 
 pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
     page.intro = "Matrix multiply: cuBLAS, candle and each hand-written kernel of the ladder, \
@@ -36,19 +45,26 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
         "Roofline",
         "Where each kernel sits against the machine's measured limits.",
     );
-    s1.charts.push(roofline::chart(&rows.ok, &rows.figs, pal));
+    s1.charts
+        .extend(facets(points, figures::dtype_family, |pts| {
+            let r = GemmRows::new(pts);
+            roofline::chart(&r.ok, &r.figs, pal)
+        }));
     let mut s2 = Section::new("heatmaps", "Heatmaps", "");
-    s2.charts.push(heatmap::chart(&rows));
+    s2.charts.extend(per_gpu_by(points, shape_set, |pts| {
+        heatmap::chart(&GemmRows::new(pts))
+    }));
     s2.charts.extend(mn_heatmap::charts(&rows.ok, &rows.figs));
     let mut s3 = Section::new(
         "split",
         "Intensity and performance per kernel",
         "The roofline's two axes, one kernel at a time.",
     );
-    s3.charts.push(per_kernel::intensity(&rows, pal));
-    s3.charts.push(per_kernel::performance(&rows, pal));
+    s3.charts.push(per_kernel::intensity(&rows));
+    s3.charts.push(per_kernel::performance(&rows));
     let mut s4 = Section::new("comparison", "Speedup and the ladder", "");
-    s4.charts.push(speedup::chart(&rows, pal));
+    s4.charts
+        .extend(per_gpu(points, |pts| speedup::chart(&GemmRows::new(pts))));
     s4.charts
         .push(vs_cublas::ladder_chart(&rows.ok, &rows.figs, pal));
     s4.tables.extend(not_ok_table(points));

@@ -232,7 +232,7 @@ fn kind_caption(k: &KindData) -> String {
     let what = match k.kind.as_str() {
         "layernorm" => {
             "our kernels' achieved bandwidth as % of the device copy bandwidth, \
-                        geometric mean over the cold-L2 shapes of each dtype"
+                        median over the cold-L2 shapes of each dtype (as the overview's card)"
         }
         "gemm" => {
             "at each shape, the best of our kernels as % of cuBLAS (cuBLAS time / our \

@@ -1,15 +1,19 @@
-//! "P50 time over X × Y": one heatmap per kernel and block over the two main parameters.
+//! "P50 time over X × Y": one heatmap per GPU, kernel and block over the two main parameters.
 
 use super::fields::{block, dims, hover, num_label, p50, param_of};
 use crate::site::chart::{Cell, ChartKind, ChartView};
 use crate::site::fmt;
 use crate::site::measured;
+use crate::site::pages::common::slug;
 use crate::site::points::Point;
+use crate::site::rules::short_gpu;
 use std::collections::BTreeMap;
 
 /// One heatmap per (kernel, block) of the timed points `ok`, ids `kern-heat-0`, ...; none
 /// unless two parameters are swept.
-pub fn charts(ok: &[Point], axes: &[String]) -> Vec<ChartView> {
+/// `ok` is one GPU's; with `multi` (several GPUs on the page) ids and titles name it and each
+/// chart carries it as a filter coordinate.
+pub fn charts(ok: &[Point], axes: &[String], multi: bool) -> Vec<ChartView> {
     if axes.len() < 2 {
         return Vec::new();
     }
@@ -23,7 +27,16 @@ pub fn charts(ok: &[Point], axes: &[String]) -> Vec<ChartView> {
     groups
         .iter()
         .enumerate()
-        .map(|(i, ((imp, blk), pts))| chart(i, imp, blk, pts, &axes[0], &axes[1]))
+        .map(|(i, ((imp, blk), pts))| {
+            let mut c = chart(i, imp, blk, pts, &axes[0], &axes[1]);
+            if let (true, Some(p)) = (multi, pts.first()) {
+                let short = short_gpu(&p.gpu());
+                c.id = format!("{}-{}", c.id, slug(&short));
+                c.title = format!("{short}: {}", c.title);
+                c.f.insert("gpu".into(), p.gpu());
+            }
+            c
+        })
         .collect()
 }
 

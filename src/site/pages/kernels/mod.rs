@@ -11,7 +11,9 @@ mod roofline;
 mod rows;
 mod speedup;
 
-use super::common::{empty_kind, not_ok_table, other_rows_table, Section};
+use super::common::{
+    empty_kind, not_ok_table, other_rows_table, per_gpu, per_gpu_by, split_by, Section,
+};
 use super::PageContext;
 use crate::site::palette::Palette;
 use crate::site::points::Point;
@@ -34,9 +36,17 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
         "Execution time",
         "Each kernel's time over the parameter grid and along one parameter.",
     );
-    s_time.charts = heatmaps::charts(ok, &rows.axes);
+    // Each GPU its own panels: a heatmap cell or a line is one GPU's.
+    for (_, gpu_rows) in split_by(ok, |p| p.gpu()) {
+        s_time
+            .charts
+            .extend(heatmaps::charts(&gpu_rows, &rows.axes, multi));
+    }
     if let Some(ax) = rows.axes.first() {
-        s_time.charts.push(along::chart(ok, ax, multi, pal));
+        let fixed = |p: &Point| fields::pset_text(p, &[ax.as_str()]);
+        s_time
+            .charts
+            .extend(per_gpu_by(ok, fixed, |pts| along::chart(pts, ax, pal)));
     }
     page.filters = rows.filters(&s_time.charts);
     let mut s_speed = Section::new(
@@ -45,7 +55,9 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
         "Choose the baseline kernel: each bar is P50(baseline) / P50(kernel) at the same \
          parameter set, each kernel at its fastest block (above 1: faster than the baseline).",
     );
-    s_speed.charts.push(speedup::chart(ok, multi, pal));
+    s_speed
+        .charts
+        .extend(per_gpu(ok, |pts| speedup::chart(pts, false, pal)));
     let mut s_prof = Section::new(
         "profile",
         "Nsight Compute metrics",
@@ -59,7 +71,9 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
         "Roofline",
         "Each point at its arithmetic intensity against the run's measured ceilings.",
     );
-    s_roof.charts.push(roofline::chart(ok, multi, pal));
+    s_roof
+        .charts
+        .extend(per_gpu(ok, |pts| roofline::chart(pts, false, pal)));
     let mut sections = vec![s_time, s_speed, s_prof, s_roof];
     if let Some(t) = not_ok_table(points) {
         let mut s = Section::new("failed", "Failed and skipped points", "");

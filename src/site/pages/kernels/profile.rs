@@ -8,6 +8,7 @@ use crate::site::names;
 use crate::site::pages::common::{gpus, ordered_categories};
 use crate::site::palette::Palette;
 use crate::site::points::Point;
+use std::collections::HashMap;
 
 /// The ncu percentages drawn, each its own bar series.
 const PCT: &[(&str, &str)] = &[
@@ -24,8 +25,14 @@ const PROFILED: &str = "Nsight Compute metrics of one profiled launch per point"
 pub fn charts(prof: &[Point]) -> Vec<ChartView> {
     let gpu_list = gpus(prof);
     if gpu_list.is_empty() {
-        return vec![one("kern-ncu", None, &[])];
+        return vec![one("kern-ncu", None, &[], &HashMap::new())];
     }
+    // One kernel order on every GPU's chart: the first GPU's P50 times, fastest first.
+    let order: HashMap<String, f64> = prof
+        .iter()
+        .filter(|p| p.gpu() == gpu_list[0])
+        .filter_map(|p| Some((group(p), p50(p)?)))
+        .collect();
     gpu_list
         .iter()
         .enumerate()
@@ -36,13 +43,22 @@ pub fn charts(prof: &[Point]) -> Vec<ChartView> {
                 format!("kern-ncu-{i}")
             };
             let mine: Vec<Point> = prof.iter().filter(|p| p.gpu() == *g).copied().collect();
-            one(&id, Some(g), &mine)
+            let mut c = one(&id, Some(g), &mine, &order);
+            if gpu_list.len() > 1 {
+                c.f.insert("gpu".into(), g.clone());
+            }
+            c
         })
         .collect()
 }
 
 /// Grouped bars (never stacked: each bar is a percentage of its own ceiling) of one GPU.
-fn one(id: &str, gpu: Option<&str>, prof: &[Point]) -> ChartView {
+/// "matmul_tiled 16x16": a bar group.
+fn group(p: &Point) -> String {
+    format!("{} {}", p.imp(), block(p))
+}
+
+fn one(id: &str, gpu: Option<&str>, prof: &[Point], order: &HashMap<String, f64>) -> ChartView {
     let mut c = ChartView::new(
         id,
         "Profiler metrics per kernel",
@@ -70,9 +86,9 @@ fn one(id: &str, gpu: Option<&str>, prof: &[Point]) -> ChartView {
             let Some(v) = names::metric(p.row, &[key]) else {
                 continue;
             };
-            let x = format!("{} {}", p.imp(), block(p));
+            let x = group(p);
             let mut k: Vec<f64> = sweep(p).iter().map(|(_, v)| *v).collect();
-            k.insert(0, p50(p).unwrap_or(0.0));
+            k.insert(0, order.get(&x).copied().or(p50(p)).unwrap_or(0.0));
             cats.push((k, x.clone()));
             let h = format!("{label}: {}\n{}", fmt::num(v), hover(p));
             set.get(label, || Trace::new(*label, Palette::nth(i), "bar"))

@@ -67,7 +67,15 @@ pub fn hover(p: &Point, label: &str, extra: &[String]) -> String {
     }
     lines.extend(extra.iter().cloned());
     if let Some(t) = &p.row.timing {
-        lines.push(if t.l2_cleared {
+        // Cold by rotation: each launch reads a buffer set the previous launches pushed out
+        // of L2, with nothing flushed (`src/gpu/rotation.rs`).
+        lines.push(if t.method.contains("rotating") {
+            format!(
+                "cold L2: buffer sets rotated so each launch finds its data out of L2, {} \
+                 launches per sample",
+                t.launches_per_sample
+            )
+        } else if t.l2_cleared {
             "L2 cleared before each launch".into()
         } else {
             format!("warm L2, {} launches per sample", t.launches_per_sample)

@@ -76,14 +76,26 @@ pub fn config_key(p: &Point) -> Vec<f64> {
     ]
 }
 
+/// A tail percentile needs samples beyond it: P95 is shown from this many samples on...
+pub const MIN_SAMPLES_P95: usize = 20;
+/// ...and P99 from this many (with fewer, it is the max or an interpolation next to it).
+pub const MIN_SAMPLES_P99: usize = 100;
+
+/// "P50 1.2 ms (P5 1.1, P95 1.4, P99 1.9, n=635)", the tail percentiles only where there are
+/// samples enough for them (`MIN_SAMPLES_P95`, `MIN_SAMPLES_P99`); min and max otherwise.
 pub fn stat_line(k: &str, s: &crate::stats::Summary) -> String {
     let u = names::unit_label(k);
-    format!(
-        "P50 {} {u} (P5 {}, P95 {}, P99 {}, n={})",
-        fmt::num(s.p50),
-        fmt::num(s.p5),
-        fmt::num(s.p95),
-        fmt::num(s.p99),
-        s.n
-    )
+    let mut parts = Vec::new();
+    if s.n >= MIN_SAMPLES_P95 {
+        parts.push(format!("P5 {}", fmt::num(s.p5)));
+        parts.push(format!("P95 {}", fmt::num(s.p95)));
+    } else {
+        parts.push(format!("min {}", fmt::num(s.min)));
+        parts.push(format!("max {}", fmt::num(s.max)));
+    }
+    if s.n >= MIN_SAMPLES_P99 {
+        parts.push(format!("P99 {}", fmt::num(s.p99)));
+    }
+    parts.push(format!("n={}", s.n));
+    format!("P50 {} {u} ({})", fmt::num(s.p50), parts.join(", "))
 }

@@ -2,7 +2,7 @@
 //! (min to max) of each phase. Labels carry only the problem parameters that vary; the
 //! constant ones go into the caption, and a GPU is a filled or open marker, not a label.
 
-use super::config::{base_config, config_key, stat_line, PHASES};
+use super::config::{base_config, config_key, stat_line, Phase, MIN_SAMPLES_P99, PHASES};
 use crate::identity;
 use crate::site::chart::{pt_cat, ChartView, Trace, TraceSet};
 use crate::site::measured;
@@ -14,7 +14,7 @@ use crate::site::rules;
 use std::collections::{BTreeSet, HashMap};
 
 /// What the distribution charts draw of each point's samples.
-const DISTRIBUTION: &str = "min, P50, P95, P99 and max of each point's samples";
+const DISTRIBUTION: &str = "min, P50, P99 and max of each point's samples";
 
 /// Labels of the points' problems with only the varying parts, and the constant parts.
 fn labels(points: &[Point]) -> (HashMap<String, String>, Vec<String>) {
@@ -153,65 +153,54 @@ pub fn latency(charted: &[Point], pal: &Palette) -> ChartView {
         .finish("No prefill, decode or e2e point carries its time statistic.")
 }
 
-/// One chart per phase: min, P50, P95, P99 and max of each implementation and configuration.
-pub fn distributions(charted: &[Point], _pal: &Palette) -> Vec<ChartView> {
+/// One chart of `ph` for the points of one GPU: per configuration, each implementation's
+/// median with whiskers from min to max, and its P99 as a dash where the samples suffice.
+pub fn distribution(charted: &[Point], ph: &Phase, pal: &Palette) -> ChartView {
     let pts = first_per_identity(charted);
-    let gpu_list = gpus(&pts);
-    let multi = gpu_list.len() > 1;
     let (label, common) = labels(&pts);
-    let mut out = Vec::new();
-    for ph in PHASES {
-        let mut c = ChartView::new(
-            &format!("llm-pct-{}", ph.benchmark),
-            &format!("Distribution: {}", ph.label),
-            &format!(
-                "min, P50, P95, P99 and max of the samples for each implementation and \
-                 configuration. A long tail shows as a gap between P95 and max.{}",
-                common_text(&common)
-            ),
-            "implementation · configuration",
-            "time (ms)",
-        );
-        c.log_y = true;
-        let mut cats = Vec::new();
-        let mut set = TraceSet::default();
-        for p in &pts {
-            let Some((k, s)) = names::stat(p.row, ph.stat) else {
-                continue;
-            };
-            let f = names::to_us(k) / 1e3;
-            let who = if multi {
-                format!("{} {}", p.imp(), rules::short_gpu(&p.gpu()))
-            } else {
-                p.imp().to_string()
-            };
-            let x = format!("{who} · {}", label[&base_config(p)]);
-            cats.push((config_key(p), x.clone()));
-            for (i, (name, v, sym)) in [
-                ("min", s.min, "triangle-down"),
-                ("P50", s.p50, "circle"),
-                ("P95", s.p95, "diamond"),
-                ("P99", s.p99, "star"),
-                ("max", s.max, "triangle-up"),
-            ]
-            .into_iter()
-            .enumerate()
-            {
-                set.get(name, || {
-                    let mut t = Trace::new(name, Palette::nth(i), "markers");
-                    t.symbol = Some(sym.into());
-                    t
-                })
-                .points
-                .push(pt_cat(&x, v * f, hover(p, &stat_line(k, s)), p.dims()));
-            }
+    let mut c = ChartView::new(
+        &format!("llm-pct-{}", ph.benchmark),
+        &format!("Distribution: {}", ph.label),
+        &format!(
+            "Each implementation's median (marker) with whiskers from the fastest to the \
+             slowest sample, per configuration; a dash marks the P99 where a point has at \
+             least {MIN_SAMPLES_P99} samples. A long tail shows as a long upper whisker.{}",
+            common_text(&common)
+        ),
+        "configuration",
+        "time (ms)",
+    );
+    c.log_y = true;
+    let mut cats = Vec::new();
+    let mut set = TraceSet::default();
+    for p in &pts {
+        let Some((k, s)) = names::stat(p.row, ph.stat) else {
+            continue;
+        };
+        let f = names::to_us(k) / 1e3;
+        let x = label[&base_config(p)].clone();
+        cats.push((config_key(p), x.clone()));
+        let hover = hover(p, &stat_line(k, s));
+        let mut pt = pt_cat(&x, s.p50 * f, hover.clone(), p.dims());
+        pt.lo = Some(s.min * f);
+        pt.hi = Some(s.max * f);
+        set.get(p.imp(), || Trace::new(p.imp(), pal.of(p.imp()), "markers"))
+            .points
+            .push(pt);
+        if s.n >= MIN_SAMPLES_P99 {
+            let id = format!("{}\u{1f}P99", p.imp());
+            set.get(&id, || {
+                let mut t = Trace::new(p.imp(), pal.of(p.imp()), "markers");
+                t.symbol = Some("line-ew-open".into());
+                t.no_legend = true;
+                t
+            })
+            .points
+            .push(pt_cat(&x, s.p99 * f, format!("P99\n{hover}"), p.dims()));
         }
-        c.x_order = ordered_categories(cats);
-        c.traces = set.into_vec();
-        out.push(
-            c.measured(&pts, DISTRIBUTION)
-                .finish(&format!("No {} point carries samples.", ph.benchmark)),
-        );
     }
-    out
+    c.x_order = ordered_categories(cats);
+    c.traces = set.into_vec();
+    c.measured(&pts, DISTRIBUTION)
+        .finish(&format!("No {} point carries samples.", ph.benchmark))
 }

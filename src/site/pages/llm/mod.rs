@@ -5,14 +5,16 @@ mod arch;
 mod bound;
 mod config;
 mod efficiency;
+mod headline;
 mod latency;
 mod peer;
 mod prefill_decode;
 mod rows;
 mod throughput;
 
-use super::common::{empty_kind, filters, not_ok_table, other_rows_table, Section};
+use super::common::{empty_kind, filters, not_ok_table, other_rows_table, per_gpu, Section};
 use super::PageContext;
+use crate::site::chart::ChartView;
 use crate::site::palette::Palette;
 use crate::site::points::Point;
 use config::is_charted;
@@ -31,18 +33,36 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
     }
     page.filters = filters(points, &["gpu", "model", "dtype", "batch", "impl"]);
     let rows = LlmRows::new(points);
+    // Each GPU its own panel: the configurations of one GPU fit on one axis, and a colour
+    // stays one implementation.
+    let gpu_rows =
+        |build: &dyn Fn(&LlmRows) -> ChartView| per_gpu(points, |pts| build(&LlmRows::new(pts)));
+    let mut s0 = Section::new(
+        "headline",
+        "Headline",
+        "Per GPU, model and batch: each implementation's decode rate, time to first token, \
+         decode step, % of the bandwidth bound and peak memory.",
+    );
+    s0.tables.extend(headline::table(&rows.charted));
     let mut s1 = Section::new("latency", "Latency", "");
-    s1.charts.push(latency::latency(&rows.charted, pal));
-    s1.charts.extend(latency::distributions(&rows.charted, pal));
+    s1.charts
+        .extend(gpu_rows(&|r| latency::latency(&r.charted, pal)));
+    for ph in config::PHASES {
+        s1.charts
+            .extend(gpu_rows(&|r| latency::distribution(&r.charted, ph, pal)));
+    }
     let mut s2 = Section::new("throughput", "Throughput", "");
     s2.charts.push(throughput::chart(&rows.decode, pal));
-    s2.charts.push(prefill_decode::chart(&rows, pal));
-    s2.charts.push(peer::chart(&rows.decode, pal));
-    s2.charts.push(bound::chart(&rows, pal));
+    s2.charts
+        .extend(gpu_rows(&|r| prefill_decode::chart(r, pal)));
+    s2.charts.extend(gpu_rows(&|r| peer::chart(&r.decode, pal)));
+    s2.charts.extend(gpu_rows(&|r| bound::chart(r, pal)));
     let mut s3 = Section::new("models", "Models and efficiency", "");
     s3.charts.push(arch::chart(points));
-    s3.charts.push(efficiency::per_layer(&rows, pal));
-    s3.charts.push(efficiency::per_param(&rows, pal));
+    s3.charts
+        .extend(gpu_rows(&|r| efficiency::per_layer(r, pal)));
+    s3.charts
+        .extend(gpu_rows(&|r| efficiency::per_param(r, pal)));
     let others: Vec<Point> = points
         .iter()
         .filter(|p| p.ok() && !is_charted(p))
@@ -54,5 +74,5 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
         &others,
     ));
     s3.tables.extend(not_ok_table(points));
-    page.sections = vec![s1, s2, s3];
+    page.sections = vec![s0, s1, s2, s3];
 }

@@ -45,6 +45,7 @@ pub fn table(store: &Store) -> (TableView, usize) {
                     a.notes.join("; "),
                 ],
                 f: gpu_dims(&a.env.label()),
+                raw: Vec::new(),
             }
         })
         .collect();

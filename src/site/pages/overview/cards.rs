@@ -7,8 +7,9 @@ use crate::site::pages::common::gpus;
 use crate::site::pages::Card;
 use crate::site::points::{Point, Store};
 
-/// What a kind's card is made from: its figure from one GPU's points.
-type Maker = fn(&str, &[Point]) -> Option<Card>;
+/// What a kind's card is made from: its figure from one GPU's points, and every GPU's points of
+/// the kind (for a figure that must compare alike on each GPU).
+type Maker = fn(&str, &[Point], &[Point]) -> Option<Card>;
 
 /// (kind, title when muted, page, benchmark binary, maker), in display order.
 const SPECS: [(&str, &str, &str, &str, Maker); 3] = [
@@ -46,7 +47,7 @@ pub fn cards(store: &Store) -> Vec<Card> {
         let before = out.len();
         for gpu in gpu_list {
             let mine: Vec<Point> = pts.iter().filter(|p| p.gpu() == gpu).copied().collect();
-            out.extend(make(&gpu, &mine));
+            out.extend(make(&gpu, &mine, &pts));
         }
         if out.len() == before {
             let why = if pts.is_empty() {

@@ -52,7 +52,7 @@ fn step_interval(p: &Point) -> Option<String> {
 }
 
 /// The card of one GPU's LLM points.
-pub fn card(gpu: &str, pts: &[Point]) -> Option<Card> {
+pub fn card(gpu: &str, pts: &[Point], _all: &[Point]) -> Option<Card> {
     let p = headline(pts)?;
     let r = p.row;
     let tps = names::decode_tps(r)?;

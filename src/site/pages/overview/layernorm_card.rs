@@ -30,7 +30,7 @@ fn speedups<'a>(pts: &[Point<'a>], base: &str) -> Vec<(f64, Point<'a>)> {
 
 /// The card of one GPU's LayerNorm points: the implementation of ours measured at the most
 /// points.
-pub fn card(gpu: &str, pts: &[Point]) -> Option<Card> {
+pub fn card(gpu: &str, pts: &[Point], _all: &[Point]) -> Option<Card> {
     let base = names::LN_BASELINE[0];
     let mut by_imp: BTreeMap<&str, Vec<(f64, Point)>> = BTreeMap::new();
     for (v, p) in speedups(pts, base) {
@@ -41,17 +41,27 @@ pub fn card(gpu: &str, pts: &[Point]) -> Option<Card> {
     let s = Spread::of(&values)?;
     let faster = values.iter().filter(|v| **v > 1.0).count();
     let mut details = vec![format!("faster than {base} at {faster} of {} points", s.n)];
-    // Against the copy ceiling where data comes from DRAM: the cold-L2 points.
-    let pct: Vec<f64> = sp
+    // Against the copy ceiling where data comes from DRAM: the cold-L2 points, the median
+    // per dtype, as the history page's LayerNorm charts draw it.
+    let mut pct: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for (_, p) in sp
         .iter()
         .filter(|(_, p)| names::param_str(p.row, names::MODE).as_deref() == Some("cold"))
-        .filter_map(|(_, p)| names::metric(p.row, names::PCT_COPY))
+    {
+        if let Some(v) = names::metric(p.row, names::PCT_COPY) {
+            pct.entry(p.dtype().unwrap_or_else(|| "-".into()))
+                .or_default()
+                .push(v);
+        }
+    }
+    let per_dtype: Vec<String> = pct
+        .iter()
+        .filter_map(|(d, v)| Some(format!("{d} {}", fmt::pct(Spread::of(v)?.median))))
         .collect();
-    if let Some(c) = Spread::of(&pct) {
+    if !per_dtype.is_empty() {
         details.push(format!(
-            "cold L2: median {} of the copy bandwidth ({})",
-            fmt::pct(c.median),
-            c.interval(fmt::pct)
+            "cold L2, median % of the copy bandwidth: {}",
+            per_dtype.join(", ")
         ));
     }
     details.push(gpu.to_string());

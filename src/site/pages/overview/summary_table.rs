@@ -108,6 +108,7 @@ pub fn table(store: &Store) -> TableView {
                 gpu,
             ],
             f,
+            raw: Vec::new(),
         });
     }
     TableView {
