@@ -148,9 +148,13 @@ fn keep_earlier_partial(partial: &Path, path: &Path) -> Result<()> {
     if !partial.exists() {
         return Ok(());
     }
-    let old = std::fs::read_to_string(partial)
-        .ok()
-        .and_then(|t| parse_artifact(&t).ok());
+    let old = crate::input::read_text(
+        partial,
+        "partial artifact",
+        crate::input::ARTIFACT_MAX_BYTES,
+    )
+    .ok()
+    .and_then(|t| parse_artifact(&t).ok());
     if old.as_ref().is_some_and(|a| a.results.is_empty()) {
         return Ok(());
     }

@@ -350,8 +350,7 @@ pub fn merge(
     }
     let mut said = Vec::new();
     for f in files {
-        let text =
-            std::fs::read_to_string(f).with_context(|| format!("{}: cannot read", f.display()))?;
+        let text = crate::input::read_text(f, "--merge file", crate::input::ARTIFACT_MAX_BYTES)?;
         let v: serde_json::Value =
             serde_json::from_str(&text).with_context(|| format!("{}: not JSON", f.display()))?;
         let mut new_rows = Vec::new();

@@ -19,8 +19,7 @@ pub struct ModelFiles {
 
 /// The weight file names of a folder: model.safetensors, or the shards of the index.
 fn shard_names(index: &Path) -> Result<Vec<String>> {
-    let text = std::fs::read_to_string(index)
-        .with_context(|| format!("{}: cannot read the shard index", index.display()))?;
+    let text = crate::input::read_text(index, "shard index", crate::input::SOURCE_MAX_BYTES)?;
     let v: serde_json::Value = serde_json::from_str(&text)
         .with_context(|| format!("{}: not valid JSON", index.display()))?;
     let map = v
