@@ -14,6 +14,7 @@ use std::fmt::Write;
 /// Runs kernel_bench with parsed arguments.
 pub fn main(args: Args) -> Result<()> {
     args.sampling.sampling().check()?;
+    check_outputs(&args)?;
     let (plan, source) = load(&args)?;
     match args.device {
         Device::Cpu => {
@@ -238,4 +239,40 @@ pub fn describe(plan: &Plan) -> String {
         }
     }
     s
+}
+
+/// Every file flag kernel_bench writes, checked before anything runs: none replaces an input
+/// or a file it did not write (the artifact's own check is `artifact::check_replace`).
+fn check_outputs(args: &Args) -> Result<()> {
+    use crate::cli::output::{self, Output};
+    let report = args.report_path();
+    let mut outs = vec![Output {
+        flag: "--report",
+        path: &report,
+        what: "a kernel_bench report",
+        ours: |b| output::starts_with(b, "opbench kernel_bench report"),
+    }];
+    if let Some(p) = &args.plan_json {
+        outs.push(Output {
+            flag: "--plan-json",
+            path: p,
+            what: "a kernel_bench plan (a JSON list of points)",
+            ours: |b| {
+                serde_json::from_slice::<Vec<serde_json::Value>>(b)
+                    .is_ok_and(|v| v.iter().all(|p| p.get("kernel").is_some()))
+            },
+        });
+    }
+    if let Some(p) = &args.ncu_raw {
+        outs.push(Output {
+            flag: "--ncu-raw",
+            path: p,
+            what: "ncu's CSV output",
+            ours: |b| output::starts_with(b, "\"ID\"") || output::starts_with(b, "==PROF=="),
+        });
+    }
+    let mut inputs: Vec<&std::path::Path> = vec![&args.out];
+    inputs.extend(args.manifest.as_deref());
+    inputs.extend(args.source.as_deref());
+    output::check_outputs(&outs, &inputs, args.overwrite)
 }

@@ -1,0 +1,126 @@
+//! Hostile command lines through the real binaries: an output flag never replaces a file it
+//! did not write, and nothing panics or reads without limit.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn bin(exe: &str, args: &[&str], cwd: &Path) -> (Option<i32>, String, String) {
+    let o: Output = Command::new(exe)
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("the binary runs");
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn plan_json_never_replaces_the_manifest_or_a_foreign_file() {
+    let d = tempfile::tempdir().unwrap();
+    let fixtures = repo().join("tests/fixtures/kernels");
+    for f in ["saxpy.cu", "saxpy.toml"] {
+        std::fs::copy(fixtures.join(f), d.path().join(f)).unwrap();
+    }
+    let manifest = std::fs::read(d.path().join("saxpy.toml")).unwrap();
+    let run = |plan: &str, extra: &[&str]| {
+        let mut a = vec![
+            "--device",
+            "cpu",
+            "--manifest",
+            "saxpy.toml",
+            "--plan-json",
+            plan,
+        ];
+        a.extend_from_slice(extra);
+        bin(env!("CARGO_BIN_EXE_kernel_bench"), &a, d.path())
+    };
+    let (rc, _, err) = run("saxpy.toml", &["--overwrite"]);
+    assert_eq!(rc, Some(1), "{err}");
+    assert!(
+        err.contains("--plan-json") && err.contains("is the input"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read(d.path().join("saxpy.toml")).unwrap(),
+        manifest
+    );
+
+    std::fs::write(d.path().join("gpu.json"), "{\"kind\": \"kernels\"}").unwrap();
+    let (rc, _, err) = run("gpu.json", &[]);
+    assert_eq!(rc, Some(1), "{err}");
+    assert!(
+        err.contains("refusing to replace") && err.contains("--overwrite"),
+        "{err}"
+    );
+    assert!(std::fs::read_to_string(d.path().join("gpu.json"))
+        .unwrap()
+        .contains("kernels"));
+
+    // A new path, then a rerun onto the plan it wrote: both fine.
+    for _ in 0..2 {
+        let (rc, _, err) = run("plan.json", &[]);
+        assert_eq!(rc, Some(0), "{err}");
+    }
+}
+
+#[test]
+fn a_manifest_naming_an_endless_source_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(repo().join("tests/fixtures/kernels/saxpy.toml")).unwrap();
+    let text: String = text
+        .lines()
+        .map(|l| {
+            if l.trim_start().starts_with("source") {
+                "source = \"/dev/zero\"".to_string()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(d.path().join("m.toml"), text).unwrap();
+    let (rc, _, err) = bin(
+        env!("CARGO_BIN_EXE_kernel_bench"),
+        &["--device", "cpu", "--manifest", "m.toml"],
+        d.path(),
+    );
+    assert_eq!(rc, Some(1), "{err}");
+    assert!(
+        err.contains("/dev/zero") && err.contains("larger than"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_budget_past_what_a_duration_holds_is_refused_not_a_panic() {
+    let d = tempfile::tempdir().unwrap();
+    for exe in [
+        env!("CARGO_BIN_EXE_layernorm_bench"),
+        env!("CARGO_BIN_EXE_gemm_bench"),
+        env!("CARGO_BIN_EXE_kernel_bench"),
+    ] {
+        let (rc, _, err) = bin(
+            exe,
+            &["--device", "cpu", "--point-budget-ms", "1e308"],
+            d.path(),
+        );
+        assert_eq!(rc, Some(2), "{exe}: {err}");
+        assert!(
+            err.contains("--point-budget-ms") && !err.contains("panicked"),
+            "{exe}: {err}"
+        );
+        let (rc, out, _) = bin(exe, &["--help"], d.path());
+        assert_eq!(rc, Some(0));
+        assert!(
+            out.contains("--samples <SAMPLES>"),
+            "{exe} --help lacks --samples"
+        );
+    }
+}
