@@ -124,3 +124,25 @@ fn a_budget_past_what_a_duration_holds_is_refused_not_a_panic() {
         );
     }
 }
+
+#[test]
+fn dashboard_refuses_a_repo_url_that_is_not_http() {
+    let d = tempfile::tempdir().unwrap();
+    for bad in [
+        "javascript:alert(1)",
+        "data:text/html,x",
+        "file:///etc/passwd",
+    ] {
+        let (rc, _, err) = bin(
+            env!("CARGO_BIN_EXE_dashboard"),
+            &["--repo-url", bad],
+            d.path(),
+        );
+        assert_eq!(rc, Some(2), "{bad}: {err}");
+        assert!(
+            err.contains("--repo-url") && err.contains("http(s)"),
+            "{bad}: {err}"
+        );
+    }
+    assert!(!d.path().join("site").exists());
+}

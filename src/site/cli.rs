@@ -37,7 +37,7 @@ pub struct Args {
     /// The repository's web address (e.g. https://github.com/OWNER/REPO): the history page
     /// links each commit to REPO_URL/commit/HASH. CI passes
     /// ${GITHUB_SERVER_URL}/${GITHUB_REPOSITORY}.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::text::url::http_url)]
     repo_url: Option<String>,
     /// Also compare the history's newest commit with this commit (a hash prefix, e.g. the last
     /// release's) in a second regressions table.
