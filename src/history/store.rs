@@ -112,6 +112,8 @@ pub fn record_record(
     history_dir: &Path,
     opts: RecordOptions,
 ) -> Result<Recorded> {
+    r.check_commit()
+        .with_context(|| format!("run {} is not recorded", r.run.id))?;
     if !r.run.complete {
         bail!(
             "run {} is not complete (field `run.complete` is false: interrupted?): \
