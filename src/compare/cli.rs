@@ -37,7 +37,7 @@ pub enum Format {
 /// they differ by less, or when the intervals overlap and no change of --min-effect fits
 /// both intervals; otherwise UNCERTAIN (too noisy to tell). A fixed ratio alone never
 /// decides. Points present on one side only are listed as ADDED or REMOVED; a point that
-/// was measured in BASE and fails its correctness check in HEAD is FAILED. BASE and HEAD must
+/// did not fail in BASE and fails its correctness check in HEAD is FAILED. BASE and HEAD must
 /// hold runs of at least one common benchmark kind.
 #[derive(Parser)]
 #[command(version)]
@@ -76,7 +76,7 @@ pub struct Args {
     #[arg(long)]
     only_changes: bool,
     /// Exit with status 1 when any point is SLOWER, FAILED or REMOVED (measured in BASE, missing
-    /// from HEAD), after printing the table.
+    /// from HEAD), or measured in BASE and skipped in HEAD, after printing the table.
     #[arg(long)]
     fail_on_regression: bool,
     /// Where run ids, commits and GPUs are looked up (its history/ folder included).
@@ -143,12 +143,19 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         crate::artifact::write_bytes_atomic(out, text.as_bytes())?;
     }
     let regressions = report.regressions().count();
-    let removed = report.gate_failures().count() - regressions;
-    if a.fail_on_regression && regressions + removed > 0 {
+    let lost = |label: &str| {
+        report
+            .lines
+            .iter()
+            .filter(|l| l.is_lost() && l.label() == label)
+            .count()
+    };
+    let (removed, skipped) = (lost("REMOVED"), lost("N/A"));
+    if a.fail_on_regression && regressions + removed + skipped > 0 {
         eprintln!(
-            "compare: {regressions} regression(s) (SLOWER or FAILED) and {removed} REMOVED \
-             line(s) (measured in base, missing from head); failing as asked by \
-             --fail-on-regression"
+            "compare: {regressions} regression(s) (SLOWER or FAILED), {removed} REMOVED \
+             line(s) (measured in base, missing from head) and {skipped} N/A line(s) \
+             (measured in base, skipped in head); failing as asked by --fail-on-regression"
         );
         std::process::exit(1);
     }
