@@ -145,6 +145,22 @@ fn record_then_compare_commits_gpus_and_run_ids() {
         "{err}"
     );
 
+    // A GPU name that matches several GPUs is refused, naming them and the way to pick one.
+    let o = bin("compare", &["--base", "nvidia", "--head", "h200"], d);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        err.contains("--base nvidia")
+            && err.contains("matches 2 GPUs")
+            && err.contains("NVIDIA H100 80GB HBM3 (3 runs)")
+            && err.contains("NVIDIA H200 (1 run)")
+            && err.contains("--gpu"),
+        "{err}"
+    );
+    // The whole name of one of them picks it.
+    let o = bin("compare", &["--base", "nvidia h200", "--head", "h100"], d);
+    assert!(o.status.success(), "{}", text(&o).1);
+
     // `history list` shows the four runs.
     let o = bin("history", &["list", "--artifacts", "artifacts"], d);
     let (out, _) = text(&o);

@@ -21,7 +21,8 @@ pub enum Format {
 ///
 /// BASE and HEAD are each, tried in this order: an artifact file (.json) or history file
 /// (.json.gz); a folder (its current runs, as `summarize` counts them); a run id (whole, or
-/// its random tail); a commit (hex prefix, 4+ digits); a GPU (part of its name, e.g. h100).
+/// its random tail); a commit (hex prefix, 4+ digits); a GPU (part of its name, e.g. h100,
+/// matching one GPU).
 /// Ids, commits and GPUs are looked up among the artifacts and the history under --artifacts.
 ///
 /// Points match on their identity: kind, benchmark, implementation and the problem
