@@ -146,3 +146,34 @@ fn dashboard_refuses_a_repo_url_that_is_not_http() {
     }
     assert!(!d.path().join("site").exists());
 }
+
+#[test]
+fn dashboard_refuses_an_against_that_names_no_single_commit() {
+    let d = tempfile::tempdir().unwrap();
+    let hist = d.path().join("artifacts/history/gemm");
+    std::fs::create_dir_all(&hist).unwrap();
+    // The check reads history file names only.
+    for (i, c) in ["b111aaaaaaaa", "b111bbbbbbbb", "0123456789ab"]
+        .iter()
+        .enumerate()
+    {
+        let name = format!("2026010{}T000000Z-{c}-nvidia-h100-abcd{i}.json.gz", i + 1);
+        std::fs::write(hist.join(name), b"").unwrap();
+    }
+    let exe = env!("CARGO_BIN_EXE_dashboard");
+    for (bad, says) in [
+        ("zz", "not a commit hash prefix"),
+        ("", "not a commit hash prefix"),
+        ("b", "not a commit hash prefix"),
+        ("deadbeef", "no run in"),
+        ("b111", "b111aaaaaaaa, b111bbbbbbbb"),
+    ] {
+        let (rc, _, err) = bin(exe, &["--against", bad], d.path());
+        assert_eq!(rc, Some(1), "{bad:?}: {err}");
+        assert!(
+            err.contains("--against") && err.contains(says),
+            "{bad:?}: {err}"
+        );
+    }
+    assert!(!d.path().join("site").exists());
+}
