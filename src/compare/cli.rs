@@ -1,6 +1,9 @@
 //! `compare`'s command line: its arguments, and the report it prints or writes.
 
-use super::{check_kinds, check_out, compare, render, resolve, Options, DEFAULT_MIN_EFFECT};
+use super::{
+    check_distinct, check_kinds, check_names, check_out, compare, render, resolve, Options,
+    DEFAULT_MIN_EFFECT,
+};
 use clap::{Parser, ValueEnum};
 use std::path::PathBuf;
 
@@ -111,6 +114,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         }
     }
     check_kinds(&base, &head)?;
+    check_distinct(&base, &head)?;
+    check_names(&base, &head, a.control.as_deref(), &a.ignore_params)?;
     if let Some(out) = &a.out {
         check_out(out, &base, &head)?;
     }
