@@ -112,3 +112,27 @@ fn missing_folder_says_what_to_pass() {
     );
     assert!(e.contains("--artifacts"), "{e}");
 }
+
+#[test]
+fn rows_of_a_gpu_in_a_cpu_artifact_are_refused_by_summarize_and_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut a = common::fixture_artifact("llm", "mixed");
+    a.env = opbench::env::Env::cpu();
+    a.results[0]
+        .params
+        .insert("device".into(), opbench::artifact::Param::from("cuda"));
+    let f = common::write_fixture(dir.path(), "cpu.json", &a);
+    let e = format!(
+        "{:#}",
+        opbench::summary::run(dir.path(), &dir.path().join("out"), false).unwrap_err()
+    );
+    assert!(
+        e.contains("cpu.json") && e.contains("results[0].params.device"),
+        "{e}"
+    );
+    let e = format!(
+        "{:#}",
+        opbench::history::record(&f, &dir.path().join("history"), Default::default()).unwrap_err()
+    );
+    assert!(e.contains("results[0].params.device"), "{e}");
+}

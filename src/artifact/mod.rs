@@ -3,6 +3,7 @@
 //! One JSON file per benchmark run. `docs/artifacts.md` explains every field and
 //! `docs/artifact.schema.json` is the JSON Schema for other producers.
 
+mod device;
 pub mod interrupt;
 mod io;
 pub mod json_error;
@@ -12,6 +13,7 @@ mod replace;
 mod validate;
 mod writer;
 
+pub use device::check_row_device;
 pub use io::{
     parse_artifact, read_artifact, read_artifact_of_kind, report_path_beside, write_bytes_atomic,
     write_json_atomic,

@@ -119,6 +119,7 @@ pub fn validate(a: &Artifact) -> Result<()> {
             r.stats.keys().chain(r.metrics.keys()),
             &r.notes,
         )?;
+        super::check_row_device(&a.env, &at, r)?;
         for (k, p) in &r.params {
             if let super::Param::Float(v) = p {
                 finite(&format!("{at}.params.{k}"), *v)?;

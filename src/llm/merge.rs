@@ -365,6 +365,19 @@ pub fn merge(
                     crate::text::one_line(&other.kind)
                 );
             }
+            let (ours, theirs) = (
+                crate::artifact::device_of(&a.env),
+                crate::artifact::device_of(&other.env),
+            );
+            if ours != theirs {
+                bail!(
+                    "--merge {}: its rows were measured on {theirs} (field `env`), and {} (--out) \
+                     is a run on {ours}: refusing to mix devices in one artifact; merge rows of \
+                     the same device and GPU only, or keep the runs in separate files",
+                    f.display(),
+                    out.display()
+                );
+            }
             for mut r in other.results {
                 r.notes.push(format!(
                     "merged from {} (run {})",
@@ -379,8 +392,17 @@ pub fn merge(
             })?;
             // One at a time, so a profile row finds the generate row of its point in the same file.
             let n = peer.rows.len();
-            for p in peer.rows {
+            for (i, p) in peer.rows.into_iter().enumerate() {
                 let row = peer_to_row(p, &a.results)?;
+                crate::artifact::check_row_device(&a.env, &format!("rows[{i}]"), &row)
+                    .with_context(|| {
+                        format!(
+                            "--merge {} into {} (--out, env {})",
+                            f.display(),
+                            out.display(),
+                            crate::artifact::device_of(&a.env)
+                        )
+                    })?;
                 a.results.push(row);
             }
             a.notes.extend(peer.notes);
