@@ -155,6 +155,33 @@ fn bad_files_are_refused_with_the_field_named() {
     let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
     v["results"][1]["stats"] = v["results"][0]["stats"].clone();
     assert!(err_of(&v.to_string()).contains("results[1].stats"));
+    // A time of zero in every sample: a timer that never ran.
+    let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
+    for (_, x) in v["results"][0]["stats"]["time_us"]
+        .as_object_mut()
+        .unwrap()
+        .iter_mut()
+        .filter(|(k, _)| *k != "n" && *k != "outliers_tukey")
+    {
+        *x = match x {
+            serde_json::Value::Array(a) => vec![0.0; a.len()].into(),
+            _ => 0.0.into(),
+        };
+    }
+    let e = err_of(&v.to_string());
+    assert!(
+        e.contains("results[0].stats.time_us") && e.contains("0 in every sample"),
+        "{e}"
+    );
+    // One point twice under the same settings.
+    let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
+    let first = v["results"][0].clone();
+    v["results"].as_array_mut().unwrap().push(first);
+    let e = err_of(&v.to_string());
+    assert!(
+        e.contains("results[2]") && e.contains("repeats `results[0]`"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -136,3 +136,32 @@ fn rows_of_a_gpu_in_a_cpu_artifact_are_refused_by_summarize_and_history() {
     );
     assert!(e.contains("results[0].params.device"), "{e}");
 }
+
+#[test]
+fn one_run_id_in_two_different_files_is_an_error_naming_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = common::fixture_artifact("layernorm", "same-id");
+    common::write_fixture(dir.path(), "a.json", &a);
+    // A byte-for-byte copy counts once, with a warning.
+    common::write_fixture(dir.path(), "copy/a.json", &a);
+    let out = dir.path().join("out");
+    let o = opbench::summary::run(dir.path(), &out, false).unwrap();
+    assert_eq!(o.artifacts, 1);
+    let mut b = a.clone();
+    b.results.pop();
+    common::write_fixture(dir.path(), "b.json", &b);
+    let e = format!(
+        "{:#}",
+        opbench::summary::run(dir.path(), &out, false).unwrap_err()
+    );
+    assert!(
+        e.contains("a.json and b.json both hold run same-id") && e.contains("2 and 1 results"),
+        "{e}"
+    );
+    let o = opbench::summary::run(dir.path(), &out, true).unwrap();
+    assert!(
+        o.warnings.iter().any(|w| w.contains("left out b.json")),
+        "{:?}",
+        o.warnings
+    );
+}

@@ -106,8 +106,20 @@ pub fn validate(a: &Artifact) -> Result<()> {
     for (k, v) in &a.ceilings.matmul_tflops {
         positive(&format!("ceilings.matmul_tflops.{k}"), *v)?;
     }
+    // A point's identity and settings are its benchmark, implementation and parameters.
+    let mut seen: std::collections::HashMap<String, usize> = Default::default();
     for (i, r) in a.results.iter().enumerate() {
         let at = format!("results[{i}]");
+        let key = serde_json::to_string(&(&r.benchmark, &r.implementation, &r.params))?;
+        if let Some(first) = seen.insert(key, i) {
+            bail!(
+                "field `{at}` repeats `results[{first}]` ({} {}, the same parameters and \
+                 settings): one point measured twice in one run (merged twice?); keep one of \
+                 the two rows",
+                r.benchmark,
+                r.implementation
+            );
+        }
         if r.benchmark.trim().is_empty() || r.implementation.trim().is_empty() {
             bail!("field `{at}.benchmark` and `{at}.implementation` must both be non-empty");
         }
@@ -131,6 +143,12 @@ pub fn validate(a: &Artifact) -> Result<()> {
             }
             s.check()
                 .map_err(|e| anyhow::anyhow!("field `{at}.stats.{k}`: {e}"))?;
+            if s.fields().iter().all(|(_, v)| *v == 0.0) {
+                bail!(
+                    "field `{at}.stats.{k}` is 0 in every sample: a time of exactly zero is a \
+                     timer that never ran (or a file filled by hand); re-run the benchmark"
+                );
+            }
             // Every sampled quantity is a duration (its name ends in a time unit).
             for (f, v) in s.fields() {
                 nonnegative(&format!("{at}.stats.{k}.{f}"), v)?;
