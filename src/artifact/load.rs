@@ -27,6 +27,9 @@ pub fn is_artifact_file(path: &Path) -> bool {
         && !name.ends_with(".trace.json")
 }
 
+/// How the warning about an invalid file left out (with `skip_invalid`) begins.
+pub const SKIPPED_PREFIX: &str = "skipped ";
+
 /// What an error about an invalid artifact ends with when the command has `--skip-invalid`.
 pub const SKIP_INVALID_HINT: &str = "use --skip-invalid to leave bad files out and go on";
 
@@ -112,7 +115,7 @@ pub fn load_dir_with_hint(
                     .join("/");
                 loaded.push(Loaded { file, artifact })
             }
-            Err(e) if skip_invalid => warnings.push(format!("skipped {:#}", e)),
+            Err(e) if skip_invalid => warnings.push(format!("{SKIPPED_PREFIX}{e:#}")),
             Err(e) => return Err(e.context(hint.to_string())),
         }
     }
