@@ -159,6 +159,7 @@ mod tests {
             rel_err: 1.2e-4,
             tolerance: 1e-2,
             passed: true,
+            non_finite: 0,
         });
         assert_eq!(row_summary(&r), "ours (cold): 2345 GB/s, rel_err 1.2e-4");
         r.status = Status::Failed;

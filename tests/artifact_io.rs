@@ -192,3 +192,35 @@ fn read_artifact_names_the_file() {
     let e = format!("{:#}", read_artifact(&p).unwrap_err());
     assert!(e.contains("broken.json"), "{e}");
 }
+
+#[test]
+fn non_finite_outputs_have_their_own_field_and_older_files_load() {
+    let mut a = common::fixture_artifact("layernorm", "nf");
+    // Older files have no `non_finite`: it reads as 0 and is not written back.
+    let text = serde_json::to_string(&a).unwrap();
+    assert!(!text.contains("non_finite"));
+    assert_eq!(
+        parse_artifact(&text).unwrap().results[1]
+            .correctness
+            .as_ref()
+            .unwrap()
+            .non_finite,
+        0
+    );
+    let c = a.results[1].correctness.as_mut().unwrap();
+    c.non_finite = 3;
+    let text = serde_json::to_string(&a).unwrap();
+    assert!(text.contains("\"non_finite\":3"), "{text}");
+    assert!(jsonschema::validator_for(&schema())
+        .unwrap()
+        .is_valid(&serde_json::from_str(&text).unwrap()));
+    parse_artifact(&text).unwrap();
+    // A passed check cannot have NaN/inf outputs.
+    let c = a.results[0].correctness.as_mut().unwrap();
+    c.non_finite = 1;
+    let e = format!("{:#}", validate(&a).unwrap_err());
+    assert!(
+        e.contains("results[0].correctness.passed") && e.contains("non_finite"),
+        "{e}"
+    );
+}

@@ -222,6 +222,14 @@ pub struct Correctness {
     /// Threshold on rel_err that `passed` was judged by.
     pub tolerance: f64,
     pub passed: bool,
+    /// Outputs that were NaN or infinite (unwritten, poisoned, overflowed): the errors above
+    /// are over the finite ones, and the check fails. Absent (0) in older artifacts.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub non_finite: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// One measured point.

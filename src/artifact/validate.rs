@@ -161,7 +161,7 @@ pub fn validate(a: &Artifact) -> Result<()> {
             limits::name(&format!("{at}.timing.method"), &t.method)?;
         }
         if let Some(c) = &r.correctness {
-            // Producers store a NaN error as f64::MAX (JSON has no NaN).
+            // NaN/inf outputs are counted in `non_finite` (older producers stored f64::MAX).
             limits::name(&format!("{at}.correctness.reference"), &c.reference)?;
             nonnegative(&format!("{at}.correctness.max_abs_err"), c.max_abs_err)?;
             nonnegative(&format!("{at}.correctness.rel_err"), c.rel_err)?;
@@ -171,6 +171,13 @@ pub fn validate(a: &Artifact) -> Result<()> {
                     "field `{at}.correctness.passed` is true but rel_err {} exceeds tolerance {}",
                     c.rel_err,
                     c.tolerance
+                );
+            }
+            if c.passed && c.non_finite > 0 {
+                bail!(
+                    "field `{at}.correctness.passed` is true but {} output(s) are NaN or \
+                     infinite (`non_finite`)",
+                    c.non_finite
                 );
             }
             if !c.passed && r.status == Status::Ok {

@@ -126,6 +126,7 @@ pub fn judge(stats: &ErrStats, tolerance: f64, reference: &str) -> Correctness {
         rel_err: stats.rel_err,
         tolerance,
         passed,
+        non_finite: 0,
     }
 }
 

@@ -233,6 +233,7 @@ mod tests {
             rel_err: 0.9,
             tolerance: 1e-4,
             passed: false,
+            non_finite: 0,
         });
         let a = artifact(vec![
             row("matmul_naive", 256, "16x16", 40.0, Some(10.0)),

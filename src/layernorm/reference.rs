@@ -131,6 +131,7 @@ pub fn compare<T: Elem>(y: &[T], reference: &[f64], dtype: Dtype) -> Correctness
         rel_err,
         tolerance,
         passed: !bad && rel_err <= tolerance,
+        non_finite: 0,
     }
 }
 

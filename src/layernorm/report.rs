@@ -341,6 +341,7 @@ mod tests {
             rel_err: if passed { 1e-7 } else { 1.0 },
             tolerance: 1e-5,
             passed,
+            non_finite: 0,
         }
     }
 

@@ -276,6 +276,7 @@ pub fn parity_row(
         rel_err: rel,
         tolerance: tol,
         passed,
+        non_finite: 0,
     });
     row.metrics.insert("logits_rel_err".into(), rel);
     row.metrics.insert("logits_max_abs_err".into(), max_abs);
