@@ -134,6 +134,7 @@ pub fn row_summary(row: &ResultRow) -> String {
             }
         }
         Status::Failed => match &row.correctness {
+            Some(c) if c.non_finite > 0 => format!("FAILED {} output(s) NaN/inf", c.non_finite),
             Some(c) if !c.passed => {
                 format!("FAILED rel_err {:.2e} > {:.0e}", c.rel_err, c.tolerance)
             }
