@@ -459,6 +459,11 @@ pub fn merge(
                         ));
                     }
                 }
+                // A parity check run again replaces its earlier row of the same point.
+                a.results.retain(|r| {
+                    (&r.benchmark, &r.implementation, &r.params)
+                        != (&row.benchmark, &row.implementation, &row.params)
+                });
                 a.results.push(row);
             }
         }
