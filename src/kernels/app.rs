@@ -5,6 +5,7 @@
 use super::args::{Args, Device};
 use super::convention::matmul_manifest;
 use super::manifest::{block_label, parse_block_text, parse_param_arg, Arg, Manifest};
+use super::resume::{after_first_fault, RunEnd, FAULTED_EXIT_CODE};
 use super::source::Source;
 use super::sweep::{expand, Plan};
 use crate::cli::{dedup_warn, dedup_warn_by};
@@ -34,17 +35,33 @@ pub fn main(args: Args) -> Result<()> {
             }
             Ok(())
         }
-        Device::Cuda => run_cuda(&args, &plan, &source),
+        Device::Cuda => {
+            // One seed for every process of the run: a fresh one after a fault gets it too.
+            let mut args = args;
+            let seed_given = args.seed.is_some();
+            args.seed.get_or_insert_with(rand::random);
+            // Every CUDA object of this process is dropped when run_cuda returns.
+            match run_cuda(&args, &plan, &source)? {
+                RunEnd::Finished => Ok(()),
+                // A continuing process: the first one starts the next.
+                RunEnd::Faulted { .. } if args.resume_partial.is_some() => {
+                    std::process::exit(FAULTED_EXIT_CODE)
+                }
+                RunEnd::Faulted { partial } => {
+                    after_first_fault(&args, &plan, &partial, seed_given)
+                }
+            }
+        }
     }
 }
 
 #[cfg(feature = "cuda")]
-fn run_cuda(args: &Args, plan: &Plan, source: &Source) -> Result<()> {
+fn run_cuda(args: &Args, plan: &Plan, source: &Source) -> Result<RunEnd> {
     super::gpu::run(args, plan, source)
 }
 
 #[cfg(not(feature = "cuda"))]
-fn run_cuda(_args: &Args, _plan: &Plan, _source: &Source) -> Result<()> {
+fn run_cuda(_args: &Args, _plan: &Plan, _source: &Source) -> Result<RunEnd> {
     bail!(
         "this kernel_bench was built without the `cuda` feature, so it cannot run kernels: \
          rebuild with `cargo build --release --features cuda --bin kernel_bench` on a machine \
