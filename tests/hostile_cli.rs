@@ -177,3 +177,96 @@ fn dashboard_refuses_an_against_that_names_no_single_commit() {
     }
     assert!(!d.path().join("site").exists());
 }
+
+#[test]
+fn folder_outputs_refuse_a_file_and_what_they_did_not_write() {
+    let d = tempfile::tempdir().unwrap();
+    let arts = d.path().join("artifacts");
+    std::fs::create_dir_all(&arts).unwrap();
+    std::fs::copy(
+        repo().join("tests/fixtures/artifacts/softmax-fixture.json"),
+        arts.join("softmax.json"),
+    )
+    .unwrap();
+    let a_file = d.path().join("notes.txt");
+    std::fs::write(&a_file, "mine").unwrap();
+    let summarize = env!("CARGO_BIN_EXE_summarize");
+
+    // summarize --out-dir: a file, or a folder whose summary.csv is someone else's, is refused.
+    let (rc, _, err) = bin(summarize, &["--out-dir", "notes.txt"], d.path());
+    assert_eq!(rc, Some(1), "{err}");
+    assert!(
+        err.contains("--out-dir notes.txt is a file, not a folder"),
+        "{err}"
+    );
+    let out = d.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join("summary.csv"), "my spreadsheet").unwrap();
+    let (rc, _, err) = bin(summarize, &["--out-dir", "out"], d.path());
+    assert_eq!(rc, Some(1), "{err}");
+    assert!(
+        err.contains("summary.csv exists") && err.contains("--overwrite"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read(out.join("summary.csv")).unwrap(),
+        b"my spreadsheet"
+    );
+    assert!(!out.join("summary.json").exists());
+    // Its own earlier summary is replaced; --overwrite replaces the foreign file.
+    let (rc, _, err) = bin(summarize, &["--out-dir", "out", "--overwrite"], d.path());
+    assert_eq!(rc, Some(0), "{err}");
+    let (rc, _, err) = bin(summarize, &["--out-dir", "out"], d.path());
+    assert_eq!(rc, Some(0), "{err}");
+
+    // history record --into and synth --out: a file (or a path inside one) is refused.
+    let history = env!("CARGO_BIN_EXE_history");
+    let (rc, _, err) = bin(
+        history,
+        &["record", "artifacts/softmax.json", "--into", "notes.txt"],
+        d.path(),
+    );
+    assert_eq!(rc, Some(1), "{err}");
+    assert!(err.contains("--into notes.txt is a file"), "{err}");
+    let (rc, _, err) = bin(
+        history,
+        &[
+            "record",
+            "artifacts/softmax.json",
+            "--into",
+            "artifacts/softmax.json",
+        ],
+        d.path(),
+    );
+    assert_eq!(rc, Some(1), "{err}");
+    assert!(
+        err.contains("--into") && err.contains("not a folder"),
+        "{err}"
+    );
+    let (rc, _, err) = bin(history, &["synth", "--out", "notes.txt/synth"], d.path());
+    assert_eq!(rc, Some(1), "{err}");
+    assert!(
+        err.contains("--out notes.txt/synth lies inside the file notes.txt"),
+        "{err}"
+    );
+
+    // llm_bench --save-weights: a file is refused before any model is built.
+    let (rc, _, err) = bin(
+        env!("CARGO_BIN_EXE_llm_bench"),
+        &[
+            "--weights",
+            "random",
+            "--device",
+            "cpu",
+            "--save-weights",
+            "notes.txt",
+        ],
+        d.path(),
+    );
+    assert_eq!(rc, Some(1), "{err}");
+    assert!(
+        err.contains("--save-weights notes.txt is a file, not a folder"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&a_file).unwrap(), b"mine");
+}

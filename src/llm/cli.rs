@@ -272,6 +272,16 @@ pub fn run(mut a: Args) -> Result<()> {
         ];
         check_outputs(&outs, &[&a.out, &a.trace_out], a.overwrite)?;
     }
+    if let Some(dir) = &a.save_weights {
+        use crate::cli::output::{check_output_dir, OutputDir};
+        // The files go in one sub-folder per config; the guard checks the folder itself.
+        let o = OutputDir {
+            flag: "--save-weights",
+            path: dir,
+            files: &[],
+        };
+        check_output_dir(&o, &[&a.out, &a.trace_out], a.overwrite)?;
+    }
     let source = match (a.weights, &a.model_dir) {
         (Weights::Random, Some(_)) => {
             bail!("--weights random takes its architecture from --config, not --model-dir")
