@@ -25,6 +25,7 @@ The binary is $OPBENCH_KERNEL_BENCH, else target/release/kernel_bench of this re
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -94,18 +95,48 @@ def buffer(name: str, type: str, len: Union[int, str], role: str, init: Optional
     return b
 
 
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def _name(name, what: str) -> str:
+    """A parameter, scalar or buffer field name: an ASCII identifier, so it is written as a
+    bare TOML key and cannot add a value, a comment or a table to the manifest."""
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ValueError(f"benchmark: {what} {name!r} is not a name: use letters, digits and _ "
+                         "(not starting with a digit)")
+    return name
+
+
+def _toml_string(value: str) -> str:
+    """A TOML basic string: quotes, backslashes and control characters escaped, every other
+    character (those outside the Basic Multilingual Plane included) written as itself."""
+    out = []
+    for c in value:
+        o = ord(c)
+        if 0xD800 <= o <= 0xDFFF:
+            raise ValueError(f"benchmark: {value!r} holds a lone surrogate, not valid text")
+        if c in '"\\':
+            out.append("\\" + c)
+        elif o < 0x20 or o == 0x7F:
+            out.append(f"\\u{o:04x}")
+        else:
+            out.append(c)
+    return '"' + "".join(out) + '"'
+
+
 def _toml(value) -> str:
-    """A TOML value: strings as JSON strings (valid TOML basic strings), lists, numbers."""
+    """A TOML value: strings escaped as TOML basic strings, lists, numbers, inline tables with
+    names checked as identifiers."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):
         return repr(value)
     if isinstance(value, str):
-        return json.dumps(value)
+        return _toml_string(value)
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_toml(v) for v in value) + "]"
     if isinstance(value, dict):
-        return "{ " + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + " }"
+        return "{ " + ", ".join(f"{_name(k, 'key')} = {_toml(v)}" for k, v in value.items()) + " }"
     raise TypeError(f"cannot write {value!r} to a manifest")
 
 
@@ -133,14 +164,14 @@ def manifest(kernels: List[Kernel], buffers: List[Dict], args: Optional[List[str
     lines.append("\n[params]")
     for name, values in params.items():
         values = [values] if isinstance(values, int) else list(values)
-        lines.append(f"{name} = {_toml(values)}")
+        lines.append(f"{_name(name, 'parameter')} = {_toml(values)}")
     if scalars:
         lines.append("\n[scalars]")
         for name, s in scalars.items():
-            lines.append(f"{name} = {_toml(s)}")
+            lines.append(f"{_name(name, 'scalar')} = {_toml(s)}")
     for b in buffers:
         lines.append("\n[[buffer]]")
-        lines.extend(f"{k} = {_toml(v)}" for k, v in b.items())
+        lines.extend(f"{_name(k, 'buffer field')} = {_toml(v)}" for k, v in b.items())
     for k in kernels:
         lines.append("\n[[kernel]]")
         lines.append(f"name = {_toml(k.name)}")

@@ -11,6 +11,7 @@ pub mod gpu;
 pub mod harness;
 pub mod history;
 pub mod identity;
+pub mod input;
 pub mod kernels;
 pub mod layernorm;
 pub mod llm;

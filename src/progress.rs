@@ -134,6 +134,7 @@ pub fn row_summary(row: &ResultRow) -> String {
             }
         }
         Status::Failed => match &row.correctness {
+            Some(c) if c.non_finite > 0 => format!("FAILED {} output(s) NaN/inf", c.non_finite),
             Some(c) if !c.passed => {
                 format!("FAILED rel_err {:.2e} > {:.0e}", c.rel_err, c.tolerance)
             }
@@ -159,6 +160,7 @@ mod tests {
             rel_err: 1.2e-4,
             tolerance: 1e-2,
             passed: true,
+            non_finite: 0,
         });
         assert_eq!(row_summary(&r), "ours (cold): 2345 GB/s, rel_err 1.2e-4");
         r.status = Status::Failed;

@@ -155,6 +155,33 @@ fn bad_files_are_refused_with_the_field_named() {
     let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
     v["results"][1]["stats"] = v["results"][0]["stats"].clone();
     assert!(err_of(&v.to_string()).contains("results[1].stats"));
+    // A time of zero in every sample: a timer that never ran.
+    let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
+    for (_, x) in v["results"][0]["stats"]["time_us"]
+        .as_object_mut()
+        .unwrap()
+        .iter_mut()
+        .filter(|(k, _)| *k != "n" && *k != "outliers_tukey")
+    {
+        *x = match x {
+            serde_json::Value::Array(a) => vec![0.0; a.len()].into(),
+            _ => 0.0.into(),
+        };
+    }
+    let e = err_of(&v.to_string());
+    assert!(
+        e.contains("results[0].stats.time_us") && e.contains("0 in every sample"),
+        "{e}"
+    );
+    // One point twice under the same settings.
+    let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
+    let first = v["results"][0].clone();
+    v["results"].as_array_mut().unwrap().push(first);
+    let e = err_of(&v.to_string());
+    assert!(
+        e.contains("results[2]") && e.contains("repeats `results[0]`"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -164,4 +191,36 @@ fn read_artifact_names_the_file() {
     std::fs::write(&p, "{").unwrap();
     let e = format!("{:#}", read_artifact(&p).unwrap_err());
     assert!(e.contains("broken.json"), "{e}");
+}
+
+#[test]
+fn non_finite_outputs_have_their_own_field_and_older_files_load() {
+    let mut a = common::fixture_artifact("layernorm", "nf");
+    // Older files have no `non_finite`: it reads as 0 and is not written back.
+    let text = serde_json::to_string(&a).unwrap();
+    assert!(!text.contains("non_finite"));
+    assert_eq!(
+        parse_artifact(&text).unwrap().results[1]
+            .correctness
+            .as_ref()
+            .unwrap()
+            .non_finite,
+        0
+    );
+    let c = a.results[1].correctness.as_mut().unwrap();
+    c.non_finite = 3;
+    let text = serde_json::to_string(&a).unwrap();
+    assert!(text.contains("\"non_finite\":3"), "{text}");
+    assert!(jsonschema::validator_for(&schema())
+        .unwrap()
+        .is_valid(&serde_json::from_str(&text).unwrap()));
+    parse_artifact(&text).unwrap();
+    // A passed check cannot have NaN/inf outputs.
+    let c = a.results[0].correctness.as_mut().unwrap();
+    c.non_finite = 1;
+    let e = format!("{:#}", validate(&a).unwrap_err());
+    assert!(
+        e.contains("results[0].correctness.passed") && e.contains("non_finite"),
+        "{e}"
+    );
 }

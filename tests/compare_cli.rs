@@ -123,7 +123,7 @@ fn record_then_compare_commits_gpus_and_run_ids() {
         "compare",
         &[
             "--base",
-            "artifacts/history",
+            "runs/gemm-0-1.json",
             "--head",
             "artifacts",
             "--format",
@@ -144,6 +144,70 @@ fn record_then_compare_commits_gpus_and_run_ids() {
             && err.contains("Known GPUs: NVIDIA H100 80GB HBM3, NVIDIA H200"),
         "{err}"
     );
+
+    // One commit on both sides (a short and a long prefix): the same runs, refused.
+    let long = synthetic::commit(1)[..12].to_string();
+    let o = bin("compare", &["--base", &c(1)[..4], "--head", &long], d);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        err.contains("are the same 1 run(s)") && err.contains("two commits"),
+        "{err}"
+    );
+
+    // A control or an ignored parameter that the runs do not hold is refused, with the names
+    // they do hold.
+    let o = bin(
+        "compare",
+        &["--base", &c(0), "--head", &c(1), "--control", "nosuchimpl"],
+        d,
+    );
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("--control \"nosuchimpl\"") && err.contains("cublas"),
+        "{err}"
+    );
+    let o = bin(
+        "compare",
+        &[
+            "--base",
+            &c(0),
+            "--head",
+            &c(1),
+            "--ignore-params",
+            "m,nosuchparam",
+        ],
+        d,
+    );
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("--ignore-params \"nosuchparam\"") && err.contains("dtype"),
+        "{err}"
+    );
+    let o = bin(
+        "compare",
+        &["--base", &c(0), "--head", &c(1), "--control", "cublas"],
+        d,
+    );
+    assert!(o.status.success(), "{}", text(&o).1);
+
+    // A GPU name that matches several GPUs is refused, naming them and the way to pick one.
+    let o = bin("compare", &["--base", "nvidia", "--head", "h200"], d);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        err.contains("--base nvidia")
+            && err.contains("matches 2 GPUs")
+            && err.contains("NVIDIA H100 80GB HBM3 (3 runs)")
+            && err.contains("NVIDIA H200 (1 run)")
+            && err.contains("--gpu"),
+        "{err}"
+    );
+    // The whole name of one of them picks it.
+    let o = bin("compare", &["--base", "nvidia h200", "--head", "h100"], d);
+    assert!(o.status.success(), "{}", text(&o).1);
 
     // `history list` shows the four runs.
     let o = bin("history", &["list", "--artifacts", "artifacts"], d);
@@ -230,10 +294,11 @@ fn different_kinds_are_refused_and_a_lost_point_fails_the_gate() {
         "{err}"
     );
 
-    // The head lost one point, everything else is the same run: REMOVED fails the gate.
+    // The head lost one point, everything else is as in base: REMOVED fails the gate.
     let mut head: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&ln).unwrap()).unwrap();
     head["results"].as_array_mut().unwrap().pop();
+    head["run"]["id"] = "20261122T040000Z-f1x70002".into();
     let head_path = d.join("head.json");
     write_json_atomic(&head_path, &head).unwrap();
     let args = ["--base", &ln, "--head", head_path.to_str().unwrap()];

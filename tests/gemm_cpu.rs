@@ -136,3 +136,47 @@ fn oversized_shapes_are_refused_with_the_flag_shape_and_bytes() {
     }
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
+
+#[test]
+fn cpu_sampling_takes_the_count_the_sampling_flags_ask_for() {
+    let dir = tempfile::tempdir().unwrap();
+    for (flags, n) in [
+        (&["--min-samples", "2", "--max-samples", "2"][..], 2),
+        (&["--samples", "7"][..], 7),
+        (
+            &[
+                "--point-budget-ms",
+                "0.001",
+                "--min-samples",
+                "2",
+                "--max-samples",
+                "4",
+            ][..],
+            4,
+        ),
+    ] {
+        let out = dir.path().join("gemm.json");
+        let mut argv = vec![
+            "gemm_bench",
+            "--device",
+            "cpu",
+            "--square",
+            "16",
+            "--model",
+            "none",
+            "--dtypes",
+            "f32",
+            "--overwrite",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        argv.extend_from_slice(flags);
+        opbench::gemm::run(&GemmArgs::try_parse_from(argv).unwrap()).unwrap();
+        let a = read_artifact(&out).unwrap();
+        assert_eq!(a.results.len(), 1);
+        let r = &a.results[0];
+        assert_eq!(r.stats["time_us"].n, n, "{flags:?}");
+        let s = r.timing.as_ref().unwrap().sampling.as_ref().unwrap();
+        assert!(!s.stopped_by.is_empty(), "{flags:?}");
+    }
+}

@@ -83,6 +83,23 @@ fn record_refuses_interrupted_dirty_and_partial_runs() {
         .starts_with('.')));
 }
 
+#[test]
+fn record_refuses_a_commit_that_is_not_a_hash() {
+    let tmp = tempfile::tempdir().unwrap();
+    let hist = tmp.path().join("history");
+    let mut a = run("gemm", 1, H100, 1);
+    a.run.git_commit = Some("release-1.0".into());
+    let e = format!(
+        "{:#}",
+        record_artifact(&a, &hist, RecordOptions::default()).unwrap_err()
+    );
+    assert!(
+        e.contains("run.git_commit") && e.contains("not a git hash"),
+        "{e}"
+    );
+    assert!(!hist.exists() || std::fs::read_dir(&hist).unwrap().next().is_none());
+}
+
 /// Two commits x two GPUs x three kinds, recorded; returns the artifacts folder.
 fn fleet(tmp: &Path) -> std::path::PathBuf {
     let arts = tmp.join("artifacts");

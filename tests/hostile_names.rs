@@ -123,7 +123,9 @@ fn absurdly_long_names_are_rejected_long_ones_shown_cut() {
         &e[..e.len().min(400)]
     );
     assert!(e.len() < 1000, "the error quotes the whole name");
-    // The dashboard leaves it out with a warning instead of a 240 MB page.
+    // The dashboard leaves it out with a warning instead of a 240 MB page (beside a valid
+    // artifact: with every artifact invalid it refuses to render).
+    write_fixture(&arts, "ok.json", &named("fine", "ok1"));
     let out = d.path().join("site");
     let o = site::run(&site::Options {
         artifacts: arts.clone(),
@@ -148,6 +150,7 @@ fn absurdly_long_names_are_rejected_long_ones_shown_cut() {
 
     // 200 characters: valid, kept whole in the summary, cut on the pages and in compare.
     std::fs::remove_file(arts.join("huge.json")).unwrap();
+    std::fs::remove_file(arts.join("ok.json")).unwrap();
     let long = format!("impl_{}", "y".repeat(195));
     write_fixture(&arts, "long.json", &named(&long, "l1"));
     let o = site::run(&site::Options {
@@ -167,8 +170,10 @@ fn absurdly_long_names_are_rejected_long_ones_shown_cut() {
     let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
     assert!(csv.contains(&long), "summary.csv keeps the name whole");
     let f = arts.join("long.json");
+    // Another run of the same point: compare refuses a run against itself.
+    let g = write_fixture(d.path(), "head/long.json", &named(&long, "l2"));
     let (rc, txt, err) = compare(
-        &["--base", f.to_str().unwrap(), "--head", f.to_str().unwrap()],
+        &["--base", f.to_str().unwrap(), "--head", g.to_str().unwrap()],
         d.path(),
     );
     assert_eq!(rc, Some(0), "{err}");

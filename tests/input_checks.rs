@@ -428,3 +428,26 @@ fn the_json_schema_rejects_negative_quantities_and_accepts_every_committed_artif
         assert!(!a.run.synthetic);
     }
 }
+
+#[test]
+fn dashboard_refuses_a_folder_of_only_invalid_artifacts_and_renders_an_empty_one() {
+    let d = tempfile::tempdir().unwrap();
+    let arts = d.path().join("artifacts");
+    std::fs::create_dir_all(&arts).unwrap();
+    let (rc, out, err) = bin(env!("CARGO_BIN_EXE_dashboard"), &[], d.path());
+    assert_eq!(rc, Some(0), "an empty folder renders the empty site: {err}");
+    assert!(out.contains("from 0 artifacts"), "{out}");
+    let mut zero = fixture_artifact("layernorm", "z");
+    zero.results.push(zero.results[0].clone());
+    write_fixture(&arts, "twice.json", &zero);
+    std::fs::write(arts.join("cut.json"), "{\"schema_version\": 1").unwrap();
+    let (rc, out, err) = bin(env!("CARGO_BIN_EXE_dashboard"), &[], d.path());
+    assert_eq!(rc, Some(1), "{out}{err}");
+    assert!(
+        err.contains("no usable artifact under artifacts: 2 invalid file(s) left out")
+            && err.contains("cut.json")
+            && err.contains("twice.json")
+            && err.contains("repeats `results[0]`"),
+        "{err}"
+    );
+}

@@ -17,7 +17,6 @@ fn a_cpu_run_writes_an_artifact_that_validates_and_summarizes() {
         dtypes: vec![Dtype::F32, Dtype::Bf16],
         eps: 1e-5,
         warmup: 1,
-        samples: 3,
         sampling: opbench::harness::Sampling::fixed(3),
         batch: 1,
         bytes_per_thread: None,
@@ -129,4 +128,40 @@ fn the_committed_gpu_artifact_is_complete_and_every_point_passed() {
             m => panic!("unexpected mode {m:?}"),
         }
     }
+}
+
+#[test]
+fn cpu_sampling_follows_the_sampling_policy_not_a_fixed_twenty() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("layernorm.json");
+    let sampling = opbench::harness::Sampling {
+        min_samples: 2,
+        max_samples: 3,
+        target_rel: 0.0,
+        budget: std::time::Duration::from_secs(60),
+        recover_throttled: true,
+    };
+    let cfg = SweepConfig {
+        shapes: vec!["4x64".parse().unwrap()],
+        dtypes: vec![Dtype::F32],
+        eps: 1e-5,
+        warmup: 1,
+        sampling,
+        batch: 1,
+        bytes_per_thread: None,
+        kernel: opbench::layernorm::plan::KernelChoice::Regs,
+        grid: None,
+        blocks_per_sm: None,
+        timing: opbench::layernorm::sweep::TimingMethod::Rotate,
+        rotate_l2_multiple: 2,
+        seed: 7,
+        out: out.clone(),
+        overwrite: false,
+    };
+    cpu::run(&cfg).unwrap();
+    let a = read_artifact(&out).unwrap();
+    let r = &a.results[0];
+    assert_eq!(r.stats["time_us"].n, 3);
+    let s = r.timing.as_ref().unwrap().sampling.as_ref().unwrap();
+    assert_eq!((s.stopped_by.as_str(), s.max_samples), ("max_samples", 3));
 }

@@ -162,9 +162,29 @@ fn synth_refuses_measured_data_and_its_runs_say_synthetic() {
     );
     assert!(out.contains("6 of the runs are SYNTHETIC"), "{out}");
 
+    // One run as the head: compare refuses the same runs on both sides.
+    let kind_dir = std::fs::read_dir(d.path().join("demo/history"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let one = std::fs::read_dir(&kind_dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
     let (rc, out, err) = bin(
         env!("CARGO_BIN_EXE_compare"),
-        &["--artifacts", "demo", "--base", "h100", "--head", "h100"],
+        &[
+            "--artifacts",
+            "demo",
+            "--base",
+            "h100",
+            "--head",
+            one.to_str().unwrap(),
+        ],
         d.path(),
     );
     assert_eq!(rc, Some(0), "{err}");

@@ -411,6 +411,34 @@ fn the_binary_runs_random_weights_saves_them_and_merges_a_peer() {
         .iter()
         .filter(|r| r.implementation == "candle" && r.benchmark == "generate")
         .all(|r| r.status == Status::Failed && r.stats.is_empty()));
+
+    // Rows of another device never join this CPU run: an H200 artifact, or a peer's CUDA row.
+    let before = std::fs::read(&out).unwrap();
+    let h200 = Path::new(env!("CARGO_MANIFEST_DIR")).join("artifacts/llm.json");
+    let mut cuda_peer = peer.clone();
+    cuda_peer["rows"][0]["params"]["device"] = "cuda".into();
+    std::fs::write(&peer_file, cuda_peer.to_string()).unwrap();
+    for (file, says) in [
+        (h200.as_path(), "measured on cuda NVIDIA H200"),
+        (peer_file.as_path(), "rows[0].params.device"),
+    ] {
+        let merge = std::process::Command::new(bin)
+            .arg("--out")
+            .arg(&out)
+            .arg("--merge")
+            .arg(file)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&merge.stderr);
+        assert!(!merge.status.success(), "{err}");
+        assert!(
+            err.contains(says)
+                && err.contains(&*file.to_string_lossy())
+                && err.contains("llm.json"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read(&out).unwrap(), before, "the artifact changed");
+    }
 }
 
 #[test]

@@ -88,6 +88,11 @@ fn hostile_artifact_text_never_becomes_markup() {
         .path()
         .join("kind-script-img-src-x-onerror-alert-1.html")
         .exists());
+    // Both recorded hostile runs reach the history page (a refused record would leave it empty).
+    for kind in ["gemm", "script-img-src-x-onerror-alert-1"] {
+        let data = out.path().join(format!("data/history-{kind}.js"));
+        assert!(data.exists(), "{} is missing", data.display());
+    }
 }
 
 #[test]

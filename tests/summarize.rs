@@ -112,3 +112,56 @@ fn missing_folder_says_what_to_pass() {
     );
     assert!(e.contains("--artifacts"), "{e}");
 }
+
+#[test]
+fn rows_of_a_gpu_in_a_cpu_artifact_are_refused_by_summarize_and_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut a = common::fixture_artifact("llm", "mixed");
+    a.env = opbench::env::Env::cpu();
+    a.results[0]
+        .params
+        .insert("device".into(), opbench::artifact::Param::from("cuda"));
+    let f = common::write_fixture(dir.path(), "cpu.json", &a);
+    let e = format!(
+        "{:#}",
+        opbench::summary::run(dir.path(), &dir.path().join("out"), false).unwrap_err()
+    );
+    assert!(
+        e.contains("cpu.json") && e.contains("results[0].params.device"),
+        "{e}"
+    );
+    let e = format!(
+        "{:#}",
+        opbench::history::record(&f, &dir.path().join("history"), Default::default()).unwrap_err()
+    );
+    assert!(e.contains("results[0].params.device"), "{e}");
+}
+
+#[test]
+fn one_run_id_in_two_different_files_is_an_error_naming_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = common::fixture_artifact("layernorm", "same-id");
+    common::write_fixture(dir.path(), "a.json", &a);
+    // A byte-for-byte copy counts once, with a warning.
+    common::write_fixture(dir.path(), "copy/a.json", &a);
+    let out = dir.path().join("out");
+    let o = opbench::summary::run(dir.path(), &out, false).unwrap();
+    assert_eq!(o.artifacts, 1);
+    let mut b = a.clone();
+    b.results.pop();
+    common::write_fixture(dir.path(), "b.json", &b);
+    let e = format!(
+        "{:#}",
+        opbench::summary::run(dir.path(), &out, false).unwrap_err()
+    );
+    assert!(
+        e.contains("a.json and b.json both hold run same-id") && e.contains("2 and 1 results"),
+        "{e}"
+    );
+    let o = opbench::summary::run(dir.path(), &out, true).unwrap();
+    assert!(
+        o.warnings.iter().any(|w| w.contains("left out b.json")),
+        "{:?}",
+        o.warnings
+    );
+}

@@ -25,7 +25,10 @@ footer="<sub>opbench compare: artifacts committed at \`$base_sha\` (base) and \`
 GitHub-hosted runners have no GPU: these are runs measured on GPU machines and committed, not measured by this job.</sub>"
 {
     echo "$marker"
-    if [ -d "$tmp/base/artifacts" ] && [ -d artifacts ]; then
+    if [ -d "$tmp/base/artifacts" ] && [ -d artifacts ] && diff -rq "$tmp/base/artifacts" artifacts >/dev/null; then
+        # compare refuses the same runs on both sides: say so without a table.
+        echo "### opbench compare: no new runs (the artifacts are those of $base_ref)"
+    elif [ -d "$tmp/base/artifacts" ] && [ -d artifacts ]; then
         names=(--base-name "$base_ref @ $base_sha" --head-name "HEAD @ $head_sha")
         if "$compare" --base "$tmp/base/artifacts" --head artifacts --artifacts artifacts \
             "${names[@]}" --format markdown --only-changes --skip-invalid >"$tmp/changes.md" 2>"$tmp/err"; then

@@ -52,8 +52,7 @@ pub fn report_path_beside(artifact: &Path) -> PathBuf {
 
 /// Reads, parses and validates one artifact. Errors name the file and the field at fault.
 pub fn read_artifact(path: &Path) -> Result<Artifact> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("{}: cannot read the file", path.display()))?;
+    let text = crate::input::read_text(path, "artifact", crate::input::ARTIFACT_MAX_BYTES)?;
     parse_artifact(&text)
         .with_context(|| format!("{}: not a valid opbench artifact", path.display()))
 }

@@ -27,6 +27,9 @@ pub fn is_artifact_file(path: &Path) -> bool {
         && !name.ends_with(".trace.json")
 }
 
+/// How the warning about an invalid file left out (with `skip_invalid`) begins.
+pub const SKIPPED_PREFIX: &str = "skipped ";
+
 /// What an error about an invalid artifact ends with when the command has `--skip-invalid`.
 pub const SKIP_INVALID_HINT: &str = "use --skip-invalid to leave bad files out and go on";
 
@@ -42,7 +45,8 @@ pub fn symlink_warning(path: &Path) -> String {
 
 /// Loads every artifact under `dir`, sorted by path. With `skip_invalid`, a bad file becomes a
 /// warning (returned) instead of an error. A run found in several files (same `run.id`: a copy)
-/// counts once, from the first path; the others are reported in the warnings. Symbolic links
+/// counts once, from the first path; the others are reported in the warnings. Files that share
+/// a `run.id` but differ are an error (with `skip_invalid`, the later ones are left out). Symbolic links
 /// are not followed; each one is reported in the warnings. History records
 /// (`history/**/*.json.gz`) are not artifacts and are never loaded here (docs/history.md).
 pub fn load_dir(dir: &Path, skip_invalid: bool) -> Result<(Vec<Loaded>, Vec<String>)> {
@@ -111,23 +115,44 @@ pub fn load_dir_with_hint(
                     .join("/");
                 loaded.push(Loaded { file, artifact })
             }
-            Err(e) if skip_invalid => warnings.push(format!("skipped {:#}", e)),
+            Err(e) if skip_invalid => warnings.push(format!("{SKIPPED_PREFIX}{e:#}")),
             Err(e) => return Err(e.context(hint.to_string())),
         }
     }
-    let mut seen: BTreeMap<String, String> = BTreeMap::new();
-    let mut unique = Vec::with_capacity(loaded.len());
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    let mut unique: Vec<Loaded> = Vec::with_capacity(loaded.len());
     for l in loaded {
-        match seen.get(&l.artifact.run.id) {
-            Some(first) => warnings.push(format!(
-                "left out {}: the same run ({}) as {first}, counted once",
-                l.file, l.artifact.run.id
-            )),
-            None => {
-                seen.insert(l.artifact.run.id.clone(), l.file.clone());
-                unique.push(l);
-            }
+        let Some(&first) = seen.get(&l.artifact.run.id) else {
+            seen.insert(l.artifact.run.id.clone(), unique.len());
+            unique.push(l);
+            continue;
+        };
+        let first = &unique[first];
+        if first.artifact == l.artifact {
+            warnings.push(format!(
+                "left out {}: the same run ({}) as {}, counted once",
+                l.file, l.artifact.run.id, first.file
+            ));
+            continue;
         }
+        // One run id, two contents: one file was edited or merged into; neither can be trusted
+        // to be "the" run, and keeping the first would drop the other's rows unseen.
+        let what = format!(
+            "{} and {} both hold run {} with different content ({} and {} results)",
+            first.file,
+            l.file,
+            l.artifact.run.id,
+            first.artifact.results.len(),
+            l.artifact.results.len()
+        );
+        if !skip_invalid {
+            bail!(
+                "in {}: {what}: keep one of the two files (or give the other run a new `run.id`); \
+                 {hint}",
+                dir.display()
+            );
+        }
+        warnings.push(format!("left out {}: {what}", l.file));
     }
     Ok((unique, warnings))
 }

@@ -3,6 +3,7 @@
 //! One JSON file per benchmark run. `docs/artifacts.md` explains every field and
 //! `docs/artifact.schema.json` is the JSON Schema for other producers.
 
+mod device;
 pub mod interrupt;
 mod io;
 pub mod json_error;
@@ -13,13 +14,14 @@ mod replace;
 mod validate;
 mod writer;
 
+pub use device::check_row_device;
 pub use io::{
     parse_artifact, read_artifact, read_artifact_of_kind, report_path_beside, write_bytes_atomic,
     write_json_atomic,
 };
 pub use load::{
-    is_artifact_file, load_dir, load_dir_with_hint, symlink_warning, Loaded, SKIP_INVALID_HINT,
-    SUMMARY_JSON,
+    is_artifact_file, load_dir, load_dir_with_hint, symlink_warning, Loaded, SKIPPED_PREFIX,
+    SKIP_INVALID_HINT, SUMMARY_JSON,
 };
 pub use replace::{check_replace, device_of};
 pub use validate::{is_nonnegative_metric, validate};
@@ -248,6 +250,14 @@ pub struct Correctness {
     /// Threshold on rel_err that `passed` was judged by.
     pub tolerance: f64,
     pub passed: bool,
+    /// Outputs that were NaN or infinite (unwritten, poisoned, overflowed): the errors above
+    /// are over the finite ones, and the check fails. Absent (0) in older artifacts.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub non_finite: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// One measured point.

@@ -106,8 +106,20 @@ pub fn validate(a: &Artifact) -> Result<()> {
     for (k, v) in &a.ceilings.matmul_tflops {
         positive(&format!("ceilings.matmul_tflops.{k}"), *v)?;
     }
+    // A point's identity and settings are its benchmark, implementation and parameters.
+    let mut seen: std::collections::HashMap<String, usize> = Default::default();
     for (i, r) in a.results.iter().enumerate() {
         let at = format!("results[{i}]");
+        let key = serde_json::to_string(&(&r.benchmark, &r.implementation, &r.params))?;
+        if let Some(first) = seen.insert(key, i) {
+            bail!(
+                "field `{at}` repeats `results[{first}]` ({} {}, the same parameters and \
+                 settings): one point measured twice in one run (merged twice?); keep one of \
+                 the two rows",
+                r.benchmark,
+                r.implementation
+            );
+        }
         if r.benchmark.trim().is_empty() || r.implementation.trim().is_empty() {
             bail!("field `{at}.benchmark` and `{at}.implementation` must both be non-empty");
         }
@@ -119,6 +131,7 @@ pub fn validate(a: &Artifact) -> Result<()> {
             r.stats.keys().chain(r.metrics.keys()),
             &r.notes,
         )?;
+        super::check_row_device(&a.env, &at, r)?;
         for (k, p) in &r.params {
             if let super::Param::Float(v) = p {
                 finite(&format!("{at}.params.{k}"), *v)?;
@@ -130,6 +143,12 @@ pub fn validate(a: &Artifact) -> Result<()> {
             }
             s.check()
                 .map_err(|e| anyhow::anyhow!("field `{at}.stats.{k}`: {e}"))?;
+            if s.fields().iter().all(|(_, v)| *v == 0.0) {
+                bail!(
+                    "field `{at}.stats.{k}` is 0 in every sample: a time of exactly zero is a \
+                     timer that never ran (or a file filled by hand); re-run the benchmark"
+                );
+            }
             // Every sampled quantity is a duration (its name ends in a time unit).
             for (f, v) in s.fields() {
                 nonnegative(&format!("{at}.stats.{k}.{f}"), v)?;
@@ -142,7 +161,7 @@ pub fn validate(a: &Artifact) -> Result<()> {
             limits::name(&format!("{at}.timing.method"), &t.method)?;
         }
         if let Some(c) = &r.correctness {
-            // Producers store a NaN error as f64::MAX (JSON has no NaN).
+            // NaN/inf outputs are counted in `non_finite` (older producers stored f64::MAX).
             limits::name(&format!("{at}.correctness.reference"), &c.reference)?;
             nonnegative(&format!("{at}.correctness.max_abs_err"), c.max_abs_err)?;
             nonnegative(&format!("{at}.correctness.rel_err"), c.rel_err)?;
@@ -152,6 +171,13 @@ pub fn validate(a: &Artifact) -> Result<()> {
                     "field `{at}.correctness.passed` is true but rel_err {} exceeds tolerance {}",
                     c.rel_err,
                     c.tolerance
+                );
+            }
+            if c.passed && c.non_finite > 0 {
+                bail!(
+                    "field `{at}.correctness.passed` is true but {} output(s) are NaN or \
+                     infinite (`non_finite`)",
+                    c.non_finite
                 );
             }
             if !c.passed && r.status == Status::Ok {

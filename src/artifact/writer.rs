@@ -68,6 +68,48 @@ impl ArtifactWriter {
         })
     }
 
+    /// Takes over the `<path>.partial` that another process of the same run handed over
+    /// ([`ArtifactWriter::hand_over`]): same run id, rows kept, later rows appended to it.
+    /// Refuses a missing, unreadable or complete file, or one of another kind, naming it.
+    pub fn resume(kind: &str, path: &Path) -> Result<Self> {
+        let partial = partial_of(path, None);
+        let artifact = read_partial(&partial)?;
+        if artifact.kind != kind {
+            anyhow::bail!(
+                "{}: a {:?} run (field `kind`), not a {kind:?} one: it cannot be continued by \
+                 this benchmark; run the sweep again from the start",
+                partial.display(),
+                crate::text::one_line(&artifact.kind)
+            );
+        }
+        if artifact.run.complete {
+            anyhow::bail!(
+                "{}: the run is complete (field `run.complete`), there is nothing to continue: \
+                 run the sweep again from the start",
+                partial.display()
+            );
+        }
+        let w = ArtifactWriter {
+            active: interrupt::register(&partial, path),
+            path: path.to_path_buf(),
+            partial,
+            artifact,
+            claimed: Cell::new(true),
+            finished: false,
+        };
+        interrupt::saving(w.active, w.artifact.results.len(), || ());
+        Ok(w)
+    }
+
+    /// Saves the in-progress copy and leaves it for another process to continue
+    /// ([`ArtifactWriter::resume`]); nothing is moved and no "stopped" line is printed.
+    /// Returns the partial file.
+    pub fn hand_over(mut self) -> Result<PathBuf> {
+        self.flush()?;
+        self.finished = true;
+        Ok(self.partial.clone())
+    }
+
     /// Where the in-progress copy lives (once a point has finished).
     pub fn partial_path(&self) -> &Path {
         &self.partial
@@ -132,6 +174,28 @@ impl Drop for ArtifactWriter {
     }
 }
 
+/// Reads a run's partial file; errors name it and say what to do.
+fn read_partial(partial: &Path) -> Result<Artifact> {
+    let text = crate::input::read_text(
+        partial,
+        "partial artifact",
+        crate::input::ARTIFACT_MAX_BYTES,
+    )
+    .with_context(|| {
+        format!(
+            "the run to continue keeps its rows in {}: it must exist and be readable",
+            partial.display()
+        )
+    })?;
+    parse_artifact(&text).with_context(|| {
+        format!(
+            "{}: not a valid opbench artifact, so the run cannot be continued; run the sweep \
+             again from the start",
+            partial.display()
+        )
+    })
+}
+
 /// `<path>.partial`, or with a tag, `<path>.<tag>.partial`.
 fn partial_of(path: &Path, tag: Option<&str>) -> PathBuf {
     let mut p = path.as_os_str().to_owned();
@@ -148,9 +212,13 @@ fn keep_earlier_partial(partial: &Path, path: &Path) -> Result<()> {
     if !partial.exists() {
         return Ok(());
     }
-    let old = std::fs::read_to_string(partial)
-        .ok()
-        .and_then(|t| parse_artifact(&t).ok());
+    let old = crate::input::read_text(
+        partial,
+        "partial artifact",
+        crate::input::ARTIFACT_MAX_BYTES,
+    )
+    .ok()
+    .and_then(|t| parse_artifact(&t).ok());
     if old.as_ref().is_some_and(|a| a.results.is_empty()) {
         return Ok(());
     }
@@ -187,4 +255,73 @@ fn keep_earlier_partial(partial: &Path, path: &Path) -> Result<()> {
         kept.display()
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::artifact::Status;
+
+    fn ok_row(i: i64) -> ResultRow {
+        let mut r = ResultRow::new("user_kernel", "k").param("i", i);
+        r.status = Status::Failed;
+        r.notes.push("test row".into());
+        r
+    }
+
+    #[test]
+    fn a_handed_over_run_is_continued_by_another_writer_and_finished_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("kernels.json");
+        let mut w = ArtifactWriter::start("kernels", &out, Env::cpu(), false).unwrap();
+        let id = w.artifact.run.id.clone();
+        w.push(ok_row(0)).unwrap();
+        let partial = w.hand_over().unwrap();
+        assert_eq!(partial, dir.path().join("kernels.json.partial"));
+        assert!(partial.exists() && !out.exists());
+
+        let mut w = ArtifactWriter::resume("kernels", &out).unwrap();
+        assert_eq!(w.artifact.run.id, id);
+        w.push(ok_row(1)).unwrap();
+        let done = w.finish().unwrap();
+        let a = crate::artifact::read_artifact(&done).unwrap();
+        assert_eq!((a.run.id.as_str(), a.results.len()), (id.as_str(), 2));
+        assert!(a.run.complete);
+        // Nothing was moved aside as an earlier run's leftovers.
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(names.len(), 1, "{names:?}");
+    }
+
+    #[test]
+    fn resume_refuses_a_missing_complete_or_foreign_partial() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("kernels.json");
+        let e = format!(
+            "{:#}",
+            ArtifactWriter::resume("kernels", &out).err().unwrap()
+        );
+        assert!(
+            e.contains("kernels.json.partial") && e.contains("must exist"),
+            "{e}"
+        );
+
+        let mut w = ArtifactWriter::start("gemm", &out, Env::cpu(), false).unwrap();
+        w.push(ok_row(0)).unwrap();
+        w.hand_over().unwrap();
+        let e = format!(
+            "{:#}",
+            ArtifactWriter::resume("kernels", &out).err().unwrap()
+        );
+        assert!(
+            e.contains("field `kind`") && e.contains("from the start"),
+            "{e}"
+        );
+
+        std::fs::write(dir.path().join("kernels.json.partial"), "{").unwrap();
+        let e = format!(
+            "{:#}",
+            ArtifactWriter::resume("kernels", &out).err().unwrap()
+        );
+        assert!(e.contains("not a valid opbench artifact"), "{e}");
+    }
 }

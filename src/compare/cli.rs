@@ -1,6 +1,9 @@
 //! `compare`'s command line: its arguments, and the report it prints or writes.
 
-use super::{check_kinds, check_out, compare, render, resolve, Options, DEFAULT_MIN_EFFECT};
+use super::{
+    check_distinct, check_kinds, check_names, check_out, compare, render, resolve, Options,
+    DEFAULT_MIN_EFFECT,
+};
 use clap::{Parser, ValueEnum};
 use std::path::PathBuf;
 
@@ -21,7 +24,8 @@ pub enum Format {
 ///
 /// BASE and HEAD are each, tried in this order: an artifact file (.json) or history file
 /// (.json.gz); a folder (its current runs, as `summarize` counts them); a run id (whole, or
-/// its random tail); a commit (hex prefix, 4+ digits); a GPU (part of its name, e.g. h100).
+/// its random tail); a commit (hex prefix, 4+ digits); a GPU (part of its name, e.g. h100,
+/// matching one GPU).
 /// Ids, commits and GPUs are looked up among the artifacts and the history under --artifacts.
 ///
 /// Points match on their identity: kind, benchmark, implementation and the problem
@@ -37,7 +41,7 @@ pub enum Format {
 /// they differ by less, or when the intervals overlap and no change of --min-effect fits
 /// both intervals; otherwise UNCERTAIN (too noisy to tell). A fixed ratio alone never
 /// decides. Points present on one side only are listed as ADDED or REMOVED; a point that
-/// was measured in BASE and fails its correctness check in HEAD is FAILED. BASE and HEAD must
+/// did not fail in BASE and fails its correctness check in HEAD is FAILED. BASE and HEAD must
 /// hold runs of at least one common benchmark kind.
 #[derive(Parser)]
 #[command(version)]
@@ -76,7 +80,7 @@ pub struct Args {
     #[arg(long)]
     only_changes: bool,
     /// Exit with status 1 when any point is SLOWER, FAILED or REMOVED (measured in BASE, missing
-    /// from HEAD), after printing the table.
+    /// from HEAD), or measured in BASE and skipped in HEAD, after printing the table.
     #[arg(long)]
     fail_on_regression: bool,
     /// Where run ids, commits and GPUs are looked up (its history/ folder included).
@@ -110,6 +114,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         }
     }
     check_kinds(&base, &head)?;
+    check_distinct(&base, &head)?;
+    check_names(&base, &head, a.control.as_deref(), &a.ignore_params)?;
     if let Some(out) = &a.out {
         check_out(out, &base, &head)?;
     }
@@ -143,12 +149,19 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         crate::artifact::write_bytes_atomic(out, text.as_bytes())?;
     }
     let regressions = report.regressions().count();
-    let removed = report.gate_failures().count() - regressions;
-    if a.fail_on_regression && regressions + removed > 0 {
+    let lost = |label: &str| {
+        report
+            .lines
+            .iter()
+            .filter(|l| l.is_lost() && l.label() == label)
+            .count()
+    };
+    let (removed, skipped) = (lost("REMOVED"), lost("N/A"));
+    if a.fail_on_regression && regressions + removed + skipped > 0 {
         eprintln!(
-            "compare: {regressions} regression(s) (SLOWER or FAILED) and {removed} REMOVED \
-             line(s) (measured in base, missing from head); failing as asked by \
-             --fail-on-regression"
+            "compare: {regressions} regression(s) (SLOWER or FAILED), {removed} REMOVED \
+             line(s) (measured in base, missing from head) and {skipped} N/A line(s) \
+             (measured in base, skipped in head); failing as asked by --fail-on-regression"
         );
         std::process::exit(1);
     }

@@ -270,6 +270,7 @@ fn compare_point(
             "{side} also measured this point with {}; the other side did not",
             variant(r).unwrap_or_else(|| settings_text(&key.kind, &r.params))
         ),
+        lost: false,
     };
     for (i, b) in base.iter().enumerate() {
         if !pairs.iter().any(|p| p.0 == i) {
@@ -336,6 +337,12 @@ struct RowContext<'a> {
     variant: Option<String>,
 }
 
+/// A row that fails in head where base did not fail (measured it, or skipped it): a
+/// regression, whatever base held.
+fn newly_failed(b: &HistoryPoint, h: &HistoryPoint) -> bool {
+    h.status == Status::Failed && b.status != Status::Failed
+}
+
 fn compare_rows(
     ctx: &RowContext,
     base: Option<Row>,
@@ -377,14 +384,17 @@ fn compare_rows(
             }
         }
         (Some((b, bid)), Some((h, hid))) => {
-            if sampled(b) && h.status == Status::Failed {
+            if newly_failed(b, h) {
                 for s in stat_names(b) {
                     out.push(line(&s, side(b, bid, &s), None, Change::Failed));
                 }
                 return;
             }
             if !sampled(b) || !sampled(h) {
-                let reason = if b.status != Status::Ok || h.status != Status::Ok {
+                let lost = b.status == Status::Ok && h.status == Status::Skipped;
+                let reason = if lost {
+                    "measured in base, skipped in head: head lost this point".to_string()
+                } else if b.status != Status::Ok || h.status != Status::Ok {
                     format!(
                         "status {} in base, {} in head",
                         status_word(b.status),
@@ -407,7 +417,7 @@ fn compare_rows(
                     &stat,
                     side(b, bid, &stat),
                     side(h, hid, &stat),
-                    Change::NotComparable { reason },
+                    Change::NotComparable { reason, lost },
                 ));
                 return;
             }

@@ -54,10 +54,15 @@ pub enum Change {
     Added,
     /// Only in base.
     Removed,
-    /// Measured in base, failed its correctness check (or errored) in head: a regression.
+    /// Failed its correctness check (or errored) in head, and not in base: a regression.
     Failed,
     /// Present on both sides without two measurements to compare (skipped, failed in base, ...).
-    NotComparable { reason: String },
+    /// `lost`: measured in base and skipped in head, which fails `--fail-on-regression`.
+    NotComparable {
+        reason: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        lost: bool,
+    },
 }
 
 /// One line of the table.
@@ -113,9 +118,17 @@ impl Line {
     }
 
     /// What `--fail-on-regression` fails on: a regression, or a point (or quantity) measured in
-    /// base that head no longer has.
+    /// base that head no longer has (removed, or skipped).
     pub fn fails_gate(&self) -> bool {
-        self.is_regression() || matches!(self.change, Change::Removed)
+        self.is_regression() || self.is_lost()
+    }
+
+    /// Measured in base and missing from head: REMOVED, or N/A because head skipped it.
+    pub fn is_lost(&self) -> bool {
+        matches!(
+            self.change,
+            Change::Removed | Change::NotComparable { lost: true, .. }
+        )
     }
 
     pub fn ratio(&self) -> Option<f64> {

@@ -22,7 +22,7 @@ mod resolve;
 mod verdict;
 
 pub use diff::{compare, counts, params_text, Options, Report, RunUsed};
-pub use inputs::{check_kinds, check_out};
+pub use inputs::{check_distinct, check_kinds, check_names, check_out};
 pub use line::{Change, Line, Side};
 pub use resolve::{resolve, Resolved};
 pub use verdict::{judge, Direction, Judgement, Verdict, DEFAULT_MIN_EFFECT};

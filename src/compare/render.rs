@@ -39,7 +39,7 @@ fn ratio_cell(l: &Line) -> String {
 
 fn verdict_cell(l: &Line) -> String {
     match &l.change {
-        super::line::Change::NotComparable { reason } => format!("N/A ({reason})"),
+        super::line::Change::NotComparable { reason, .. } => format!("N/A ({reason})"),
         _ => match &l.control {
             Some(c) => format!("{} ({c})", l.label()),
             None => l.label().to_string(),

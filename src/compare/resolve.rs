@@ -6,7 +6,7 @@ use crate::history::{
     is_history_file, read_history_file, slug, History, HistoryRecord, HistoryRun, HISTORY_DIR,
 };
 use anyhow::{bail, Context, Result};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
 
 /// The runs a spec stands for.
@@ -135,6 +135,42 @@ fn is_hex(s: &str) -> bool {
     s.len() >= 4 && s.chars().all(|c| c.is_ascii_hexdigit())
 }
 
+/// The runs on the one GPU whose name contains `spec` (or is `spec`, when it is part of
+/// other names too) and `gpu` (`--gpu`); empty when none does. Several GPUs are refused: one side is one GPU,
+/// and a bare "nvidia" would silently mix models.
+fn runs_on_gpu(spec: &str, all: &[HistoryRun], gpu: Option<&str>) -> Result<Vec<HistoryRun>> {
+    let want = slug(spec);
+    let kept = slug(gpu.unwrap_or(""));
+    if want.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut gpus: BTreeMap<String, usize> = BTreeMap::new();
+    for l in all.iter().filter(|l| {
+        let name = slug(&l.gpu());
+        name.contains(&want) && name.contains(&kept)
+    }) {
+        *gpus.entry(l.gpu()).or_default() += 1;
+    }
+    let exact: Vec<&String> = gpus.keys().filter(|g| slug(g) == want).collect();
+    let gpu = match (gpus.len(), exact.as_slice()) {
+        (0, _) => return Ok(Vec::new()),
+        (1, _) => gpus.keys().next().unwrap().clone(),
+        (_, [one]) => (*one).clone(),
+        (n, _) => {
+            let listed: Vec<String> = gpus
+                .iter()
+                .map(|(g, k)| format!("{g} ({k} run{})", if *k == 1 { "" } else { "s" }))
+                .collect();
+            bail!(
+                "GPU name {spec:?} matches {n} GPUs: {}; give more of one name (its whole name \
+                 picks it), or add --gpu with part of one name",
+                listed.join(", ")
+            );
+        }
+    };
+    Ok(all.iter().filter(|l| l.gpu() == gpu).cloned().collect())
+}
+
 /// Resolves `spec`, in this order: an existing file (`.json` artifact or `.json.gz` history
 /// file); an existing folder (its current runs, as `summarize` counts them, or, for a folder
 /// of history files, all of them); then, against every run under `artifacts_dir`: a run id
@@ -148,7 +184,7 @@ pub fn resolve(
 ) -> Result<Resolved> {
     let mut warnings = Vec::new();
     let (how, root, mut runs) =
-        resolve_unfiltered(spec, artifacts_dir, skip_invalid, &mut warnings)?;
+        resolve_unfiltered(spec, artifacts_dir, gpu, skip_invalid, &mut warnings)?;
     let files = runs.iter().map(|r| root.join(&r.file)).collect();
     if let Some(g) = gpu {
         let want = slug(g);
@@ -170,6 +206,7 @@ pub fn resolve(
 fn resolve_unfiltered(
     spec: &str,
     artifacts_dir: &Path,
+    gpu: Option<&str>,
     skip_invalid: bool,
     warnings: &mut Vec<String>,
 ) -> Result<(String, PathBuf, Vec<HistoryRun>)> {
@@ -256,16 +293,9 @@ fn resolve_unfiltered(
             ));
         }
     }
-    let want = slug(spec);
-    if !want.is_empty() {
-        let by_gpu: Vec<HistoryRun> = all
-            .iter()
-            .filter(|l| slug(&l.gpu()).contains(&want))
-            .cloned()
-            .collect();
-        if !by_gpu.is_empty() {
-            return Ok((format!("GPU {spec}"), artifacts_dir.to_path_buf(), by_gpu));
-        }
+    let by_gpu = runs_on_gpu(spec, &all, gpu)?;
+    if !by_gpu.is_empty() {
+        return Ok((format!("GPU {spec}"), artifacts_dir.to_path_buf(), by_gpu));
     }
     let gpus: BTreeSet<String> = all.iter().map(|l| l.gpu()).collect();
     let mut commits: Vec<(&str, &str)> = all

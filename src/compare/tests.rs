@@ -206,6 +206,42 @@ fn a_point_failing_in_head_is_a_regression() {
     assert_eq!(count(&r, "N/A"), 1);
 }
 
+fn skip_row(runs: &mut [Loaded], kind: &str, index: usize) {
+    fail_row(runs, kind, index);
+    let a = &mut runs.iter_mut().find(|l| l.artifact.kind == kind).unwrap();
+    let row = &mut a.artifact.results[index];
+    row.status = Status::Skipped;
+    row.correctness = None;
+}
+
+#[test]
+fn a_point_the_head_skipped_or_newly_failed_fails_the_gate() {
+    // Measured in base, skipped in head: the head lost the point.
+    let base = suite_run(0, H100, 1, &[]);
+    let mut head = suite_run(1, H100, 2, &[]);
+    skip_row(&mut head, "gemm", 4);
+    let r = cmp(&base, &head);
+    assert_eq!(count(&r, "N/A"), 1, "{}", r.tally());
+    assert_eq!(r.gate_failures().count(), 1, "{}", r.tally());
+    assert_eq!(r.regressions().count(), 0);
+    // Skipped in base, failed in head: a failure the base did not have.
+    let mut base = suite_run(0, H100, 1, &[]);
+    skip_row(&mut base, "gemm", 4);
+    let mut head = suite_run(1, H100, 2, &[]);
+    fail_row(&mut head, "gemm", 4);
+    let r = cmp(&base, &head);
+    assert_eq!(count(&r, "FAILED"), 1, "{}", r.tally());
+    assert_eq!(r.gate_failures().count(), 1);
+    // Skipped on both sides, or failed on both: nothing was lost.
+    let r = cmp(&base, &base);
+    assert_eq!(r.gate_failures().count(), 0, "{}", r.tally());
+    let r = cmp(&head, &head);
+    assert_eq!(r.gate_failures().count(), 0, "{}", r.tally());
+    // Skipped in base, measured in head: nothing to judge, nothing lost.
+    let r = cmp(&base, &suite_run(1, H100, 2, &[]));
+    assert_eq!(r.gate_failures().count(), 0, "{}", r.tally());
+}
+
 #[test]
 fn gpus_pair_by_name_or_directly_when_alone() {
     let h200 = "NVIDIA H200";

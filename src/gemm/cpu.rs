@@ -117,21 +117,18 @@ pub fn run(args: &GemmArgs, points: &[Point]) -> Result<()> {
                 for _ in 0..plan.warmup {
                     a.matmul(b)?;
                 }
-                let mut samples = Vec::with_capacity(plan.samples);
-                for _ in 0..plan.samples {
-                    let t = Instant::now();
-                    for _ in 0..plan.batch {
-                        a.matmul(b)?;
-                    }
-                    samples.push(t.elapsed().as_secs_f64() * 1e6 / plan.batch as f64);
-                }
-                row.stats.insert("time_us".into(), summarize(&samples)?);
+                let sampling = args.sampling.sampling();
+                let sampled = crate::harness::sample_host(&sampling, plan.batch, || {
+                    a.matmul(b).map(drop).map_err(Into::into)
+                })?;
+                row.stats
+                    .insert("time_us".into(), summarize(&sampled.samples_us)?);
                 row.timing = Some(Timing {
                     method: "host_clock".into(),
                     warmup: plan.warmup,
                     launches_per_sample: plan.batch,
                     l2_cleared: false,
-                    sampling: None,
+                    sampling: Some(sampled.record(&sampling)),
                 });
                 super::metrics::fill_point_metrics(&mut row, m, n, k, p.dtype.size_bytes());
             }

@@ -26,6 +26,17 @@ use args::DeviceKind;
 pub fn run(args: &GemmArgs) -> Result<()> {
     let args = &args.deduplicated();
     args.sampling.sampling().check()?;
+    let report = args.report_path();
+    crate::cli::output::check_output(
+        &crate::cli::output::Output {
+            flag: "--report",
+            path: &report,
+            what: "a GEMM report",
+            ours: |b| crate::cli::output::starts_with(b, "GEMM report:"),
+        },
+        &[&args.out],
+        args.overwrite,
+    )?;
     let points = plan::build(args)?;
     match args.device {
         DeviceKind::Cpu => cpu::run(args, &points),

@@ -230,6 +230,7 @@ mod tests {
                     rel_err: 0.5,
                     tolerance: 1e-2,
                     passed: false,
+                    non_finite: 0,
                 });
             }
         }

@@ -59,6 +59,13 @@ impl Session {
         Ok(Session { gpu, w, copy_gbps })
     }
 
+    /// Continues a run that another process handed over (a kernel faulted there): nothing is
+    /// measured again; the copy ceiling is the one the artifact holds.
+    pub fn resume(gpu: Gpu, w: ArtifactWriter) -> Session {
+        let copy_gbps = w.artifact.ceilings.copy_gbps;
+        Session { gpu, w, copy_gbps }
+    }
+
     /// Saves a finished row and logs it under the current point.
     pub fn push(&mut self, progress: &Progress, row: ResultRow) -> Result<()> {
         progress.row(&row);

@@ -88,6 +88,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             into,
             allow_dirty,
         } => {
+            let inputs: Vec<&std::path::Path> = artifacts.iter().map(|a| a.as_path()).collect();
+            no_files_dir("--into", &into, &inputs)?;
             let dir = into.join(HISTORY_DIR);
             for a in &artifacts {
                 let r = record(a, &dir, RecordOptions { allow_dirty })?;
@@ -162,6 +164,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             mut gpu,
             seed,
         } => {
+            no_files_dir("--out", &out, &[])?;
             crate::cli::dedup_warn("--gpu", &mut gpu);
             let opts = SynthOptions {
                 out,
@@ -187,4 +190,15 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             Ok(())
         }
     }
+}
+
+/// The output guard for a folder flag whose files the history store names and checks itself.
+fn no_files_dir(
+    flag: &str,
+    path: &std::path::Path,
+    inputs: &[&std::path::Path],
+) -> anyhow::Result<()> {
+    use crate::cli::output::{check_output_dir, OutputDir};
+    let files = &[];
+    check_output_dir(&OutputDir { flag, path, files }, inputs, false)
 }

@@ -194,8 +194,27 @@ impl HistoryRecord {
         c
     }
 
+    /// The commit, when there is one, is a git hash (7 to 64 hex digits): list, compare and
+    /// the dashboard find runs by hash prefix, so any other text would hide the run for good.
+    pub fn check_commit(&self) -> Result<()> {
+        match self.run.git_commit.as_deref() {
+            Some(c)
+                if !(7..=64).contains(&c.len()) || !c.bytes().all(|b| b.is_ascii_hexdigit()) =>
+            {
+                bail!(
+                    "field `run.git_commit` is {:?}, not a git hash (7 to 64 hex digits): the \
+                     history finds runs by hash, so this run could never be listed or compared; \
+                     fix the artifact's commit, or set it to null for a run of no commit",
+                    crate::text::elide_to(c, 40)
+                )
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Checks what serde cannot; errors name the field.
     pub fn validate(&self) -> Result<()> {
+        self.check_commit()?;
         if self.format != HISTORY_FORMAT {
             bail!(
                 "field `format` is {:?}, this opbench reads {HISTORY_FORMAT:?}: upgrade opbench",

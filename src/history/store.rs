@@ -7,7 +7,7 @@ use anyhow::{bail, Context, Result};
 use flate2::read::GzDecoder;
 use flate2::write::GzEncoder;
 use flate2::Compression;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Minified JSON of the rounded record, gzip-compressed (deterministic: no time in the header).
@@ -20,12 +20,17 @@ pub fn encode(r: &HistoryRecord) -> Result<Vec<u8>> {
 
 /// Reads one history file (`*.json.gz`) and checks it. Errors name the file and field.
 pub fn read_history_file(path: &Path) -> Result<HistoryRecord> {
-    let bytes =
-        std::fs::read(path).with_context(|| format!("{}: cannot read the file", path.display()))?;
-    let mut text = String::new();
-    GzDecoder::new(&bytes[..])
-        .read_to_string(&mut text)
-        .with_context(|| format!("{}: not a valid gzip file (truncated?)", path.display()))?;
+    use crate::input::{read_bytes, read_limited, ARTIFACT_MAX_BYTES};
+    let bytes = read_bytes(path, "history file", ARTIFACT_MAX_BYTES)?;
+    // The decompressed text is bounded too: a small gzip file can expand without limit.
+    let text = read_limited(
+        GzDecoder::new(&bytes[..]),
+        path,
+        "history file (decompressed)",
+        ARTIFACT_MAX_BYTES,
+    )
+    .and_then(|b| String::from_utf8(b).map_err(Into::into))
+    .with_context(|| format!("{}: not a valid gzip file (truncated?)", path.display()))?;
     let mut de = serde_json::Deserializer::from_str(&text);
     let r: HistoryRecord = serde_path_to_error::deserialize(&mut de)
         .map_err(|e| {
@@ -107,6 +112,8 @@ pub fn record_record(
     history_dir: &Path,
     opts: RecordOptions,
 ) -> Result<Recorded> {
+    r.check_commit()
+        .with_context(|| format!("run {} is not recorded", r.run.id))?;
     if !r.run.complete {
         bail!(
             "run {} is not complete (field `run.complete` is false: interrupted?): \
@@ -124,8 +131,8 @@ pub fn record_record(
     let path = history_path(history_dir, r)?;
     let bytes = encode(r)?;
     if path.exists() {
-        let old = std::fs::read(&path)
-            .with_context(|| format!("{}: cannot read the file", path.display()))?;
+        let old =
+            crate::input::read_bytes(&path, "history file", crate::input::ARTIFACT_MAX_BYTES)?;
         if old == bytes {
             return Ok(Recorded {
                 path,

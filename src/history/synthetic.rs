@@ -250,6 +250,7 @@ pub fn run(spec: &RunSpec) -> Artifact {
             rel_err,
             tolerance: 1e-3,
             passed: true,
+            non_finite: 0,
         });
         results.push(row);
     }

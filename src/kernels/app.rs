@@ -5,6 +5,7 @@
 use super::args::{Args, Device};
 use super::convention::matmul_manifest;
 use super::manifest::{block_label, parse_block_text, parse_param_arg, Arg, Manifest};
+use super::resume::{after_first_fault, RunEnd, FAULTED_EXIT_CODE};
 use super::source::Source;
 use super::sweep::{expand, Plan};
 use crate::cli::{dedup_warn, dedup_warn_by};
@@ -14,6 +15,7 @@ use std::fmt::Write;
 /// Runs kernel_bench with parsed arguments.
 pub fn main(args: Args) -> Result<()> {
     args.sampling.sampling().check()?;
+    check_outputs(&args)?;
     let (plan, source) = load(&args)?;
     match args.device {
         Device::Cpu => {
@@ -33,17 +35,33 @@ pub fn main(args: Args) -> Result<()> {
             }
             Ok(())
         }
-        Device::Cuda => run_cuda(&args, &plan, &source),
+        Device::Cuda => {
+            // One seed for every process of the run: a fresh one after a fault gets it too.
+            let mut args = args;
+            let seed_given = args.seed.is_some();
+            args.seed.get_or_insert_with(rand::random);
+            // Every CUDA object of this process is dropped when run_cuda returns.
+            match run_cuda(&args, &plan, &source)? {
+                RunEnd::Finished => Ok(()),
+                // A continuing process: the first one starts the next.
+                RunEnd::Faulted { .. } if args.resume_partial.is_some() => {
+                    std::process::exit(FAULTED_EXIT_CODE)
+                }
+                RunEnd::Faulted { partial } => {
+                    after_first_fault(&args, &plan, &partial, seed_given)
+                }
+            }
+        }
     }
 }
 
 #[cfg(feature = "cuda")]
-fn run_cuda(args: &Args, plan: &Plan, source: &Source) -> Result<()> {
+fn run_cuda(args: &Args, plan: &Plan, source: &Source) -> Result<RunEnd> {
     super::gpu::run(args, plan, source)
 }
 
 #[cfg(not(feature = "cuda"))]
-fn run_cuda(_args: &Args, _plan: &Plan, _source: &Source) -> Result<()> {
+fn run_cuda(_args: &Args, _plan: &Plan, _source: &Source) -> Result<RunEnd> {
     bail!(
         "this kernel_bench was built without the `cuda` feature, so it cannot run kernels: \
          rebuild with `cargo build --release --features cuda --bin kernel_bench` on a machine \
@@ -238,4 +256,40 @@ pub fn describe(plan: &Plan) -> String {
         }
     }
     s
+}
+
+/// Every file flag kernel_bench writes, checked before anything runs: none replaces an input
+/// or a file it did not write (the artifact's own check is `artifact::check_replace`).
+fn check_outputs(args: &Args) -> Result<()> {
+    use crate::cli::output::{self, Output};
+    let report = args.report_path();
+    let mut outs = vec![Output {
+        flag: "--report",
+        path: &report,
+        what: "a kernel_bench report",
+        ours: |b| output::starts_with(b, "opbench kernel_bench report"),
+    }];
+    if let Some(p) = &args.plan_json {
+        outs.push(Output {
+            flag: "--plan-json",
+            path: p,
+            what: "a kernel_bench plan (a JSON list of points)",
+            ours: |b| {
+                serde_json::from_slice::<Vec<serde_json::Value>>(b)
+                    .is_ok_and(|v| v.iter().all(|p| p.get("kernel").is_some()))
+            },
+        });
+    }
+    if let Some(p) = &args.ncu_raw {
+        outs.push(Output {
+            flag: "--ncu-raw",
+            path: p,
+            what: "ncu's CSV output",
+            ours: |b| output::starts_with(b, "\"ID\"") || output::starts_with(b, "==PROF=="),
+        });
+    }
+    let mut inputs: Vec<&std::path::Path> = vec![&args.out];
+    inputs.extend(args.manifest.as_deref());
+    inputs.extend(args.source.as_deref());
+    output::check_outputs(&outs, &inputs, args.overwrite)
 }

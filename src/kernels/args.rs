@@ -169,6 +169,10 @@ pub struct Args {
     /// Internal: the process ncu profiles; launches each listed point once and writes nothing.
     #[arg(long, hide = true, value_name = "IDS")]
     pub ncu_child: Option<String>,
+    /// Internal: continue the run whose rows are in this file (`<out>.partial`) from the first
+    /// point it does not hold; set on the fresh process started after a kernel faulted.
+    #[arg(long, hide = true, value_name = "FILE.partial")]
+    pub resume_partial: Option<PathBuf>,
 }
 
 impl Args {

@@ -149,15 +149,19 @@ pub fn to_f64(dtype: Dtype, bytes: &[u8]) -> Vec<f64> {
         .collect()
 }
 
-/// Errors of `y` against `reference`: (max |y - ref|, ||y - ref||_2 / ||ref||_2).
-/// A NaN or infinity anywhere in `y` (an unwritten, poisoned element) gives f64::MAX for both,
-/// since JSON has no NaN. When ||ref|| is 0 the relative error is ||y||_2.
-pub fn errors(y: &[f64], reference: &[f64]) -> (f64, f64) {
-    if y.len() != reference.len() || y.iter().any(|v| !v.is_finite()) {
-        return (f64::MAX, f64::MAX);
-    }
+/// Errors of `y` against `reference`: (max |y - ref|, ||y - ref||_2 / ||ref||_2, count of
+/// non-finite values), the two errors over the positions where `y` is finite. A NaN or
+/// infinity in `y` (an unwritten, poisoned element) is counted, never folded into a number
+/// (JSON has none); positions one side lacks count too. When ||ref|| is 0 the relative error
+/// is ||y||_2.
+pub fn errors(y: &[f64], reference: &[f64]) -> (f64, f64, usize) {
+    let mut non_finite = y.len().abs_diff(reference.len());
     let (mut max_abs, mut diff2, mut ref2) = (0.0f64, 0.0f64, 0.0f64);
     for (a, b) in y.iter().zip(reference) {
+        if !a.is_finite() {
+            non_finite += 1;
+            continue;
+        }
         let d = (a - b).abs();
         max_abs = max_abs.max(d);
         diff2 += d * d;
@@ -168,7 +172,7 @@ pub fn errors(y: &[f64], reference: &[f64]) -> (f64, f64) {
     } else {
         diff2.sqrt()
     };
-    (max_abs, rel)
+    (max_abs, rel, non_finite)
 }
 
 #[cfg(test)]
@@ -220,10 +224,12 @@ mod tests {
 
     #[test]
     fn errors_flag_nan_and_measure_relative_error() {
-        assert_eq!(errors(&[1.0, f64::NAN], &[1.0, 2.0]), (f64::MAX, f64::MAX));
-        let (m, r) = errors(&[3.0, 4.0], &[3.0, 4.0]);
-        assert_eq!((m, r), (0.0, 0.0));
-        let (m, r) = errors(&[3.0, 4.5], &[3.0, 4.0]);
+        assert_eq!(errors(&[1.0, f64::NAN], &[1.0, 2.0]), (0.0, 0.0, 1));
+        assert_eq!(errors(&[f64::INFINITY, 2.5], &[1.0, 2.0]).2, 1);
+        assert_eq!(errors(&[1.0], &[1.0, 2.0]).2, 1);
+        let (m, r, n) = errors(&[3.0, 4.0], &[3.0, 4.0]);
+        assert_eq!((m, r, n), (0.0, 0.0, 0));
+        let (m, r, _) = errors(&[3.0, 4.5], &[3.0, 4.0]);
         assert_eq!(m, 0.5);
         assert!((r - 0.1).abs() < 1e-12);
     }

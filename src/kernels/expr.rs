@@ -42,15 +42,30 @@ enum Func {
     AlignUp,
 }
 
+/// Longest expression text, in characters: also bounds a left-leaning chain such as
+/// `1+1+...`, which nests without parentheses.
+pub const MAX_EXPR_CHARS: usize = 1024;
+/// Deepest nesting of parentheses, calls and unary signs the parser follows.
+pub const MAX_EXPR_DEPTH: usize = 64;
+
 const FUNCS: &str = "ceil_div(a, b), min(a, ...), max(a, ...), pow(a, b), align_up(a, b)";
 
 impl Expr {
     /// Parses `text`; errors show the text and the column at fault.
     pub fn parse(text: &str) -> Result<Expr> {
+        let n = text.chars().count();
+        if n > MAX_EXPR_CHARS {
+            bail!(
+                "expression `{}` is {n} characters long, more than the {MAX_EXPR_CHARS} allowed: \
+                 split it with intermediate parameters",
+                crate::text::elide_to(text, 40)
+            );
+        }
         let mut p = Parser {
             text,
             chars: text.char_indices().collect(),
             pos: 0,
+            depth: 0,
         };
         let node = p.expr()?;
         p.skip_ws();
@@ -180,6 +195,8 @@ struct Parser<'a> {
     text: &'a str,
     chars: Vec<(usize, char)>,
     pos: usize,
+    /// Nesting depth of [`Parser::unary`], through which every recursion passes.
+    depth: usize,
 }
 
 impl Parser<'_> {
@@ -244,6 +261,18 @@ impl Parser<'_> {
     }
 
     fn unary(&mut self) -> Result<Node> {
+        if self.depth >= MAX_EXPR_DEPTH {
+            return Err(self.error(&format!(
+                "nested more than {MAX_EXPR_DEPTH} levels deep (parentheses, calls, signs)"
+            )));
+        }
+        self.depth += 1;
+        let r = self.unary_inner();
+        self.depth -= 1;
+        r
+    }
+
+    fn unary_inner(&mut self) -> Result<Node> {
         if self.eat('-') {
             return Ok(Node::Neg(Box::new(self.unary()?)));
         }
@@ -342,6 +371,33 @@ mod tests {
 
     fn ev(text: &str, pairs: &[(&str, i64)]) -> Result<i64> {
         Expr::parse(text)?.eval(&vars(pairs))
+    }
+
+    #[test]
+    fn deep_nesting_and_long_text_are_errors_not_a_stack_overflow() {
+        for deep in [
+            "(".repeat(100_000) + "1" + &")".repeat(100_000),
+            "-".repeat(100_000) + "1",
+            "min(".repeat(100_000) + "1" + &")".repeat(100_000),
+        ] {
+            let e = Expr::parse(&deep).unwrap_err().to_string();
+            assert!(e.contains("characters long"), "{e}");
+        }
+        let e = Expr::parse(&("(".repeat(200) + "1" + &")".repeat(200)))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("levels deep"), "{e}");
+        let e = Expr::parse(&("-".repeat(300) + "1"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("levels deep"), "{e}");
+        let ok = "(".repeat(60) + "n" + &")".repeat(60);
+        assert_eq!(
+            Expr::parse(&ok).unwrap().eval(&vars(&[("n", 3)])).unwrap(),
+            3
+        );
+        let chain = vec!["1"; MAX_EXPR_CHARS / 2].join("+");
+        assert_eq!(Expr::parse(&chain).unwrap().eval(&vars(&[])).unwrap(), 512);
     }
 
     #[test]

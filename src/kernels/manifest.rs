@@ -290,12 +290,8 @@ fn check_vars(e: &Expr, allowed: &BTreeSet<String>, what: &str) -> Result<()> {
 impl Manifest {
     /// Reads and validates a manifest file.
     pub fn load(path: &Path) -> Result<Manifest> {
-        let text = std::fs::read_to_string(path).with_context(|| {
-            format!(
-                "cannot read the manifest {}: check the --manifest path",
-                path.display()
-            )
-        })?;
+        let text = crate::input::read_text(path, "manifest", crate::input::SOURCE_MAX_BYTES)
+            .context("check the --manifest path")?;
         let dir = path.parent().unwrap_or(Path::new("."));
         Manifest::parse(&text, dir, &format!("manifest {}", path.display()))
     }

@@ -19,6 +19,7 @@ pub mod manifest;
 pub mod ncu;
 pub mod plan_json;
 pub mod report;
+pub mod resume;
 pub mod scan;
 pub mod source;
 pub mod sweep;

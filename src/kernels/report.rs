@@ -144,11 +144,12 @@ pub fn render(a: &Artifact) -> String {
                 .correctness
                 .as_ref()
                 .filter(|c| !c.passed)
-                .map(|c| {
-                    format!(
+                .map(|c| match c.non_finite {
+                    0 => format!(
                         "correctness vs {}: rel_err {:.3e} > tolerance {:.1e}",
                         c.reference, c.rel_err, c.tolerance
-                    )
+                    ),
+                    n => format!("correctness vs {}: {n} output(s) NaN/inf", c.reference),
                 })
                 .or_else(|| r.notes.first().cloned())
                 .unwrap_or_default();
@@ -233,6 +234,7 @@ mod tests {
             rel_err: 0.9,
             tolerance: 1e-4,
             passed: false,
+            non_finite: 0,
         });
         let a = artifact(vec![
             row("matmul_naive", 256, "16x16", 40.0, Some(10.0)),

@@ -33,13 +33,8 @@ impl Source {
     /// Reads and scans `path`; `#include "x"` is looked up in the including file's folder, then
     /// in `include_dirs`, and the headers found are scanned too.
     pub fn read_with(path: &Path, include_dirs: &[PathBuf]) -> Result<Source> {
-        let text = std::fs::read_to_string(path).with_context(|| {
-            format!(
-                "cannot read the kernel source {}: check the path given to --source or the \
-                 manifest's `source`",
-                path.display()
-            )
-        })?;
+        let text = crate::input::read_text(path, "kernel source", crate::input::SOURCE_MAX_BYTES)
+            .context("check the path given to --source or the manifest's `source`")?;
         let mut s = Source::from_text(&path.display().to_string(), text);
         s.include_dirs = include_dirs.to_vec();
         let mut queue: Vec<(PathBuf, String, usize)> =
@@ -58,9 +53,8 @@ impl Source {
                 if h == path || s.headers.contains(&h) {
                     continue;
                 }
-                let htext = std::fs::read_to_string(&h).with_context(|| {
-                    format!("reading {} (included by {})", h.display(), file.display())
-                })?;
+                let htext = crate::input::read_text(&h, "header", crate::input::SOURCE_MAX_BYTES)
+                    .with_context(|| format!("included by {}", file.display()))?;
                 s.kernels.extend(scan(&htext, &h.display().to_string()));
                 s.headers.push(h.clone());
                 queue.push((h, htext, depth + 1));
@@ -266,6 +260,13 @@ namespace outer { __global__ void ns_k(float* x) {} }
 
     fn src() -> Source {
         Source::from_text("x.cu", SRC.to_string())
+    }
+
+    #[test]
+    fn an_endless_source_is_refused_after_the_size_limit() {
+        let e = format!("{:#}", Source::read(Path::new("/dev/zero")).unwrap_err());
+        assert!(e.contains("/dev/zero") && e.contains("larger than"), "{e}");
+        assert!(e.contains("manifest's `source`"), "{e}");
     }
 
     #[test]

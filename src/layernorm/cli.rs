@@ -58,10 +58,6 @@ pub struct Args {
         value_parser = crate::cli::count
     )]
     warmup: usize,
-    /// Exactly this many timed samples per measurement [default: 20 on cpu; on cuda sampling
-    /// stops once the median has settled: see --ci-target-pct and --point-budget-ms].
-    #[arg(long, allow_negative_numbers = true, value_parser = crate::cli::positive)]
-    samples: Option<usize>,
     #[command(flatten)]
     sampling: crate::harness::SamplingArgs,
     /// Launches per warm sample (the time is divided by it).
@@ -181,11 +177,7 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
         },
         eps: args.eps,
         warmup: args.warmup,
-        samples: args.samples.unwrap_or(20),
-        sampling: match args.samples {
-            Some(n) => crate::harness::Sampling::fixed(n),
-            None => args.sampling.sampling(),
-        },
+        sampling: args.sampling.sampling(),
         batch: args.batch,
         bytes_per_thread: args.bytes_per_thread,
         kernel: args.kernel,

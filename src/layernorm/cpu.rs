@@ -9,7 +9,6 @@ use crate::env::Env;
 use anyhow::{Context, Result};
 use candle_core::{Device, Tensor};
 use std::path::PathBuf;
-use std::time::Instant;
 
 /// Runs the sweep on the CPU and writes the artifact; returns its path.
 pub fn run(cfg: &SweepConfig) -> Result<PathBuf> {
@@ -59,21 +58,15 @@ fn point<T: Elem>(cfg: &SweepConfig, shape: &Shape, seed: u64) -> Result<ResultR
     for _ in 0..cfg.warmup {
         forward()?;
     }
-    let mut samples = Vec::with_capacity(cfg.samples);
-    for _ in 0..cfg.samples {
-        let t0 = Instant::now();
-        let y = forward()?;
-        samples.push(t0.elapsed().as_secs_f64() * 1e6);
-        drop(y);
-    }
+    let sampled = crate::harness::sample_host(&cfg.sampling, 1, || forward().map(drop))?;
     let timing = Timing {
         method: "host_clock_synchronized".into(),
         warmup: cfg.warmup,
         launches_per_sample: 1,
         l2_cleared: false,
-        sampling: None,
+        sampling: Some(sampled.record(&cfg.sampling)),
     };
-    let time_us = crate::stats::summarize(&samples)?;
+    let time_us = crate::stats::summarize(&sampled.samples_us)?;
     Ok(report::timed(
         row,
         check,

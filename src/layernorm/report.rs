@@ -152,7 +152,8 @@ fn metric(r: Option<&ResultRow>, key: &str, digits: usize) -> String {
 
 fn err(r: Option<&ResultRow>) -> String {
     match r.and_then(|r| r.correctness.as_ref()) {
-        Some(c) if c.rel_err == f64::MAX => "NaN".into(),
+        // Older artifacts stored a NaN error as f64::MAX.
+        Some(c) if c.non_finite > 0 || c.rel_err == f64::MAX => "NaN".into(),
         Some(c) => format!("{:.1e}", c.rel_err),
         None => "-".into(),
     }
@@ -341,6 +342,7 @@ mod tests {
             rel_err: if passed { 1e-7 } else { 1.0 },
             tolerance: 1e-5,
             passed,
+            non_finite: 0,
         }
     }
 

@@ -124,9 +124,7 @@ pub struct SweepConfig {
     pub dtypes: Vec<Dtype>,
     pub eps: f32,
     pub warmup: usize,
-    /// Timed samples per measurement on the CPU.
-    pub samples: usize,
-    /// When a GPU measurement stops taking samples.
+    /// When a measurement (GPU or CPU) stops taking samples.
     pub sampling: crate::harness::Sampling,
     /// Launches per warm sample.
     pub batch: usize,
@@ -159,12 +157,6 @@ impl SweepConfig {
             bail!(
                 "--eps {}: use a small positive number such as 1e-5",
                 self.eps
-            );
-        }
-        if self.samples < 2 {
-            bail!(
-                "--samples {}: at least 2 are needed for a spread",
-                self.samples
             );
         }
         self.sampling.check()?;
@@ -243,7 +235,6 @@ mod tests {
             dtypes: crate::layernorm::dtype::LAYERNORM_DTYPES.to_vec(),
             eps: 1e-5,
             warmup: 1,
-            samples: 5,
             sampling: crate::harness::Sampling::fixed(5),
             batch: 1,
             bytes_per_thread: None,

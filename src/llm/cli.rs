@@ -254,6 +254,34 @@ pub fn run(mut a: Args) -> Result<()> {
         println!("updated {}", a.out.display());
         return Ok(());
     }
+    if a.trace {
+        use crate::cli::output::{check_outputs, json_object_with, Output};
+        let outs = [
+            Output {
+                flag: "--trace-chrome",
+                path: &a.trace_chrome,
+                what: "a Chrome trace (JSON with traceEvents)",
+                ours: |b| json_object_with(b, "traceEvents"),
+            },
+            Output {
+                flag: "--trace-compact",
+                path: &a.trace_compact,
+                what: "an opbench kernel trace (JSON)",
+                ours: |b| json_object_with(b, "format"),
+            },
+        ];
+        check_outputs(&outs, &[&a.out, &a.trace_out], a.overwrite)?;
+    }
+    if let Some(dir) = &a.save_weights {
+        use crate::cli::output::{check_output_dir, OutputDir};
+        // The files go in one sub-folder per config; the guard checks the folder itself.
+        let o = OutputDir {
+            flag: "--save-weights",
+            path: dir,
+            files: &[],
+        };
+        check_output_dir(&o, &[&a.out, &a.trace_out], a.overwrite)?;
+    }
     let source = match (a.weights, &a.model_dir) {
         (Weights::Random, Some(_)) => {
             bail!("--weights random takes its architecture from --config, not --model-dir")

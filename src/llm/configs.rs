@@ -92,8 +92,7 @@ pub fn resolve_configs(list: &[String]) -> Result<Vec<Arch>> {
 
 /// Reads a Hugging Face config.json, names the file in every error, and checks it.
 pub fn read_config_json(path: &Path, name: Option<&str>) -> Result<Arch> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("{}: cannot read the model config", path.display()))?;
+    let text = crate::input::read_text(path, "model config", crate::input::SOURCE_MAX_BYTES)?;
     let c: LlamaConfig = serde_json::from_str(&text).with_context(|| {
         format!(
             "{}: not a Llama config.json (needs hidden_size, intermediate_size, vocab_size, \

@@ -270,6 +270,7 @@ pub fn parity_row(
         rel_err: rel,
         tolerance: tol,
         passed,
+        non_finite: 0,
     });
     row.metrics.insert("logits_rel_err".into(), rel);
     row.metrics.insert("logits_max_abs_err".into(), max_abs);
@@ -344,8 +345,7 @@ pub fn merge(
     }
     let mut said = Vec::new();
     for f in files {
-        let text =
-            std::fs::read_to_string(f).with_context(|| format!("{}: cannot read", f.display()))?;
+        let text = crate::input::read_text(f, "--merge file", crate::input::ARTIFACT_MAX_BYTES)?;
         let v: serde_json::Value =
             serde_json::from_str(&text).with_context(|| format!("{}: not JSON", f.display()))?;
         let mut new_rows = Vec::new();
@@ -360,6 +360,19 @@ pub fn merge(
                     crate::text::one_line(&other.kind)
                 );
             }
+            let (ours, theirs) = (
+                crate::artifact::device_of(&a.env),
+                crate::artifact::device_of(&other.env),
+            );
+            if ours != theirs {
+                bail!(
+                    "--merge {}: its rows were measured on {theirs} (field `env`), and {} (--out) \
+                     is a run on {ours}: refusing to mix devices in one artifact; merge rows of \
+                     the same device and GPU only, or keep the runs in separate files",
+                    f.display(),
+                    out.display()
+                );
+            }
             for mut r in other.results {
                 r.notes.push(format!(
                     "merged from {} (run {})",
@@ -372,8 +385,17 @@ pub fn merge(
             let peer: PeerFile = crate::artifact::peer::from_value(f, v)?;
             // One at a time, so a profile row finds the generate row of its point in the same file.
             let n = peer.rows.len();
-            for p in peer.rows {
+            for (i, p) in peer.rows.into_iter().enumerate() {
                 let row = peer_to_row(p, &a.results)?;
+                crate::artifact::check_row_device(&a.env, &format!("rows[{i}]"), &row)
+                    .with_context(|| {
+                        format!(
+                            "--merge {} into {} (--out, env {})",
+                            f.display(),
+                            out.display(),
+                            crate::artifact::device_of(&a.env)
+                        )
+                    })?;
                 a.results.push(row);
             }
             a.notes.extend(peer.notes);
@@ -429,6 +451,11 @@ pub fn merge(
                         ));
                     }
                 }
+                // A parity check run again replaces its earlier row of the same point.
+                a.results.retain(|r| {
+                    (&r.benchmark, &r.implementation, &r.params)
+                        != (&row.benchmark, &row.implementation, &row.params)
+                });
                 a.results.push(row);
             }
         }

@@ -23,7 +23,9 @@ impl ChatTemplate {
             return self;
         }
         let template = tokenizer_config
-            .and_then(|p| std::fs::read_to_string(p).ok())
+            .and_then(|p| {
+                crate::input::read_text(p, "tokenizer config", crate::input::SOURCE_MAX_BYTES).ok()
+            })
             .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
             .and_then(|v| {
                 v.get("chat_template")

@@ -717,6 +717,7 @@ fn measure_opbench(
         rel_err: rep.worst_rel_l2(),
         tolerance: LOGITS_TOLERANCE,
         passed: rep.passed(),
+        non_finite: 0,
     });
     row.notes.push(format!(
         "parity vs candle (same weights, candle's tokens fed to both): logits rel L2 error \

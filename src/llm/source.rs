@@ -19,8 +19,7 @@ pub struct ModelFiles {
 
 /// The weight file names of a folder: model.safetensors, or the shards of the index.
 fn shard_names(index: &Path) -> Result<Vec<String>> {
-    let text = std::fs::read_to_string(index)
-        .with_context(|| format!("{}: cannot read the shard index", index.display()))?;
+    let text = crate::input::read_text(index, "shard index", crate::input::SOURCE_MAX_BYTES)?;
     let v: serde_json::Value = serde_json::from_str(&text)
         .with_context(|| format!("{}: not valid JSON", index.display()))?;
     let map = v
@@ -41,6 +40,14 @@ fn shard_names(index: &Path) -> Result<Vec<String>> {
 
 /// Checks a `--model-dir` folder; the error lists every missing file at once.
 pub fn from_dir(dir: &Path) -> Result<ModelFiles> {
+    let need = "it must hold config.json, tokenizer.json and model.safetensors or \
+                model.safetensors.index.json with its shards";
+    if dir.exists() && !dir.is_dir() {
+        bail!(
+            "--model-dir {}: a file, not a folder ({need}); give the folder the model's files are in",
+            dir.display()
+        );
+    }
     if !dir.is_dir() {
         bail!(
             "--model-dir {}: no such folder (it must hold config.json, tokenizer.json and \
@@ -162,4 +169,21 @@ pub fn from_hub(model_id: &str) -> Result<ModelFiles> {
         weights,
         tokenizer_config,
     })
+}
+
+#[cfg(test)]
+mod dir_tests {
+    use super::*;
+
+    #[test]
+    fn a_file_given_as_model_dir_is_called_a_file() {
+        let f = tempfile::NamedTempFile::new().unwrap();
+        let e = format!("{:#}", from_dir(f.path()).unwrap_err());
+        assert!(
+            e.contains("a file, not a folder") && !e.contains("no such"),
+            "{e}"
+        );
+        let e = format!("{:#}", from_dir(Path::new("/no/such/dir")).unwrap_err());
+        assert!(e.contains("no such folder"), "{e}");
+    }
 }

@@ -37,16 +37,21 @@ pub struct Args {
     /// The repository's web address (e.g. https://github.com/OWNER/REPO): the history page
     /// links each commit to REPO_URL/commit/HASH. CI passes
     /// ${GITHUB_SERVER_URL}/${GITHUB_REPOSITORY}.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::text::url::http_url)]
     repo_url: Option<String>,
-    /// Also compare the history's newest commit with this commit (a hash prefix, e.g. the last
-    /// release's) in a second regressions table.
+    /// Also compare the history's newest commit with this commit (a hash prefix of 4 or more
+    /// hex digits, e.g. the last release's) in a second regressions table. It must name
+    /// exactly one commit of ARTIFACTS/history.
     #[arg(long)]
     against: Option<String>,
 }
 
 /// Runs the command with its parsed arguments.
 pub fn run(a: Args) -> anyhow::Result<()> {
+    if let Some(rev) = &a.against {
+        let dir = a.artifacts.join(crate::history::HISTORY_DIR);
+        crate::history::find_commit(&dir, "--against", rev)?;
+    }
     let o = super::run(&Options {
         artifacts: a.artifacts,
         out: a.out.clone(),

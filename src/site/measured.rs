@@ -62,8 +62,13 @@ pub fn subtitle(points: &[Point], stat: &str) -> String {
         (Some(a), _) => a.to_string(),
         _ => String::new(),
     };
+    let throttled = points.iter().filter(|p| p.row.throttled()).count();
+    let clocks = match throttled {
+        0 => String::new(),
+        n => format!(" · {n} point(s) not measured at full clocks (throttled; see hovers)"),
+    };
     format!(
-        "Measured on {} · {commit_text} · {date_text} · {stat}",
+        "Measured on {} · {commit_text} · {date_text} · {stat}{clocks}",
         gpus.join(" and ")
     )
 }

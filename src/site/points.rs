@@ -67,6 +67,37 @@ impl<'a> Point<'a> {
                 d.insert(dim.to_string(), v);
             }
         }
+        // How the clocks went: shown in every hover (dashboard.js `NOTES`), not a filter.
+        if let Some(sm) = r.timing.as_ref().and_then(|t| t.sampling.as_ref()) {
+            match r.clocks() {
+                Some("throttled") => {
+                    d.insert(
+                        "throttled".to_string(),
+                        format!(
+                            "{} of {} samples; not measured at full clocks, never judged \
+                             FASTER or SLOWER",
+                            sm.throttled_samples,
+                            sm.samples_taken.unwrap_or_else(|| r
+                                .stats
+                                .values()
+                                .next()
+                                .map_or(0, |s| s.n))
+                        ),
+                    );
+                }
+                Some("recovered") => {
+                    let sustained = sm
+                        .sustained_p50_us
+                        .map(|us| format!("; back to back under the power limit: {us:.1} us"))
+                        .unwrap_or_default();
+                    d.insert(
+                        "clocks".to_string(),
+                        format!("each sample taken after the clocks recovered{sustained}"),
+                    );
+                }
+                _ => {}
+            }
+        }
         // A GEMM row without `b_layout` has B stored [K, N].
         if self.artifact().kind == "gemm" {
             let layout = names::param_str(r, names::B_LAYOUT).unwrap_or_else(|| "kn".into());

@@ -7,6 +7,7 @@
 
 mod csv;
 mod markdown;
+pub mod url;
 
 pub use csv::csv_cell;
 pub use markdown::markdown_text;

@@ -20,7 +20,7 @@
 
   // A point's hover: the generator's text, then the notes every point may carry among its
   // coordinates (`Point::dims`), written here once for every chart of every page.
-  var NOTES = [["throttled", "throttled"]];
+  var NOTES = [["throttled", "throttled"], ["clocks", "clocks"]];
   function hoverOf(p) {
     var h = p.hover;
     NOTES.forEach(function (n) {

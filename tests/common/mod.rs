@@ -65,6 +65,7 @@ pub fn fixture_artifact(kind: &str, id: &str) -> Artifact {
         rel_err: 2e-4,
         tolerance: 1e-2,
         passed: true,
+        non_finite: 0,
     });
     let mut failed = ResultRow::new("layernorm_forward", "candle")
         .param("rows", 1usize)
@@ -77,6 +78,7 @@ pub fn fixture_artifact(kind: &str, id: &str) -> Artifact {
         rel_err: f64::MAX,
         tolerance: 1e-2,
         passed: false,
+        non_finite: 0,
     });
     failed.notes.push("output contained NaN".into());
     Artifact {

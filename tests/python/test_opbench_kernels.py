@@ -60,6 +60,27 @@ class OpbenchKernelsTest(unittest.TestCase):
         with self.assertRaises(FileNotFoundError):
             ok.load_kernel(REPO / "no_such.cu", "k")
 
+    def test_names_cannot_inject_into_the_manifest(self):
+        k = ok.load_kernel(LLMC, "layernorm_forward_kernel3", block=32, args=ARGS, grid="N")
+        for params in ({"n = [4096] #": [1000]}, {"x]\n[[kernel]]\nname = 'y": [1]},
+                       {"\U0001F600": [1]}):
+            with self.assertRaises(ValueError) as e:
+                ok.manifest([k], buffers(), N=[64], C=[64], **params)
+            self.assertIn("not a name", str(e.exception))
+        with self.assertRaises(ValueError):
+            ok.manifest([k], buffers(), N=[64], C=[64],
+                        scalars={"eps = 1\nother": {"type": "f32", "value": 1}})
+        with self.assertRaises(ValueError):
+            ok.manifest([k], [dict(buffers()[0], **{"len = 1 #": 2})], N=[64], C=[64])
+        # Text outside the Basic Multilingual Plane is written as itself: valid TOML.
+        text = ok.manifest([k], buffers(), reference="k\U0001F600\x7f", N=[64], C=[64])
+        self.assertIn('reference = "k\U0001F600\\u007f"', text)
+        try:
+            import tomllib
+        except ImportError:
+            return
+        self.assertEqual(tomllib.loads(text)["reference"], "k\U0001F600\x7f")
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -120,15 +120,18 @@ pub fn compare(
             ));
             continue;
         }
-        let (max_abs, rel) = errors(y, r);
+        let (max_abs, rel, non_finite) = errors(y, r);
         let tol = b.tolerance;
-        let passed = rel <= tol;
-        lines.push(if rel == f64::MAX {
-            format!("{} holds NaN/inf (unwritten or invalid)", b.name)
+        let passed = non_finite == 0 && rel <= tol;
+        lines.push(if non_finite > 0 {
+            format!(
+                "{} holds {non_finite} NaN/inf (unwritten or invalid)",
+                b.name
+            )
         } else {
             format!("{} rel_err {rel:.2e} (tolerance {tol:.0e})", b.name)
         });
-        let score = if rel == f64::MAX {
+        let score = if non_finite > 0 {
             f64::INFINITY
         } else if tol > 0.0 {
             rel / tol
@@ -143,6 +146,7 @@ pub fn compare(
             rel_err: rel,
             tolerance: tol,
             passed,
+            non_finite,
         };
         if worst
             .as_ref()
@@ -154,10 +158,11 @@ pub fn compare(
     let detail = format!("outputs checked against {against}: {}", lines.join("; "));
     let c = worst.map(|w| w.1).unwrap_or_else(|| Correctness {
         reference: format!("{against}: no output buffer of this kernel could be compared"),
-        max_abs_err: f64::MAX,
-        rel_err: f64::MAX,
+        max_abs_err: 0.0,
+        rel_err: 0.0,
         tolerance: 0.0,
         passed: false,
+        non_finite: 0,
     });
     (c, detail)
 }
@@ -201,13 +206,14 @@ pub fn cpu_matmul(
         .expect("output read")
         .1;
     let got = select_rows(c, nn, &rows);
-    let (max_abs, rel) = errors(&got, &want);
+    let (max_abs, rel, non_finite) = errors(&got, &want);
     let tol = m.buffers[ic].tolerance;
     Ok(Correctness {
         reference: format!("cpu_f64_matmul ({} of {mm} rows)", rows.len()),
         max_abs_err: max_abs,
         rel_err: rel,
         tolerance: tol,
-        passed: rel <= tol,
+        passed: non_finite == 0 && rel <= tol,
+        non_finite,
     })
 }

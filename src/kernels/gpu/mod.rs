@@ -11,6 +11,7 @@ mod runner;
 use crate::gpu::Gpu;
 use crate::kernels::args::Args;
 use crate::kernels::compile::{compile, Image, Target};
+use crate::kernels::resume::RunEnd;
 use crate::kernels::source::Source;
 use crate::kernels::sweep::Plan;
 use anyhow::{bail, Context, Result};
@@ -22,8 +23,9 @@ use cudarc::nvrtc::Ptx;
 const DEFAULT_SHARED_LIMIT: u32 = 48 * 1024;
 
 /// Runs the plan on the GPU and writes the artifact and report (or, as ncu's target process,
-/// launches the listed points once each).
-pub fn run(args: &Args, plan: &Plan, source: &Source) -> Result<()> {
+/// launches the listed points once each). After a kernel fault the partial artifact is handed
+/// over for a fresh process to continue (`RunEnd::Faulted`).
+pub fn run(args: &Args, plan: &Plan, source: &Source) -> Result<RunEnd> {
     let mut gpu = Gpu::open(args.gpu)?;
     let cc = gpu
         .ctx
@@ -75,7 +77,7 @@ pub fn run(args: &Args, plan: &Plan, source: &Source) -> Result<()> {
     raise_shared_limits(plan, &funcs)?;
     check_memory(&gpu, plan)?;
     match &args.ncu_child {
-        Some(ids) => runner::ncu_target(&mut gpu, plan, &funcs, ids),
+        Some(ids) => runner::ncu_target(&mut gpu, plan, &funcs, ids).map(|()| RunEnd::Finished),
         None => runner::sweep(gpu, plan, &funcs, args, &compiled),
     }
 }

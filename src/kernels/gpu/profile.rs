@@ -58,8 +58,11 @@ fn run_ncu(
         }
         std::thread::sleep(Duration::from_millis(200));
     };
-    let text = std::fs::read_to_string(out_file.path()).unwrap_or_default();
-    let log = std::fs::read_to_string(err_file.path()).unwrap_or_default();
+    let read = |p: &std::path::Path| {
+        crate::input::read_text(p, "ncu output", crate::input::ARTIFACT_MAX_BYTES)
+            .unwrap_or_default()
+    };
+    let (text, log) = (read(out_file.path()), read(err_file.path()));
     eprint!("{log}");
     Ok((text, log, problem))
 }

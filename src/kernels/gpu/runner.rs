@@ -1,6 +1,7 @@
 //! The sweep on the GPU: per parameter set, fresh inputs, the reference output, then each point
-//! checked and (if it passed) timed; rows are saved as they come. A sticky CUDA fault ends the
-//! run with the artifact holding every point measured before it plus a failed row naming it.
+//! checked and (if it passed) timed; rows are saved as they come. A sticky CUDA fault ends this
+//! process's part: a failed row names it and the partial artifact is handed over, for a fresh
+//! process (`--resume-partial`, see `kernels::resume`) to run the points after it.
 
 use super::check::{
     compare, cpu_matmul, fresh_inputs, prepare, run_once, upload_inputs, used_buffers, Outputs,
@@ -14,8 +15,9 @@ use crate::kernels::args::{Args, Mode};
 use crate::kernels::compile::Compiled;
 use crate::kernels::manifest::{block_label, CpuReference};
 use crate::kernels::report;
+use crate::kernels::resume::{self, RunEnd};
 use crate::kernels::sweep::{Group, Plan, Point};
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use cudarc::driver::CudaFunction;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
@@ -44,18 +46,69 @@ struct Run<'a> {
     copy_gbps: Option<f64>,
     f32_tflops: Option<f64>,
     pb: crate::progress::Progress,
-    done: usize,
+    /// Points before this id ran in an earlier process of the run: no row is written for them.
+    skip: usize,
 }
 
-/// Runs every point and writes the artifact and the report.
+/// Runs every point (or, continuing a run, those after the partial file's rows) and writes the
+/// artifact and the report; after a fault, hands the partial file over instead.
 pub fn sweep(
     gpu: Gpu,
     plan: &Plan,
     funcs: &[CudaFunction],
     args: &Args,
     compiled: &Compiled,
-) -> Result<()> {
+) -> Result<RunEnd> {
     let seed = args.seed.unwrap_or_else(rand::random);
+    let (s, skip) = match &args.resume_partial {
+        Some(partial) => {
+            let (w, done) = resume::open(args, plan, partial)?;
+            (Session::resume(gpu, w), done)
+        }
+        None => (start(gpu, plan, args, compiled, seed)?, 0),
+    };
+    let copy_gbps = s.copy_gbps;
+    let f32_tflops = s.w.artifact.ceilings.matmul_tflops.get("f32").copied();
+    let mut run = Run {
+        s,
+        plan,
+        funcs,
+        args,
+        measured: Vec::new(),
+        copy_gbps,
+        f32_tflops,
+        pb: crate::progress::Progress::new(plan.points().saturating_sub(skip) as u64),
+        skip,
+    };
+    if !args.no_ceilings && args.resume_partial.is_none() {
+        run.ceilings()?;
+    }
+    for (gi, g) in plan.groups.iter().enumerate() {
+        // A parameter set an earlier process of the run finished.
+        if g.points.iter().all(|p| p.id < skip) {
+            continue;
+        }
+        match run.group(g, seed.wrapping_add(gi as u64)) {
+            Ok(()) => {}
+            Err(Stop::Fault(fault)) => return run.stop(g, fault),
+            Err(Stop::Other(e)) => return Err(e),
+        }
+    }
+    run.pb.finish();
+    if args.profile {
+        profile::attach(args, plan, &run.measured, &mut run.s.w)?;
+    }
+    let path = run.s.finish()?;
+    let text = report::render(&crate::artifact::read_artifact(&path)?);
+    let report_path = args.report_path();
+    crate::artifact::write_bytes_atomic(&report_path, text.as_bytes())?;
+    print!("{text}");
+    eprintln!("wrote {} and {}", path.display(), report_path.display());
+    Ok(RunEnd::Finished)
+}
+
+/// A new run: the ceilings' session, the artifact started with the compiler and the notes.
+fn start(gpu: Gpu, plan: &Plan, args: &Args, compiled: &Compiled, seed: u64) -> Result<Session> {
     if !args.no_ceilings {
         eprintln!("measuring ceilings: device copy (1 GiB) and cuBLAS SGEMM 4096^3");
     }
@@ -99,39 +152,7 @@ pub fn sweep(
             "; the manifest names no CPU reference, so the reference kernel defines the expected output"
         }
     ));
-    let copy_gbps = s.copy_gbps;
-    let mut run = Run {
-        s,
-        plan,
-        funcs,
-        args,
-        measured: Vec::new(),
-        copy_gbps,
-        f32_tflops: None,
-        pb: crate::progress::Progress::new(plan.points() as u64),
-        done: 0,
-    };
-    if !args.no_ceilings {
-        run.ceilings()?;
-    }
-    for (gi, g) in plan.groups.iter().enumerate() {
-        match run.group(g, seed.wrapping_add(gi as u64)) {
-            Ok(()) => {}
-            Err(Stop::Fault(fault)) => return run.stop(g, fault),
-            Err(Stop::Other(e)) => return Err(e),
-        }
-    }
-    run.pb.finish();
-    if args.profile {
-        profile::attach(args, plan, &run.measured, &mut run.s.w)?;
-    }
-    let path = run.s.finish()?;
-    let text = report::render(&crate::artifact::read_artifact(&path)?);
-    let report_path = args.report_path();
-    crate::artifact::write_bytes_atomic(&report_path, text.as_bytes())?;
-    print!("{text}");
-    eprintln!("wrote {} and {}", path.display(), report_path.display());
-    Ok(())
+    Ok(s)
 }
 
 /// As ncu's target: launches each listed point once (inputs random, outputs poisoned).
@@ -187,7 +208,6 @@ impl Run<'_> {
     }
 
     fn push(&mut self, row: ResultRow) -> Result<()> {
-        self.done += 1;
         self.pb.step();
         self.pb.row(&row);
         self.s.w.push(row)?;
@@ -219,6 +239,8 @@ impl Run<'_> {
 
     fn group(&mut self, g: &Group, seed: u64) -> std::result::Result<(), Stop> {
         let first = &g.points[0];
+        // Rows only for points this process runs; the reference output is computed regardless.
+        let skip = self.skip;
         let io = Stop::Other;
         let m = &self.plan.manifest;
         let mut rng = StdRng::seed_from_u64(seed);
@@ -233,7 +255,7 @@ impl Run<'_> {
             Err(e) => {
                 let e = self.classify(first, e)?;
                 let why = format!("could not set up this parameter set: {e:#}");
-                for p in &g.points {
+                for p in g.points.iter().filter(|p| p.id >= skip) {
                     self.failed(g, p, why.clone(), None).map_err(io)?;
                 }
                 return Ok(());
@@ -251,9 +273,11 @@ impl Run<'_> {
             Ok(out) => out,
             Err(e) => {
                 let e = self.classify(first, e)?;
-                self.failed(g, first, format!("reference kernel failed: {e:#}"), None)
-                    .map_err(io)?;
-                for p in &g.points[1..] {
+                if first.id >= skip {
+                    self.failed(g, first, format!("reference kernel failed: {e:#}"), None)
+                        .map_err(io)?;
+                }
+                for p in g.points[1..].iter().filter(|p| p.id >= skip) {
                     self.failed(
                         g,
                         p,
@@ -267,7 +291,7 @@ impl Run<'_> {
         };
         let ref_check = self.reference_check(g, first, &host, &reference, &mut rng);
         let ref_ok = ref_check.as_ref().is_none_or(|c| c.passed);
-        for p in &g.points {
+        for p in g.points.iter().filter(|p| p.id >= skip) {
             if !ref_ok && p.id != first.id {
                 self.failed(
                     g,
@@ -335,11 +359,13 @@ impl Run<'_> {
         match m.cpu_reference {
             Some(CpuReference::Matmul) => Some(
                 cpu_matmul(m, g, host, reference, rng).unwrap_or_else(|e| Correctness {
+                    // The check could not run: the reference names why, no error is measured.
                     reference: format!("cpu_f64_matmul: {e:#}"),
-                    max_abs_err: f64::MAX,
-                    rel_err: f64::MAX,
+                    max_abs_err: 0.0,
+                    rel_err: 0.0,
                     tolerance: 0.0,
                     passed: false,
+                    non_finite: 0,
                 }),
             ),
             None => {
@@ -349,15 +375,17 @@ impl Run<'_> {
                     let all_nan = !v.is_empty() && v.iter().all(|x| x.is_nan());
                     used.contains(i) && !(b.optional && all_nan) && v.iter().any(|x| !x.is_finite())
                 });
-                unwritten.map(|(i, _)| Correctness {
+                // Nothing was compared: no error to report, only the NaN/inf count.
+                unwritten.map(|(i, v)| Correctness {
                     reference: format!(
                         "poison check of the reference (buffer {} holds NaN/inf: unwritten or invalid)",
                         m.buffers[*i].name
                     ),
-                    max_abs_err: f64::MAX,
-                    rel_err: f64::MAX,
+                    max_abs_err: 0.0,
+                    rel_err: 0.0,
                     tolerance: 0.0,
                     passed: false,
+                    non_finite: v.iter().filter(|x| !x.is_finite()).count(),
                 })
             }
         }
@@ -430,44 +458,37 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// After a fault: records it, finishes the artifact with what was measured, and fails.
-    fn stop(mut self, g: &Group, fault: Fault) -> Result<()> {
+    /// After a fault: records it (and the points of its parameter set it leaves with no
+    /// reference output), then hands the partial file over for a fresh process to continue.
+    fn stop(mut self, g: &Group, fault: Fault) -> Result<RunEnd> {
         self.pb.finish();
-        let p = g
-            .points
-            .iter()
-            .find(|p| p.id == fault.point)
-            .expect("fault names a point of this group");
-        let label = self.plan.point_label(g, p);
         let cause = sticky_error(&fault.error).map_or("a CUDA error".into(), |d| {
             let text = d.error_string().map(|c| c.to_string_lossy().into_owned());
             format!("{:?}: {}", d.0, text.unwrap_or_default())
         });
-        let measured = self.measured.len();
-        let not_run = self.plan.points().saturating_sub(self.done + 1);
-        let why = format!(
-            "kernel faulted: {cause} (seen at: {}). The CUDA context is unusable after this \
-             error, so the run stopped here; {not_run} later points were not run",
-            fault.error
-        );
-        let mut r = self.row(g, p);
-        r.status = Status::Failed;
-        r.notes.insert(0, why.clone());
-        self.s.w.push(r)?;
-        self.s
-            .w
-            .artifact
-            .notes
-            .push(format!("run stopped early: {label}: {why}"));
-        let path = self.s.finish_as_is()?;
-        let text = report::render(&crate::artifact::read_artifact(&path)?);
-        crate::artifact::write_bytes_atomic(&self.args.report_path(), text.as_bytes())?;
-        bail!(
-            "{label}: the kernel faulted ({cause}). The {measured} points measured before it are \
-             kept in {} (with a failed row naming the fault) and {}. Fix the kernel's indexing \
-             (compute-sanitizer finds the faulting access) and run again",
-            path.display(),
-            self.args.report_path().display()
-        )
+        let unreachable = resume::unreachable_after(self.plan, fault.point);
+        let skip = self.skip;
+        for p in g.points.iter().filter(|p| p.id >= skip) {
+            let why = if p.id == fault.point {
+                format!(
+                    "kernel faulted: {cause} (seen at: {}). The CUDA context is unusable after \
+                     this error, so the points after it run in a fresh process",
+                    fault.error
+                )
+            } else if unreachable.contains(&p.id) {
+                format!("not checked: the reference kernel faulted at this parameter set ({cause})")
+            } else {
+                continue;
+            };
+            let label = self.plan.point_label(g, p);
+            eprintln!("{label}: {why}");
+            let mut r = self.row(g, p);
+            r.status = Status::Failed;
+            r.notes.insert(0, why);
+            self.s.w.push(r)?;
+        }
+        Ok(RunEnd::Faulted {
+            partial: self.s.w.hand_over()?,
+        })
     }
 }

@@ -27,7 +27,9 @@ pub fn commit_link(hash: Option<&str>, repo_url: Option<&str>) -> CommitLink {
         Some(h) => CommitLink {
             short: h.chars().take(10).collect(),
             full: h.to_string(),
+            // Only an http(s) address makes a link: another scheme could run script on click.
             url: repo_url
+                .filter(|r| crate::text::url::http_url(r).is_ok())
                 .filter(|_| h.chars().all(|c| c.is_ascii_hexdigit()))
                 .map(|r| commit_url(r, h)),
         },
@@ -37,6 +39,18 @@ pub fn commit_link(hash: Option<&str>, repo_url: Option<&str>) -> CommitLink {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_script_address_makes_no_link() {
+        let h = Some("4e04d54536be");
+        assert_eq!(commit_link(h, Some("javascript:alert(1)")).url, None);
+        assert_eq!(
+            commit_link(h, Some("https://github.com/o/r"))
+                .url
+                .as_deref(),
+            Some("https://github.com/o/r/commit/4e04d54536be")
+        );
+    }
 
     #[test]
     fn hex_commits_link_to_the_repository() {

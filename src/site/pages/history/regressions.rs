@@ -190,7 +190,9 @@ pub fn table(
     let slower = rows.iter().filter(|r| r.slower && !r.library).count();
     let faster = rows.iter().filter(|r| !r.slower && !r.library).count();
     let what = match against {
-        None => "its predecessor (the newest run of the commit before)".to_string(),
+        None => "its predecessor (the newest commit before it, on the same board when that \
+                 commit ran there)"
+            .to_string(),
         Some(rev) => format!("commit {rev}"),
     };
     Ok(Some(Table {
@@ -200,8 +202,7 @@ pub fn table(
             Some(rev) => format!("Newest commit against {rev}"),
         },
         caption: format!(
-            "Per kind and GPU, the newest run against {what} (on the same board when that \
-             commit ran on it), point by point. {} Library code (cuBLAS, candle, PyTorch) is \
+            "Per kind and GPU, the newest run against {what}, point by point. {} Library code (cuBLAS, candle, PyTorch) is \
              listed last: its moves are the machine's drift, never regressions.",
             rule(opts.min_effect)
         ),

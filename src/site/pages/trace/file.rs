@@ -21,7 +21,8 @@ pub fn find_trace(artifacts: &Path, file: &str) -> Option<(PathBuf, Value)> {
         .collect();
     names.sort();
     for path in names {
-        let Ok(text) = std::fs::read_to_string(&path) else {
+        let Ok(text) = crate::input::read_text(&path, "trace", crate::input::ARTIFACT_MAX_BYTES)
+        else {
             continue;
         };
         // Cheap check before parsing a Chrome trace of several MB.
