@@ -84,8 +84,13 @@ fn the_committed_gpu_artifact_is_complete_and_every_point_passed() {
     assert!(a.run.complete && a.run.git_commit.is_some());
     assert_eq!(a.env.device, "cuda");
     assert!(a.env.gpu.is_some() && a.ceilings.copy_gbps.is_some());
-    // 8 shapes x 3 dtypes x (warm, cold) x (candle, opbench).
-    assert_eq!(a.results.len(), 96);
+    // 8 shapes x 3 dtypes x (warm, cold) for each of candle, opbench and the three peers
+    // timed in the same call (torch, torch-compile, triton).
+    for imp in ["candle", "opbench", "torch", "torch-compile", "triton"] {
+        let n = a.results.iter().filter(|r| r.implementation == imp).count();
+        assert_eq!(n, 48, "{imp}");
+    }
+    assert_eq!(a.results.len(), 240);
     for r in &a.results {
         assert_eq!(r.status, Status::Ok, "{r:?}");
         assert!(r.correctness.as_ref().unwrap().passed);
