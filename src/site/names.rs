@@ -71,8 +71,6 @@ pub const PEAK_ALLOCATOR: &[&str] = &["peak_allocator_bytes"];
 // Implementations, by role.
 /// LayerNorm's baseline (the speedups are measured against it).
 pub const LN_BASELINE: &[&str] = &["candle"];
-/// Implementations that are references or baselines, never "ours".
-pub const NOT_OURS: &[&str] = &["candle", "reference", "torch", "pytorch", "cpu_f64"];
 /// The vendor library every GEMM kernel is compared with.
 pub fn is_cublas(imp: &str) -> bool {
     imp.to_ascii_lowercase().starts_with("cublas")

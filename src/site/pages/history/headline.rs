@@ -66,7 +66,7 @@ fn ok(p: &HistoryPoint) -> bool {
 }
 
 fn ours(imp: &str) -> bool {
-    !names::NOT_OURS.contains(&imp) && !names::is_cublas(imp)
+    !crate::identity::is_library(imp) && !names::is_cublas(imp)
 }
 
 /// A point's (value, band low, band high).

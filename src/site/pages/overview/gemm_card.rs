@@ -71,7 +71,7 @@ pub fn card(gpu: &str, _pts: &[Point], all: &[Point]) -> Option<Card> {
     let ok = common_rows(all);
     let pct = pct_of_rows(&ok);
     let mut groups = per_kernel(&ok, |i| pct[i]);
-    groups.retain(|g| !names::NOT_OURS.contains(&g.kernel.as_str()));
+    groups.retain(|g| !crate::identity::is_library(&g.kernel));
     let picks = best_per_dtype(&groups, gpus(all).len());
     let mine = |(d, k): &(String, String)| {
         groups

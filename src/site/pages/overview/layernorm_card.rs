@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 fn speedups<'a>(pts: &[Point<'a>], base: &str) -> Vec<(f64, Point<'a>)> {
     let peers = peer_index(pts, peer_key);
     pts.iter()
-        .filter(|p| p.ok() && !names::NOT_OURS.contains(&p.imp()))
+        .filter(|p| p.ok() && !crate::identity::is_library(p.imp()))
         .filter_map(|p| {
             let v = names::metric(p.row, names::SPEEDUP_LN).or_else(|| {
                 let b = peers
