@@ -17,8 +17,22 @@
 //!    effect of max(--min-effect, spread). The drift only makes verdicts more careful: a
 //!    FASTER or SLOWER that it explains becomes SAME (or UNCERTAIN), an UNCERTAIN whose whole
 //!    plausible change lies inside the spread becomes SAME, and it never turns SAME into
-//!    FASTER or SLOWER.
-//! 4. `intervals`: otherwise the verdict of `verdict::judge` (disjoint 95% intervals of the
+//!    FASTER or SLOWER. For per-launch kernel times (`time_us`), the fixed cost of a launch is
+//!    a control of its own: the launch interval of a trivial kernel measured in the same
+//!    processes (`ceilings.launch_interval_us`). A board or host that launches 0.17 us slower
+//!    makes a 4 us kernel 4% slower and a 400 us one 0.04%, so that move is added to the base
+//!    (after the shift) rather than scaled: short, launch-bound kernels are judged against the
+//!    launch cost of their own machine, long ones are untouched.
+//!    The same is done with the controls of a similar duration only (base medians within
+//!    [`TIME_SCALE`] of the line's, from [`MIN_FOR_SHIFT`] of them on), and the more careful
+//!    of the two judgements stands: long kernels under the power limit drift more than the
+//!    benchmark's median control does.
+//! 4. `spread`: a FASTER or SLOWER whose base median lies within the head's P5-P95 samples,
+//!    or whose head median lies within the base's, becomes UNCERTAIN. The medians then differ
+//!    less than the point's own samples do on one side: a bimodal point (short GEMMs whose
+//!    samples fall in two modes 10% apart) whose median changed mode, not a shift of the
+//!    whole distribution, which is what a change of code makes.
+//! 5. `intervals`: otherwise the verdict of `verdict::judge` (disjoint 95% intervals of the
 //!    median and the minimum effect) stands.
 //!
 //! Host-side quantities (`ttft_ms`, `e2e_ms`, `decode_enqueue_ms`) are grouped by quantity, so
@@ -87,9 +101,24 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
     sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
 }
 
-/// Head/base log-ratios of the ceilings both sides measured, in the direction of a duration
-/// (a copy 2% slower counts as +2%), per kind: the newest run of each kind on each side.
-pub fn ceiling_moves(base: &[&HistoryRun], head: &[&HistoryRun]) -> BTreeMap<String, Vec<f64>> {
+/// What the ceilings measured in the processes of both sides say about the machine's move.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CeilingMoves {
+    /// Head/base log-ratios in the direction of a duration (a copy 2% slower counts as +2%).
+    pub log_ratios: Vec<f64>,
+    /// The launch interval of a trivial kernel, base and head, in microseconds.
+    pub launch_interval_us: Option<(f64, f64)>,
+}
+
+impl CeilingMoves {
+    /// Head minus base launch interval, in microseconds.
+    pub fn launch_delta_us(&self) -> Option<f64> {
+        self.launch_interval_us.map(|(b, h)| h - b)
+    }
+}
+
+/// The ceilings both sides measured, per kind: the newest run of each kind on each side.
+pub fn ceiling_moves(base: &[&HistoryRun], head: &[&HistoryRun]) -> BTreeMap<String, CeilingMoves> {
     let newest = |runs: &[&HistoryRun], kind: &str| {
         runs.iter()
             .filter(|r| r.kind() == kind)
@@ -113,15 +142,28 @@ pub fn ceiling_moves(base: &[&HistoryRun], head: &[&HistoryRun]) -> BTreeMap<Str
         for (dtype, tb) in &b.matmul_tflops {
             rate(Some(*tb), h.matmul_tflops.get(dtype).copied());
         }
+        let mut launch = None;
         if let (Some(bi), Some(hi)) = (b.launch_interval_us, h.launch_interval_us) {
             if bi > 0.0 && hi > 0.0 {
                 v.push((hi / bi).ln());
+                launch = Some((bi, hi));
             }
         }
-        out.insert(kind.to_string(), v);
+        out.insert(
+            kind.to_string(),
+            CeilingMoves {
+                log_ratios: v,
+                launch_interval_us: launch,
+            },
+        );
     }
     out
 }
+
+/// Controls "of a similar duration" are those whose base median is within this factor of the
+/// line's: a 1.4 ms GEMM under the power limit drifts like other long kernels, not like the
+/// 8 us ones of the same benchmark.
+pub const TIME_SCALE: f64 = 2.0;
 
 /// A group of lines judged against one drift.
 type GroupKey = (String, String, String);
@@ -130,12 +172,15 @@ fn group_of(l: &Line) -> GroupKey {
     (l.gpu.clone(), l.point.kind.clone(), l.stat.clone())
 }
 
+/// The quantity whose samples are one kernel launch each, and so carry the launch's fixed cost.
+pub const PER_LAUNCH_STAT: &str = "time_us";
+
 /// Applies the rules of this module's header to `lines`; `ceilings` holds, per GPU label and
-/// kind, the ceilings' log-ratios (see [`ceiling_moves`]). Returns the drift of every group
+/// kind, what the ceilings moved (see [`ceiling_moves`]). Returns the drift of every group
 /// that had controls.
 pub fn apply(
     lines: &mut [Line],
-    ceilings: &BTreeMap<(String, String), Vec<f64>>,
+    ceilings: &BTreeMap<(String, String), CeilingMoves>,
     min_effect: f64,
 ) -> BTreeMap<GroupKey, Drift> {
     let intervals = format!(
@@ -143,6 +188,8 @@ pub fn apply(
         min_effect * 100.0
     );
     let mut controls: BTreeMap<GroupKey, Vec<f64>> = BTreeMap::new();
+    // The same controls with their base medians, for the drift at one time scale.
+    let mut timed: BTreeMap<GroupKey, Vec<(f64, f64)>> = BTreeMap::new();
     for l in lines.iter_mut() {
         let Change::Compared(j) = &mut l.change else {
             continue;
@@ -186,6 +233,9 @@ pub fn apply(
             l.rule = Some(format!("library: a control; {intervals}"));
             if let Some(r) = j.ratio.filter(|r| *r > 0.0) {
                 controls.entry(group_of(l)).or_default().push(r.ln());
+                if let Some(b) = &l.base {
+                    timed.entry(group_of(l)).or_default().push((b.p50, r.ln()));
+                }
             }
         }
     }
@@ -193,7 +243,7 @@ pub fn apply(
     for (key, mut v) in controls {
         if Direction::of_stat(&key.2) == Direction::LowerIsBetter {
             if let Some(c) = ceilings.get(&(key.0.clone(), key.1.clone())) {
-                v.extend(c);
+                v.extend(&c.log_ratios);
             }
         }
         if let Some(d) = Drift::of(&v) {
@@ -210,7 +260,7 @@ pub fn apply(
                 && Direction::of_stat(&key.2) == Direction::LowerIsBetter
                 && !drifts.contains_key(&key)
             {
-                if let Some(d) = Drift::of(c) {
+                if let Some(d) = Drift::of(&c.log_ratios) {
                     drifts.insert(key, d);
                 }
             }
@@ -220,7 +270,28 @@ pub fn apply(
         if is_library(&l.point.implementation) {
             continue;
         }
-        let (Some(d), Some(b), Some(h)) = (drifts.get(&group_of(l)), &l.base, &l.head) else {
+        let key = group_of(l);
+        let launch_delta_us = ceilings
+            .get(&(key.0.clone(), key.1.clone()))
+            .filter(|_| l.stat == PER_LAUNCH_STAT)
+            .and_then(CeilingMoves::launch_delta_us)
+            .filter(|d| *d != 0.0);
+        let global = drifts.get(&key);
+        let local = l.base.as_ref().and_then(|b| {
+            let near: Vec<f64> = timed
+                .get(&key)?
+                .iter()
+                .filter(|(t, _)| *t >= b.p50 / TIME_SCALE && *t <= b.p50 * TIME_SCALE)
+                .map(|(_, r)| *r)
+                .collect();
+            (near.len() >= MIN_FOR_SHIFT)
+                .then(|| Drift::of(&near))
+                .flatten()
+        });
+        if global.is_none() && local.is_none() && launch_delta_us.is_none() {
+            continue;
+        }
+        let (Some(b), Some(h)) = (&l.base, &l.head) else {
             continue;
         };
         let Change::Compared(j) = &mut l.change else {
@@ -229,31 +300,91 @@ pub fn apply(
         if b.throttled || h.throttled || b.recovered != h.recovered {
             continue;
         }
-        let mut scaled = b.brief();
-        scaled.p50 *= d.shift;
-        scaled.median_ci95 = [b.median_ci95[0] * d.shift, b.median_ci95[1] * d.shift];
-        let adj = judge(
-            &scaled,
-            &h.brief(),
-            Direction::of_stat(&l.stat),
-            min_effect.max(d.spread),
-        );
-        let verdict = match (j.verdict, adj.verdict) {
-            (Verdict::Same, _) => Verdict::Same,
-            (Verdict::Uncertain, Verdict::Same) => Verdict::Same,
-            (Verdict::Uncertain, _) => Verdict::Uncertain,
-            (raw, adj) if raw == adj => raw,
-            (_, Verdict::Same) => Verdict::Same,
-            _ => Verdict::Uncertain,
+        let add = launch_delta_us.unwrap_or(0.0);
+        let rejudge = |d: Option<&Drift>| {
+            let (shift, spread) = d.map_or((1.0, 0.0), |d| (d.shift, d.spread));
+            let mut scaled = b.brief();
+            scaled.p50 = b.p50 * shift + add;
+            scaled.median_ci95 = [
+                b.median_ci95[0] * shift + add,
+                b.median_ci95[1] * shift + add,
+            ];
+            let adj = judge(
+                &scaled,
+                &h.brief(),
+                Direction::of_stat(&l.stat),
+                min_effect.max(spread),
+            );
+            match (j.verdict, adj.verdict) {
+                (Verdict::Same, _) => Verdict::Same,
+                (Verdict::Uncertain, Verdict::Same) => Verdict::Same,
+                (Verdict::Uncertain, _) => Verdict::Uncertain,
+                (raw, adj) if raw == adj => raw,
+                (_, Verdict::Same) => Verdict::Same,
+                _ => Verdict::Uncertain,
+            }
         };
-        if verdict != j.verdict || d.spread > min_effect || d.shift != 1.0 {
+        // The more careful of the two drifts decides: SAME before UNCERTAIN before a verdict.
+        let careful = |v: Verdict| match v {
+            Verdict::Same => 0,
+            Verdict::Uncertain => 1,
+            _ => 2,
+        };
+        let mut verdict = rejudge(global);
+        let (mut used, mut similar_duration) = (global, false);
+        if let Some(d) = local.as_ref() {
+            let v = rejudge(Some(d));
+            if careful(v) < careful(verdict) {
+                (verdict, used, similar_duration) = (v, Some(d), true);
+            }
+        }
+        let spread = used.map_or(0.0, |d| d.spread);
+        let shift = used.map_or(1.0, |d| d.shift);
+        if verdict != j.verdict || spread > min_effect || shift != 1.0 || add != 0.0 {
+            let mut why = Vec::new();
+            if let Some(d) = used {
+                let text = d.text();
+                why.push(if similar_duration {
+                    text.replacen("controls", "controls of a similar duration", 1)
+                } else {
+                    text
+                });
+            }
+            if let Some((bi, hi)) = ceilings
+                .get(&(key.0.clone(), key.1.clone()))
+                .and_then(|c| c.launch_interval_us)
+                .filter(|_| add != 0.0)
+            {
+                why.push(format!(
+                    "a trivial kernel's launch interval moved {add:+.2} us ({bi:.2} -> {hi:.2} us), \
+                     added to the base"
+                ));
+            }
             l.rule = Some(format!(
-                "drift: {}; judged against that shift with a change of at least {:.1}%",
-                d.text(),
-                min_effect.max(d.spread) * 100.0
+                "drift: {}; judged against that with a change of at least {:.1}%",
+                why.join("; "),
+                min_effect.max(spread) * 100.0
             ));
         }
         j.verdict = verdict;
+    }
+    for l in lines.iter_mut() {
+        let (Some(b), Some(h)) = (&l.base, &l.head) else {
+            continue;
+        };
+        let Change::Compared(j) = &mut l.change else {
+            continue;
+        };
+        if matches!(j.verdict, Verdict::Faster | Verdict::Slower)
+            && (h.spans(b.p50) || b.spans(h.p50))
+        {
+            j.verdict = Verdict::Uncertain;
+            l.rule = Some(format!(
+                "spread: the medians lie within each other's P5-P95 samples (base {:.4}-{:.4}, \
+                 head {:.4}-{:.4}): the samples changed mode, the distribution did not shift",
+                b.p5, b.p95, h.p5, h.p95
+            ));
+        }
     }
     drifts
 }
@@ -270,6 +401,8 @@ mod tests {
             p50,
             median_ci95: [p50 * 0.998, p50 * 1.002],
             n: 50,
+            p5: p50 * 0.99,
+            p95: p50 * 1.01,
             run_id: "r".into(),
             throttled,
             recovered: false,
@@ -395,7 +528,13 @@ mod tests {
     fn ceilings_give_a_drift_where_there_are_no_library_lines() {
         let mut lines = vec![line("matmul_tiled", 1, 100.0, 104.0)];
         let mut c = BTreeMap::new();
-        c.insert(("H200".to_string(), "gemm".to_string()), vec![0.045]);
+        c.insert(
+            ("H200".to_string(), "gemm".to_string()),
+            CeilingMoves {
+                log_ratios: vec![0.045],
+                launch_interval_us: None,
+            },
+        );
         apply(&mut lines, &c, 0.03);
         assert_eq!(verdict(&lines[0]), Verdict::Same);
         // Without the ceiling's move, 4% with tight intervals is SLOWER.
@@ -403,6 +542,86 @@ mod tests {
         apply(&mut lines, &BTreeMap::new(), 0.03);
         assert_eq!(verdict(&lines[0]), Verdict::Slower);
         assert!(lines[0].rule.as_deref().unwrap().starts_with("intervals:"));
+    }
+
+    #[test]
+    fn a_slower_launch_is_added_to_short_kernels_only() {
+        let moved = |b: f64, h: f64| {
+            let mut c = BTreeMap::new();
+            c.insert(
+                ("H200".to_string(), "gemm".to_string()),
+                CeilingMoves {
+                    log_ratios: vec![],
+                    launch_interval_us: Some((b, h)),
+                },
+            );
+            c
+        };
+        // The head launches 0.17 us slower: a 4.2 us kernel 0.22 us slower is that machine.
+        let mut lines = vec![line("opbench", 1, 4.23, 4.455)];
+        apply(&mut lines, &moved(1.93, 2.10), 0.03);
+        assert_eq!(verdict(&lines[0]), Verdict::Same, "{:?}", lines[0].rule);
+        assert!(lines[0]
+            .rule
+            .as_deref()
+            .unwrap()
+            .contains("launch interval moved +0.17 us (1.93 -> 2.10 us)"));
+        // Without the launch control, the same numbers are SLOWER.
+        let mut lines = vec![line("opbench", 1, 4.23, 4.455)];
+        apply(&mut lines, &BTreeMap::new(), 0.03);
+        assert_eq!(verdict(&lines[0]), Verdict::Slower);
+        // A 1 us regression of a 5 us kernel is more than the launch moved.
+        let mut lines = vec![line("opbench", 1, 5.0, 6.0)];
+        apply(&mut lines, &moved(1.93, 2.10), 0.03);
+        assert_eq!(verdict(&lines[0]), Verdict::Slower);
+        // A 5% regression of a long kernel is untouched by a launch move.
+        let mut lines = vec![line("opbench", 1, 400.0, 420.0)];
+        apply(&mut lines, &moved(1.93, 2.10), 0.03);
+        assert_eq!(verdict(&lines[0]), Verdict::Slower);
+        // A faster launch never makes an unchanged kernel SLOWER.
+        let mut lines = vec![line("opbench", 1, 4.23, 4.23)];
+        apply(&mut lines, &moved(2.10, 1.93), 0.03);
+        assert_eq!(verdict(&lines[0]), Verdict::Same);
+    }
+
+    #[test]
+    fn a_median_that_changed_mode_is_uncertain() {
+        // Base in the fast mode, head mostly in the slow one: +12%, but head's samples reach
+        // down to the base median.
+        let mut l = line("tma_ws_splitk", 8, 7.28, 8.16);
+        let h = l.head.as_mut().unwrap();
+        (h.p5, h.p95) = (7.232, 8.48);
+        let mut lines = vec![l];
+        apply(&mut lines, &BTreeMap::new(), 0.03);
+        assert_eq!(verdict(&lines[0]), Verdict::Uncertain);
+        assert!(lines[0].rule.as_deref().unwrap().starts_with("spread: "));
+        assert!(!lines[0].is_regression());
+        // The whole distribution shifted by the same +12%: SLOWER.
+        let mut lines = vec![line("tma_ws_splitk", 8, 7.28, 8.16)];
+        apply(&mut lines, &BTreeMap::new(), 0.03);
+        assert_eq!(verdict(&lines[0]), Verdict::Slower);
+    }
+
+    #[test]
+    fn long_kernels_are_judged_against_controls_of_their_duration() {
+        // Short controls did not move; the long ones (1.4 ms, under the power limit) moved
+        // +6% to +16%. Ours at 1.4 ms moved +9%.
+        let mut lines: Vec<Line> = (0..50).map(|i| line("cublas", i, 8.0, 8.0)).collect();
+        for (i, h) in [1.06, 1.16, 1.10, 1.08, 1.12].iter().enumerate() {
+            lines.push(line("candle", 100 + i as i64, 1400.0, 1400.0 * h));
+        }
+        lines.push(line("tma_ws", 1, 1418.0, 1418.0 * 1.09));
+        lines.push(line("tma_ws", 2, 8.0, 8.0 * 1.09));
+        apply(&mut lines, &BTreeMap::new(), 0.03);
+        let long = &lines[lines.len() - 2];
+        assert_eq!(verdict(long), Verdict::Same, "{:?}", long.rule);
+        assert!(long
+            .rule
+            .as_deref()
+            .unwrap()
+            .starts_with("drift: controls of a similar duration moved +10.0%"));
+        // The short kernel's neighbours did not move: its +9% stays SLOWER.
+        assert_eq!(verdict(lines.last().unwrap()), Verdict::Slower);
     }
 
     #[test]

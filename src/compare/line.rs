@@ -11,6 +11,9 @@ pub struct Side {
     pub p50: f64,
     pub median_ci95: [f64; 2],
     pub n: usize,
+    /// 5th and 95th percentiles of the samples: how far the point's own samples spread.
+    pub p5: f64,
+    pub p95: f64,
     pub run_id: String,
     /// The point could not be measured at full clocks on this side.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -26,6 +29,8 @@ impl Side {
             p50: s.p50,
             median_ci95: s.median_ci95,
             n: s.n,
+            p5: s.p5,
+            p95: s.p95,
             run_id: run_id.to_string(),
             throttled: point.throttled(),
             recovered: point.recovered(),
@@ -38,9 +43,14 @@ impl Side {
             n: self.n,
             p50: self.p50,
             median_ci95: self.median_ci95,
-            p5: self.p50,
-            p95: self.p50,
+            p5: self.p5,
+            p95: self.p95,
         }
+    }
+
+    /// Whether `value` lies within this side's P5-P95 samples.
+    pub fn spans(&self, value: f64) -> bool {
+        self.p5 <= value && value <= self.p95
     }
 }
 
