@@ -365,4 +365,49 @@ fn out_over_an_input_is_refused() {
     );
     assert!(o.status.success(), "{}", text(&o).1);
     assert!(d.join("table.txt").exists());
+    // An earlier comparison is replaced, in any format; a file it did not write is not.
+    for format in ["markdown", "json", "html", "text"] {
+        let o = bin(
+            "compare",
+            &[
+                "--base",
+                "a.json",
+                "--head",
+                "b.json",
+                "--out",
+                "table.txt",
+                "--format",
+                format,
+            ],
+            d,
+        );
+        assert!(o.status.success(), "{format}: {}", text(&o).1);
+    }
+    std::fs::write(d.join("notes.md"), "# my notes\n").unwrap();
+    let o = bin(
+        "compare",
+        &["--base", "a.json", "--head", "b.json", "--out", "notes.md"],
+        d,
+    );
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("--out notes.md exists and does not hold an earlier comparison"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(d.join("notes.md")).unwrap(), b"# my notes\n");
+    let o = bin(
+        "compare",
+        &[
+            "--base",
+            "a.json",
+            "--head",
+            "b.json",
+            "--out",
+            "notes.md",
+            "--overwrite",
+        ],
+        d,
+    );
+    assert!(o.status.success(), "{}", text(&o).1);
 }

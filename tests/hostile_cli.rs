@@ -1,25 +1,9 @@
 //! Hostile command lines through the real binaries: an output flag never replaces a file it
 //! did not write, and nothing panics or reads without limit.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod common;
 
-fn bin(exe: &str, args: &[&str], cwd: &Path) -> (Option<i32>, String, String) {
-    let o: Output = Command::new(exe)
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("the binary runs");
-    (
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
-
-fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
+use common::{repo, run_bin as bin};
 
 #[test]
 fn plan_json_never_replaces_the_manifest_or_a_foreign_file() {

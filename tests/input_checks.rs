@@ -3,26 +3,7 @@
 
 mod common;
 
-use common::{fixture_artifact, write_fixture};
-use std::path::Path;
-use std::process::{Command, Output};
-
-fn bin(exe: &str, args: &[&str], cwd: &Path) -> (Option<i32>, String, String) {
-    let o: Output = Command::new(exe)
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("the binary runs");
-    (
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
-
-fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
+use common::{fixture_artifact, repo, run_bin as bin, write_fixture};
 
 #[test]
 fn kernel_bench_on_the_cpu_says_whether_the_source_was_compiled() {

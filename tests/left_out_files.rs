@@ -4,23 +4,8 @@
 
 mod common;
 
-use common::{fixture_artifact, write_fixture};
+use common::{fixture_artifact, run_bin as bin, write_fixture};
 use opbench::history::{record, RecordOptions, HISTORY_DIR};
-use std::path::Path;
-use std::process::Command;
-
-fn bin(exe: &str, args: &[&str], cwd: &Path) -> (Option<i32>, String, String) {
-    let o = Command::new(exe)
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("the binary runs");
-    (
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
 
 #[test]
 fn symlinked_artifacts_and_truncated_history_files_are_named() {

@@ -89,9 +89,23 @@ pub struct Args {
     /// Leave invalid artifacts out of folder specs instead of failing.
     #[arg(long)]
     skip_invalid: bool,
-    /// Also write the output to this file (never one of the files BASE or HEAD is read from).
+    /// Also write the output to this file (never one of the files BASE or HEAD is read from;
+    /// an existing file is replaced only when it holds an earlier comparison).
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Replace the --out file even when it does not hold an earlier comparison.
+    #[arg(long)]
+    overwrite: bool,
+}
+
+/// Whether existing bytes are an earlier `compare` output, in any of its formats.
+fn is_comparison(bytes: &[u8]) -> bool {
+    use crate::cli::output::{json_object_with, starts_with};
+    starts_with(bytes, "base: ")
+        || starts_with(bytes, "### opbench compare: ")
+        || (starts_with(bytes, "<!doctype html>")
+            && bytes.windows(24).any(|w| w == b"<title>opbench compare: "))
+        || (json_object_with(bytes, "lines") && json_object_with(bytes, "base_label"))
 }
 
 /// Runs the command with its parsed arguments.
@@ -118,6 +132,13 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     check_names(&base, &head, a.control.as_deref(), &a.ignore_params)?;
     if let Some(out) = &a.out {
         check_out(out, &base, &head)?;
+        let output = crate::cli::output::Output {
+            flag: "--out",
+            path: out,
+            what: "an earlier comparison",
+            ours: is_comparison,
+        };
+        crate::cli::output::check_output(&output, &[], a.overwrite)?;
     }
     let name = |given: &Option<String>, r: &super::Resolved| {
         given

@@ -475,9 +475,13 @@ pub fn compare(
     let (mut base_runs, mut head_runs) = (Vec::new(), Vec::new());
     let empty = Vec::new();
     let mut ceilings = BTreeMap::new();
+    let mut two_machines = BTreeSet::new();
     for (gpu, b, h) in pairs {
         if let (Some(b), Some(h)) = (b, h) {
             notes.extend(super::machines::note(&gpu, b, h));
+            if !super::machines::same_machine(b, h) {
+                two_machines.insert(gpu.clone());
+            }
             for (kind, moves) in super::drift::ceiling_moves(b, h) {
                 ceilings.insert((gpu.clone(), kind), moves);
             }
@@ -498,7 +502,7 @@ pub fn compare(
         base_runs.extend(bp.runs);
         head_runs.extend(hp.runs);
     }
-    let drifts = super::drift::apply(&mut lines, &ceilings, opts.min_effect);
+    let drifts = super::drift::apply(&mut lines, &ceilings, &two_machines, opts.min_effect);
     for ((gpu, kind, stat), d) in &drifts {
         notes.push(format!(
             "{gpu}, {kind} {stat}: {}; our implementations are judged against that",

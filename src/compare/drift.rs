@@ -35,9 +35,12 @@
 //! 5. `intervals`: otherwise the verdict of `verdict::judge` (disjoint 95% intervals of the
 //!    median and the minimum effect) stands.
 //!
-//! Host-side quantities (`ttft_ms`, `e2e_ms`, `decode_enqueue_ms`) are grouped by quantity, so
-//! they are judged against the library implementations' host-side quantities of the same run:
-//! a slower host moves them all.
+//! Host-side quantities ([`HOST_SIDE_STATS`]) are grouped by quantity, so they are judged
+//! against the library implementations' host-side quantities of the same run: a slower host
+//! moves them all. Between two machines that is not enough (candle's eager enqueue and our one
+//! graph launch do not move alike with the CPU), so rule `host` comes right after `clocks`:
+//! our host-side quantities measured on two machines are never FASTER or SLOWER; on one machine
+//! they are judged as usual.
 
 use super::line::{Change, Line};
 use super::verdict::{judge, Direction, Verdict};
@@ -172,15 +175,19 @@ fn group_of(l: &Line) -> GroupKey {
     (l.gpu.clone(), l.point.kind.clone(), l.stat.clone())
 }
 
+/// Quantities the host CPU decides (time to first token, end to end, time to enqueue a step).
+pub const HOST_SIDE_STATS: [&str; 3] = ["ttft_ms", "e2e_ms", "decode_enqueue_ms"];
+
 /// The quantity whose samples are one kernel launch each, and so carry the launch's fixed cost.
 pub const PER_LAUNCH_STAT: &str = "time_us";
 
 /// Applies the rules of this module's header to `lines`; `ceilings` holds, per GPU label and
-/// kind, what the ceilings moved (see [`ceiling_moves`]). Returns the drift of every group
-/// that had controls.
+/// kind, what the ceilings moved (see [`ceiling_moves`]); `two_machines` the GPU labels whose
+/// sides ran on different machines. Returns the drift of every group that had controls.
 pub fn apply(
     lines: &mut [Line],
     ceilings: &BTreeMap<(String, String), CeilingMoves>,
+    two_machines: &std::collections::BTreeSet<String>,
     min_effect: f64,
 ) -> BTreeMap<GroupKey, Drift> {
     let intervals = format!(
@@ -218,7 +225,15 @@ pub fn apply(
         } else {
             None
         };
-        if let Some(rule) = clocks {
+        let host = (HOST_SIDE_STATS.contains(&l.stat.as_str())
+            && two_machines.contains(&l.gpu)
+            && !is_library(&l.point.implementation))
+        .then(|| {
+            "host: a host-side quantity (the CPU's time, not the GPU's) measured on two \
+             machines; never judged FASTER or SLOWER across machines"
+                .to_string()
+        });
+        if let Some(rule) = clocks.or(host) {
             if matches!(j.verdict, Verdict::Faster | Verdict::Slower) {
                 j.verdict = Verdict::Uncertain;
             }
@@ -460,7 +475,7 @@ mod tests {
             .map(|i| line("cublas", i, 100.0, 106.0 + i as f64 * 0.2))
             .collect();
         lines.push(line("tma_ws", 1, 120.0, 127.0));
-        let drifts = apply(&mut lines, &BTreeMap::new(), 0.03);
+        let drifts = apply(&mut lines, &BTreeMap::new(), &Default::default(), 0.03);
         let ours = lines.last().unwrap();
         assert_eq!(verdict(ours), Verdict::Same, "{:?}", ours.rule);
         assert!(ours
@@ -480,7 +495,7 @@ mod tests {
             .map(|i| line("cublas", i, 100.0, 101.0 + (i % 3) as f64))
             .collect();
         lines.push(line("tma_ws", 1, 120.0, 138.0));
-        apply(&mut lines, &BTreeMap::new(), 0.03);
+        apply(&mut lines, &BTreeMap::new(), &Default::default(), 0.03);
         let ours = lines.last().unwrap();
         assert_eq!(verdict(ours), Verdict::Slower);
         assert!(ours.is_regression());
@@ -492,7 +507,7 @@ mod tests {
         // Controls 10% faster; ours unchanged: still SAME, not SLOWER relative to the board.
         let mut lines: Vec<Line> = (0..6).map(|i| line("cublas", i, 100.0, 90.0)).collect();
         lines.push(line("tma_ws", 1, 120.0, 120.0));
-        apply(&mut lines, &BTreeMap::new(), 0.03);
+        apply(&mut lines, &BTreeMap::new(), &Default::default(), 0.03);
         assert_eq!(verdict(lines.last().unwrap()), Verdict::Same);
     }
 
@@ -501,7 +516,7 @@ mod tests {
         let mut l = line("tma_ws", 1, 100.0, 120.0);
         l.head.as_mut().unwrap().throttled = true;
         let mut lines = vec![l];
-        apply(&mut lines, &BTreeMap::new(), 0.03);
+        apply(&mut lines, &BTreeMap::new(), &Default::default(), 0.03);
         assert_eq!(verdict(&lines[0]), Verdict::Uncertain);
         assert!(lines[0].rule.as_deref().unwrap().starts_with("clocks: "));
         assert!(!lines[0].is_regression());
@@ -512,7 +527,7 @@ mod tests {
         let mut l = line("tma_ws", 1, 110.0, 100.0);
         l.head.as_mut().unwrap().recovered = true;
         let mut lines = vec![l];
-        apply(&mut lines, &BTreeMap::new(), 0.03);
+        apply(&mut lines, &BTreeMap::new(), &Default::default(), 0.03);
         assert_eq!(verdict(&lines[0]), Verdict::Uncertain);
         assert!(lines[0].rule.as_deref().unwrap().contains("two methods"));
         // Both sides recovered: judged as usual.
@@ -520,7 +535,7 @@ mod tests {
         l.head.as_mut().unwrap().recovered = true;
         l.base.as_mut().unwrap().recovered = true;
         let mut lines = vec![l];
-        apply(&mut lines, &BTreeMap::new(), 0.03);
+        apply(&mut lines, &BTreeMap::new(), &Default::default(), 0.03);
         assert_eq!(verdict(&lines[0]), Verdict::Faster);
     }
 
@@ -535,11 +550,11 @@ mod tests {
                 launch_interval_us: None,
             },
         );
-        apply(&mut lines, &c, 0.03);
+        apply(&mut lines, &c, &Default::default(), 0.03);
         assert_eq!(verdict(&lines[0]), Verdict::Same);
         // Without the ceiling's move, 4% with tight intervals is SLOWER.
         let mut lines = vec![line("matmul_tiled", 1, 100.0, 104.0)];
-        apply(&mut lines, &BTreeMap::new(), 0.03);
+        apply(&mut lines, &BTreeMap::new(), &Default::default(), 0.03);
         assert_eq!(verdict(&lines[0]), Verdict::Slower);
         assert!(lines[0].rule.as_deref().unwrap().starts_with("intervals:"));
     }
@@ -559,7 +574,7 @@ mod tests {
         };
         // The head launches 0.17 us slower: a 4.2 us kernel 0.22 us slower is that machine.
         let mut lines = vec![line("opbench", 1, 4.23, 4.455)];
-        apply(&mut lines, &moved(1.93, 2.10), 0.03);
+        apply(&mut lines, &moved(1.93, 2.10), &Default::default(), 0.03);
         assert_eq!(verdict(&lines[0]), Verdict::Same, "{:?}", lines[0].rule);
         assert!(lines[0]
             .rule
@@ -568,19 +583,19 @@ mod tests {
             .contains("launch interval moved +0.17 us (1.93 -> 2.10 us)"));
         // Without the launch control, the same numbers are SLOWER.
         let mut lines = vec![line("opbench", 1, 4.23, 4.455)];
-        apply(&mut lines, &BTreeMap::new(), 0.03);
+        apply(&mut lines, &BTreeMap::new(), &Default::default(), 0.03);
         assert_eq!(verdict(&lines[0]), Verdict::Slower);
         // A 1 us regression of a 5 us kernel is more than the launch moved.
         let mut lines = vec![line("opbench", 1, 5.0, 6.0)];
-        apply(&mut lines, &moved(1.93, 2.10), 0.03);
+        apply(&mut lines, &moved(1.93, 2.10), &Default::default(), 0.03);
         assert_eq!(verdict(&lines[0]), Verdict::Slower);
         // A 5% regression of a long kernel is untouched by a launch move.
         let mut lines = vec![line("opbench", 1, 400.0, 420.0)];
-        apply(&mut lines, &moved(1.93, 2.10), 0.03);
+        apply(&mut lines, &moved(1.93, 2.10), &Default::default(), 0.03);
         assert_eq!(verdict(&lines[0]), Verdict::Slower);
         // A faster launch never makes an unchanged kernel SLOWER.
         let mut lines = vec![line("opbench", 1, 4.23, 4.23)];
-        apply(&mut lines, &moved(2.10, 1.93), 0.03);
+        apply(&mut lines, &moved(2.10, 1.93), &Default::default(), 0.03);
         assert_eq!(verdict(&lines[0]), Verdict::Same);
     }
 
@@ -592,13 +607,13 @@ mod tests {
         let h = l.head.as_mut().unwrap();
         (h.p5, h.p95) = (7.232, 8.48);
         let mut lines = vec![l];
-        apply(&mut lines, &BTreeMap::new(), 0.03);
+        apply(&mut lines, &BTreeMap::new(), &Default::default(), 0.03);
         assert_eq!(verdict(&lines[0]), Verdict::Uncertain);
         assert!(lines[0].rule.as_deref().unwrap().starts_with("spread: "));
         assert!(!lines[0].is_regression());
         // The whole distribution shifted by the same +12%: SLOWER.
         let mut lines = vec![line("tma_ws_splitk", 8, 7.28, 8.16)];
-        apply(&mut lines, &BTreeMap::new(), 0.03);
+        apply(&mut lines, &BTreeMap::new(), &Default::default(), 0.03);
         assert_eq!(verdict(&lines[0]), Verdict::Slower);
     }
 
@@ -612,7 +627,7 @@ mod tests {
         }
         lines.push(line("tma_ws", 1, 1418.0, 1418.0 * 1.09));
         lines.push(line("tma_ws", 2, 8.0, 8.0 * 1.09));
-        apply(&mut lines, &BTreeMap::new(), 0.03);
+        apply(&mut lines, &BTreeMap::new(), &Default::default(), 0.03);
         let long = &lines[lines.len() - 2];
         assert_eq!(verdict(long), Verdict::Same, "{:?}", long.rule);
         assert!(long
@@ -622,6 +637,24 @@ mod tests {
             .starts_with("drift: controls of a similar duration moved +10.0%"));
         // The short kernel's neighbours did not move: its +9% stays SLOWER.
         assert_eq!(verdict(lines.last().unwrap()), Verdict::Slower);
+    }
+
+    #[test]
+    fn host_side_quantities_are_not_judged_across_machines() {
+        let enqueue = || {
+            let mut l = line("opbench", 1, 0.0014, 0.0026);
+            l.stat = "decode_enqueue_ms".into();
+            l
+        };
+        let two: std::collections::BTreeSet<String> = ["H200".to_string()].into();
+        let mut lines = vec![enqueue()];
+        apply(&mut lines, &BTreeMap::new(), &two, 0.03);
+        assert_eq!(verdict(&lines[0]), Verdict::Uncertain);
+        assert!(lines[0].rule.as_deref().unwrap().starts_with("host: "));
+        // On one machine the same move is SLOWER.
+        let mut lines = vec![enqueue()];
+        apply(&mut lines, &BTreeMap::new(), &Default::default(), 0.03);
+        assert_eq!(verdict(&lines[0]), Verdict::Slower);
     }
 
     #[test]

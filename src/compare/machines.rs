@@ -61,3 +61,12 @@ pub fn note(gpu: &str, base: &[&HistoryRun], head: &[&HistoryRun]) -> Vec<String
     }
     out
 }
+
+/// Whether both sides ran on one machine: one board, the same on both sides, and the same host.
+/// Runs without a board block (CPU runs, old artifacts) compare by host alone.
+pub fn same_machine(base: &[&HistoryRun], head: &[&HistoryRun]) -> bool {
+    let boards = |runs: &[&HistoryRun]| runs.iter().map(|r| board(r)).collect::<BTreeSet<_>>();
+    let hosts = |runs: &[&HistoryRun]| runs.iter().map(|r| host(r)).collect::<BTreeSet<_>>();
+    let (bb, hb) = (boards(base), boards(head));
+    bb == hb && bb.len() == 1 && hosts(base) == hosts(head)
+}

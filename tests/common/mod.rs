@@ -112,3 +112,22 @@ pub fn write_fixture(dir: &std::path::Path, name: &str, a: &Artifact) -> std::pa
     std::fs::write(&p, serde_json::to_string_pretty(a).unwrap()).unwrap();
     p
 }
+
+/// Runs a binary of this package in `cwd`: its exit code, stdout and stderr.
+pub fn run_bin(exe: &str, args: &[&str], cwd: &std::path::Path) -> (Option<i32>, String, String) {
+    let o = std::process::Command::new(exe)
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("the binary runs");
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// The repository's root (where the test fixtures are).
+pub fn repo() -> &'static std::path::Path {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+}

@@ -5,6 +5,7 @@ mod bandwidth;
 mod correctness;
 mod fields;
 mod latency;
+mod peers_table;
 mod rows;
 mod speedup;
 
@@ -15,9 +16,11 @@ use crate::site::points::Point;
 use rows::LnRows;
 
 pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
-    page.intro = "LayerNorm forward: candle's layer_norm (the baseline) against opbench's \
-                  kernel at each shape, dtype and L2 mode, with the achieved bandwidth as a \
-                  fraction of the device-to-device copy ceiling measured in the same run."
+    page.intro = "LayerNorm forward: opbench's kernel against candle's layer_norm (the \
+                  baseline), torch's F.layer_norm, torch.compile and a one-pass Triton kernel, \
+                  all timed the same way in the same call, at each shape, dtype and L2 mode, \
+                  with the achieved bandwidth as a fraction of the device-to-device copy \
+                  ceiling measured in the same run."
         .into();
     if points.is_empty() {
         empty_kind(page, "LayerNorm", "layernorm_bench");
@@ -38,6 +41,7 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
         "LayerNorm reads x and writes y once: it is memory-bound, so the copy ceiling is its floor.",
     );
     s2.charts.push(bandwidth::chart(&rows, pal));
+    s2.tables.extend(peers_table::table(&rows));
     let mut s3 = Section::new("correctness", "Correctness", "");
     s3.charts.push(correctness::chart(&rows, pal));
     s3.tables.extend(not_ok_table(points));

@@ -42,8 +42,9 @@ pub fn build(page: &mut PageContext, store: &Store, hist: &Prepared) {
         "benchmarks",
         "Benchmarks",
         "One row per benchmark, implementation and GPU: how many points were measured, the \
-         median of the headline figure over those points with its P5–P95 spread, the range of \
-         P50 times and the correctness checks.",
+         best headline figure and the point it was measured at (the pages chart every point: a \
+         median over shapes from one token to 8192³ would mean nothing), the range of P50 \
+         times and the correctness checks.",
     );
     s1.tables.push(NamedTable {
         id: "summary".into(),

@@ -1,12 +1,13 @@
 //! The overview's table of headline figures: one row per benchmark, implementation and GPU,
-//! with the median of its headline figure over the points and their P5–P95 spread.
+//! with its best headline figure and the point it was measured at. A median over all points
+//! would mix shapes three orders of magnitude apart (a 1-token GEMM and 8192^3), so the table
+//! names one point; the benchmark pages chart the rest.
 
 use super::cards::gpu_dims;
 use crate::artifact::Status;
 use crate::site::chart::{TableRow, TableView};
 use crate::site::fmt;
 use crate::site::names;
-use crate::site::pages::spread::Spread;
 use crate::site::points::{Point, Store};
 use std::collections::BTreeMap;
 
@@ -24,6 +25,34 @@ fn headline(kind: &str, benchmark: &str) -> Option<(&'static str, &'static [&'st
         (_, "generate") => Some(("decode tokens/s", names::DECODE_TPS)),
         _ => None,
     }
+}
+
+/// The point in a few words: "16384x8192 bf16 cold", "8192x8192x8192 f16 nk",
+/// "tinyllama-1.1b batch 4".
+fn where_measured(p: &Point) -> String {
+    let text = |k: &str| names::param_str(p.row, &[k]);
+    let mut parts: Vec<String> = Vec::new();
+    if let Some(shape) = text("shape") {
+        parts.push(shape);
+    } else if let (Some(m), Some(n), Some(k)) = (text("m"), text("n"), text("k")) {
+        parts.push(format!("{m}x{n}x{k}"));
+    } else if let Some(model) = text("model") {
+        parts.push(model);
+    }
+    parts.extend(p.dtype());
+    for k in ["b_layout", "mode", "batch"] {
+        if let Some(v) = text(k) {
+            parts.push(if k == "batch" {
+                format!("batch {v}")
+            } else {
+                v
+            });
+        }
+    }
+    if parts.is_empty() {
+        return p.identity().params;
+    }
+    parts.join(" ")
 }
 
 /// One row per benchmark, implementation and GPU.
@@ -52,12 +81,12 @@ pub fn table(store: &Store) -> TableView {
             },
         };
         let key_refs: Vec<&str> = keys.iter().map(|s| s.as_str()).collect();
-        let values: Vec<f64> = ok
+        let best = ok
             .iter()
-            .filter_map(|p| names::metric(p.row, &key_refs))
-            .collect();
-        let headline = match Spread::of(&values) {
-            Some(s) => format!("{} {label} ({})", fmt::num(s.median), s.interval(fmt::num)),
+            .filter_map(|p| names::metric(p.row, &key_refs).map(|v| (v, *p)))
+            .max_by(|a, b| a.0.total_cmp(&b.0));
+        let headline = match best {
+            Some((v, p)) => format!("{} {label} at {}", fmt::num(v), where_measured(p)),
             None => "—".into(),
         };
         let p50s: Vec<(String, f64)> = ok
@@ -117,7 +146,7 @@ pub fn table(store: &Store) -> TableView {
             "benchmark",
             "implementation",
             "points",
-            "headline: median over points",
+            "headline: best point",
             "P50 range",
             "correctness",
             "GPU",

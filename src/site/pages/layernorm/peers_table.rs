@@ -1,0 +1,121 @@
+//! "Ours against the fastest peer": at every point of 64 MiB and more (read x + write y), our
+//! kernel's bandwidth beside the fastest other implementation's of the same run, so a reader
+//! sees at once where ours is ahead and where a peer is.
+
+use super::rows::LnRows;
+use crate::identity::is_library;
+use crate::site::chart::{TableRow, TableView};
+use crate::site::fmt;
+use crate::site::names;
+use crate::site::pages::common::{p50_us, peer_key, NamedTable};
+use crate::site::points::Point;
+
+/// Points that move at least this many bytes are the large ones the table covers.
+pub const LARGE_BYTES: f64 = 64.0 * 1024.0 * 1024.0;
+
+/// Bytes a LayerNorm point moves: x read once and y written once.
+fn bytes(p: &Point) -> Option<f64> {
+    let rows = names::param_f64(p.row, &["rows"])?;
+    let cols = names::param_f64(p.row, &["cols"])?;
+    Some(2.0 * rows * cols * names::dtype_bytes(&p.dtype()?)?)
+}
+
+/// The table, or None when no large point has both ours and a peer.
+pub fn table(rows: &LnRows) -> Option<NamedTable> {
+    let mut lines: Vec<(String, String, TableRow)> = Vec::new();
+    // Per GPU: (points where ours is ahead, points).
+    let mut tally: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
+    for ours in rows.ok.iter().filter(|p| !is_library(p.imp())) {
+        if bytes(ours).is_none_or(|b| b < LARGE_BYTES) {
+            continue;
+        }
+        let key = peer_key(ours);
+        let fastest = rows
+            .ok
+            .iter()
+            .filter(|p| is_library(p.imp()) && peer_key(p) == key)
+            .filter(|p| std::ptr::eq(p.artifact(), ours.artifact()))
+            .filter_map(|p| Some((p50_us(p)?, p)))
+            .min_by(|a, b| a.0.total_cmp(&b.0));
+        let (Some((peer_us, peer)), Some(ours_us)) = (fastest, p50_us(ours)) else {
+            continue;
+        };
+        let gbps = |p: &Point| names::metric(p.row, names::GBPS);
+        // Above 1: ours takes less time than the fastest peer.
+        let ratio = peer_us / ours_us;
+        let t = tally.entry(ours.gpu()).or_default();
+        t.1 += 1;
+        if ratio >= 1.0 {
+            t.0 += 1;
+        }
+        let verdict = if ratio >= 1.0 {
+            format!("ours ahead by {}", fmt::pct((ratio - 1.0) * 100.0))
+        } else {
+            format!(
+                "{} ahead by {}",
+                peer.imp(),
+                fmt::pct((1.0 / ratio - 1.0) * 100.0)
+            )
+        };
+        let mut f = ours.dims();
+        f.retain(|k, _| k == "gpu" || k == "dtype" || k == "mode");
+        let opt = |v: Option<f64>| v.map_or("—".to_string(), fmt::num);
+        lines.push((
+            ours.gpu(),
+            rows.lab(ours),
+            TableRow {
+                cells: vec![
+                    ours.gpu(),
+                    rows.lab(ours),
+                    opt(gbps(ours)),
+                    peer.imp().to_string(),
+                    opt(gbps(peer)),
+                    fmt::times(ratio),
+                    verdict,
+                ],
+                f,
+                raw: vec![None, None, gbps(ours), None, gbps(peer), Some(ratio), None],
+            },
+        ));
+    }
+    if lines.is_empty() {
+        return None;
+    }
+    let order: Vec<&String> = rows.x_order.iter().collect();
+    lines.sort_by_key(|(gpu, lab, _)| {
+        (
+            gpu.clone(),
+            order.iter().position(|o| *o == lab).unwrap_or(usize::MAX),
+        )
+    });
+    Some(NamedTable {
+        id: "ln-peers-large".into(),
+        title: "Ours against the fastest peer, 64 MiB and more".into(),
+        caption: format!(
+            "Ours ahead at {}. Each row: our kernel and the fastest of \
+             the other implementations (torch, torch.compile, Triton, candle) at the same \
+             shape, dtype, L2 mode and GPU, from the same run; the ratio is the peer's P50 \
+             time over ours (above 1× ours is faster).",
+            tally
+                .iter()
+                .map(|(gpu, (a, n))| format!("{a} of {n} points on the {gpu}"))
+                .collect::<Vec<_>>()
+                .join(" and ")
+        ),
+        table: TableView {
+            columns: [
+                "GPU",
+                "point",
+                "ours GB/s",
+                "fastest peer",
+                "peer GB/s",
+                "peer time / ours",
+                "verdict",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+            rows: lines.into_iter().map(|(_, _, r)| r).collect(),
+        },
+    })
+}
