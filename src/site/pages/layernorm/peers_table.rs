@@ -119,3 +119,89 @@ pub fn table(rows: &LnRows) -> Option<NamedTable> {
         },
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::artifact::Loaded;
+    use crate::artifact::{Artifact, Ceilings, ResultRow, RunInfo};
+    use crate::env::Env;
+
+    fn row(imp: &str, shape: (i64, i64), us: f64) -> ResultRow {
+        let mut r = ResultRow::new("layernorm_forward", imp)
+            .param("rows", shape.0)
+            .param("cols", shape.1)
+            .param("dtype", "f32")
+            .param("mode", "warm")
+            .param("shape", format!("{}x{}", shape.0, shape.1).as_str());
+        let samples: Vec<f64> = (0..20).map(|i| us * (1.0 + i as f64 * 1e-4)).collect();
+        r.stats
+            .insert("time_us".into(), crate::stats::summarize(&samples).unwrap());
+        let bytes = 2.0 * (shape.0 * shape.1) as f64 * 4.0;
+        let p50 = r.stats["time_us"].p50;
+        r.metrics.insert("gbps".into(), bytes / p50 / 1e3);
+        r
+    }
+
+    #[test]
+    fn names_the_fastest_peer_and_who_is_ahead_at_large_points_only() {
+        let loaded = Loaded {
+            file: "a.json".into(),
+            artifact: Artifact {
+                schema_version: 1,
+                kind: "layernorm".into(),
+                run: RunInfo {
+                    id: "a".into(),
+                    started_utc: "2026-01-01T00:00:00Z".into(),
+                    finished_utc: "2026-01-01T00:00:00Z".into(),
+                    complete: true,
+                    git_commit: None,
+                    git_dirty: None,
+                    tool_version: "0".into(),
+                    command_line: vec![],
+                    synthetic: false,
+                },
+                env: Env::cpu(),
+                ceilings: Ceilings::default(),
+                compiler: None,
+                results: vec![
+                    // 32768x4096 f32 moves 1 GiB: torch-compile 4% ahead of ours.
+                    row("opbench", (32768, 4096), 260.0),
+                    row("torch-compile", (32768, 4096), 250.0),
+                    row("triton", (32768, 4096), 270.0),
+                    // 4096x4096 f32 moves 128 MiB: ours ahead of candle by 2x.
+                    row("opbench", (4096, 4096), 40.0),
+                    row("candle", (4096, 4096), 80.0),
+                    // 4096x1024 f32 moves 32 MiB: left out however it compares.
+                    row("opbench", (4096, 1024), 40.0),
+                    row("triton", (4096, 1024), 10.0),
+                ],
+                notes: vec![],
+            },
+        };
+        let points: Vec<Point> = loaded
+            .artifact
+            .results
+            .iter()
+            .map(|r| Point {
+                loaded: &loaded,
+                row: r,
+            })
+            .collect();
+        let rows = LnRows::new(&points);
+        let t = table(&rows).expect("two large points");
+        assert_eq!(t.table.rows.len(), 2);
+        let cells: Vec<&Vec<String>> = t.table.rows.iter().map(|r| &r.cells).collect();
+        let big = cells.iter().find(|c| c[1].starts_with("32768")).unwrap();
+        assert_eq!(big[3], "torch-compile");
+        assert_eq!(big[6], "torch-compile ahead by 4.0%");
+        let mid = cells.iter().find(|c| c[1].starts_with("4096")).unwrap();
+        assert_eq!(mid[3], "candle");
+        assert_eq!(mid[6], "ours ahead by 100%");
+        assert!(
+            t.caption.starts_with("Ours ahead at 1 of 2 points on the"),
+            "{}",
+            t.caption
+        );
+    }
+}
