@@ -4,6 +4,8 @@
 //! `docs/artifact.schema.json` is the JSON Schema for other producers.
 
 mod device;
+#[cfg(test)]
+pub mod fixture;
 pub mod interrupt;
 mod io;
 pub mod json_error;

@@ -98,33 +98,19 @@ fn push_new(v: &mut Vec<String>, s: String) {
 mod tests {
     use super::*;
     use crate::artifact::Loaded;
-    use crate::artifact::{Artifact, Ceilings, ResultRow, RunInfo};
-    use crate::env::Env;
+    use crate::artifact::ResultRow;
 
     fn loaded(commit: &str, finished: &str) -> Loaded {
-        Loaded {
-            file: "a.json".into(),
-            artifact: Artifact {
-                schema_version: 1,
-                kind: "gemm".into(),
-                run: RunInfo {
-                    id: "a".into(),
-                    started_utc: finished.into(),
-                    finished_utc: finished.into(),
-                    complete: true,
-                    git_commit: Some(commit.into()),
-                    git_dirty: Some(false),
-                    tool_version: "0".into(),
-                    command_line: vec![],
-                    synthetic: false,
-                },
-                env: Env::cpu(),
-                ceilings: Ceilings::default(),
-                compiler: None,
-                results: vec![ResultRow::new("gemm", "cublas")],
-                notes: vec![],
-            },
-        }
+        let mut l = crate::artifact::fixture::loaded(
+            "gemm",
+            "a",
+            finished,
+            vec![ResultRow::new("gemm", "cublas")],
+        );
+        l.file = "a.json".into();
+        l.artifact.run.git_commit = Some(commit.into());
+        l.artifact.run.git_dirty = Some(false);
+        l
     }
 
     #[test]

@@ -182,35 +182,11 @@ impl<'a> Store<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::artifact::{Ceilings, RunInfo};
-    use crate::env::Env;
 
     fn art(id: &str, finished: &str, t: f64) -> Loaded {
         let mut row = ResultRow::new("gemm", "cublas").param("m", 64usize);
         row.metrics.insert("tflops".into(), t);
-        Loaded {
-            file: format!("{id}.json"),
-            artifact: Artifact {
-                schema_version: 1,
-                kind: "gemm".into(),
-                run: RunInfo {
-                    id: id.into(),
-                    started_utc: finished.into(),
-                    finished_utc: finished.into(),
-                    complete: true,
-                    git_commit: None,
-                    git_dirty: None,
-                    tool_version: "0".into(),
-                    command_line: vec![],
-                    synthetic: false,
-                },
-                env: Env::cpu(),
-                ceilings: Ceilings::default(),
-                results: vec![row],
-                compiler: None,
-                notes: vec![],
-            },
-        }
+        crate::artifact::fixture::loaded("gemm", id, finished, vec![row])
     }
 
     #[test]

@@ -81,9 +81,7 @@ pub fn with_extra(base: String, p: &Point, d: &Distinguishing) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::artifact::Loaded;
-    use crate::artifact::{Artifact, Ceilings, ResultRow, RunInfo};
-    use crate::env::Env;
+    use crate::artifact::ResultRow;
     use crate::site::names;
 
     #[test]
@@ -95,34 +93,18 @@ mod tests {
                 None => r,
             }
         };
-        let loaded = Loaded {
-            file: "a.json".into(),
-            artifact: Artifact {
-                schema_version: 1,
-                kind: "llm".into(),
-                run: RunInfo {
-                    id: "a".into(),
-                    started_utc: "2026-01-01T00:00:00Z".into(),
-                    finished_utc: "2026-01-01T00:00:00Z".into(),
-                    complete: true,
-                    git_commit: None,
-                    git_dirty: None,
-                    tool_version: "0".into(),
-                    command_line: vec![],
-                    synthetic: false,
-                },
-                env: Env::cpu(),
-                ceilings: Ceilings::default(),
-                compiler: None,
-                results: vec![
-                    row("candle", "a", Some("off")),
-                    row("candle", "a", Some("on")),
-                    row("candle", "b", Some("off")),
-                    row("peer", "a", None),
-                ],
-                notes: vec![],
-            },
-        };
+        let loaded = crate::artifact::fixture::loaded(
+            "llm",
+            "a",
+            "2026-01-01T00:00:00Z",
+            vec![
+                row("candle", "a", Some("off")),
+                row("candle", "a", Some("on")),
+                row("candle", "b", Some("off")),
+                row("peer", "a", None),
+            ],
+        );
+
         let points: Vec<Point> = loaded
             .artifact
             .results

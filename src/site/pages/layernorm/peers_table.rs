@@ -123,9 +123,7 @@ pub fn table(rows: &LnRows) -> Option<NamedTable> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::artifact::Loaded;
-    use crate::artifact::{Artifact, Ceilings, ResultRow, RunInfo};
-    use crate::env::Env;
+    use crate::artifact::ResultRow;
 
     fn row(imp: &str, shape: (i64, i64), us: f64) -> ResultRow {
         let mut r = ResultRow::new("layernorm_forward", imp)
@@ -145,40 +143,24 @@ mod tests {
 
     #[test]
     fn names_the_fastest_peer_and_who_is_ahead_at_large_points_only() {
-        let loaded = Loaded {
-            file: "a.json".into(),
-            artifact: Artifact {
-                schema_version: 1,
-                kind: "layernorm".into(),
-                run: RunInfo {
-                    id: "a".into(),
-                    started_utc: "2026-01-01T00:00:00Z".into(),
-                    finished_utc: "2026-01-01T00:00:00Z".into(),
-                    complete: true,
-                    git_commit: None,
-                    git_dirty: None,
-                    tool_version: "0".into(),
-                    command_line: vec![],
-                    synthetic: false,
-                },
-                env: Env::cpu(),
-                ceilings: Ceilings::default(),
-                compiler: None,
-                results: vec![
-                    // 32768x4096 f32 moves 1 GiB: torch-compile 4% ahead of ours.
-                    row("opbench", (32768, 4096), 260.0),
-                    row("torch-compile", (32768, 4096), 250.0),
-                    row("triton", (32768, 4096), 270.0),
-                    // 4096x4096 f32 moves 128 MiB: ours ahead of candle by 2x.
-                    row("opbench", (4096, 4096), 40.0),
-                    row("candle", (4096, 4096), 80.0),
-                    // 4096x1024 f32 moves 32 MiB: left out however it compares.
-                    row("opbench", (4096, 1024), 40.0),
-                    row("triton", (4096, 1024), 10.0),
-                ],
-                notes: vec![],
-            },
-        };
+        let loaded = crate::artifact::fixture::loaded(
+            "layernorm",
+            "a",
+            "2026-01-01T00:00:00Z",
+            vec![
+                // 32768x4096 f32 moves 1 GiB: torch-compile 4% ahead of ours.
+                row("opbench", (32768, 4096), 260.0),
+                row("torch-compile", (32768, 4096), 250.0),
+                row("triton", (32768, 4096), 270.0),
+                // 4096x4096 f32 moves 128 MiB: ours ahead of candle by 2x.
+                row("opbench", (4096, 4096), 40.0),
+                row("candle", (4096, 4096), 80.0),
+                // 4096x1024 f32 moves 32 MiB: left out however it compares.
+                row("opbench", (4096, 1024), 40.0),
+                row("triton", (4096, 1024), 10.0),
+            ],
+        );
+
         let points: Vec<Point> = loaded
             .artifact
             .results
