@@ -5,7 +5,7 @@ mod bandwidth;
 mod correctness;
 mod fields;
 mod latency;
-mod peers_table;
+pub mod peers_table;
 mod rows;
 mod speedup;
 

@@ -20,34 +20,60 @@ fn bytes(p: &Point) -> Option<f64> {
     Some(2.0 * rows * cols * names::dtype_bytes(&p.dtype()?)?)
 }
 
-/// The table, or None when no large point has both ours and a peer.
-pub fn table(rows: &LnRows) -> Option<NamedTable> {
-    let mut lines: Vec<(String, String, TableRow)> = Vec::new();
-    // Per GPU: (points where ours is ahead, points).
-    let mut tally: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
-    for ours in rows.ok.iter().filter(|p| !is_library(p.imp())) {
+/// One large point of ours and the fastest other implementation of the same run there.
+pub struct Against<'a> {
+    pub ours: Point<'a>,
+    pub peer: Point<'a>,
+    /// The peer's P50 time over ours: above 1 ours is faster.
+    pub ratio: f64,
+}
+
+/// Every ok point of ours of at least [`LARGE_BYTES`] that has a peer in its own run.
+pub fn against_fastest_peer<'a>(ok: &[Point<'a>]) -> Vec<Against<'a>> {
+    let mut out = Vec::new();
+    for ours in ok.iter().filter(|p| !is_library(p.imp())) {
         if bytes(ours).is_none_or(|b| b < LARGE_BYTES) {
             continue;
         }
         let key = peer_key(ours);
-        let fastest = rows
-            .ok
+        let fastest = ok
             .iter()
             .filter(|p| is_library(p.imp()) && peer_key(p) == key)
             .filter(|p| std::ptr::eq(p.artifact(), ours.artifact()))
             .filter_map(|p| Some((p50_us(p)?, p)))
             .min_by(|a, b| a.0.total_cmp(&b.0));
-        let (Some((peer_us, peer)), Some(ours_us)) = (fastest, p50_us(ours)) else {
-            continue;
-        };
-        let gbps = |p: &Point| names::metric(p.row, names::GBPS);
-        // Above 1: ours takes less time than the fastest peer.
-        let ratio = peer_us / ours_us;
-        let t = tally.entry(ours.gpu()).or_default();
-        t.1 += 1;
-        if ratio >= 1.0 {
-            t.0 += 1;
+        if let (Some((peer_us, peer)), Some(ours_us)) = (fastest, p50_us(ours)) {
+            out.push(Against {
+                ours: *ours,
+                peer: *peer,
+                ratio: peer_us / ours_us,
+            });
         }
+    }
+    out
+}
+
+/// Per GPU: (points where ours is ahead, points).
+pub fn tally(rows: &[Against]) -> std::collections::BTreeMap<String, (usize, usize)> {
+    let mut t: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
+    for a in rows {
+        let e = t.entry(a.ours.gpu()).or_default();
+        e.1 += 1;
+        if a.ratio >= 1.0 {
+            e.0 += 1;
+        }
+    }
+    t
+}
+
+/// The table, or None when no large point has both ours and a peer.
+pub fn table(rows: &LnRows) -> Option<NamedTable> {
+    let found = against_fastest_peer(&rows.ok);
+    let tally = tally(&found);
+    let mut lines: Vec<(String, String, TableRow)> = Vec::new();
+    for Against { ours, peer, ratio } in &found {
+        let (ours, peer, ratio) = (ours, peer, *ratio);
+        let gbps = |p: &Point| names::metric(p.row, names::GBPS);
         let verdict = if ratio >= 1.0 {
             format!("ours ahead by {}", fmt::pct((ratio - 1.0) * 100.0))
         } else {

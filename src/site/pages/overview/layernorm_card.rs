@@ -5,6 +5,7 @@ use super::cards::{gpu_dims, link};
 use crate::site::fmt;
 use crate::site::names;
 use crate::site::pages::common::{p50_us, peer_index, peer_key};
+use crate::site::pages::layernorm::peers_table;
 use crate::site::pages::spread::Spread;
 use crate::site::pages::Card;
 use crate::site::points::Point;
@@ -62,6 +63,15 @@ pub fn card(gpu: &str, pts: &[Point], _all: &[Point]) -> Option<Card> {
         details.push(format!(
             "cold L2, median % of the copy bandwidth: {}",
             per_dtype.join(", ")
+        ));
+    }
+    // Against the strongest peer of the same run where bandwidth decides: 64 MiB and more.
+    let ok: Vec<Point> = pts.iter().filter(|p| p.ok()).copied().collect();
+    let large = peers_table::against_fastest_peer(&ok);
+    if let Some((ahead, n)) = peers_table::tally(&large).get(gpu) {
+        details.push(format!(
+            "ahead of the fastest of its peers (torch, torch.compile, Triton, candle) at {ahead} \
+             of {n} points of 64 MiB and more"
         ));
     }
     details.push(gpu.to_string());
