@@ -15,6 +15,8 @@ pub struct RunDigest {
     pub dirty: Option<bool>,
     pub started_utc: String,
     pub gpu: String,
+    /// The board ("GPU-9e9eaf8d"), for GPU runs.
+    pub board: Option<String>,
     /// Relative to the history folder.
     pub file: String,
     pub points: usize,
@@ -73,6 +75,7 @@ fn digest(e: &IndexEntry) -> Result<RunDigest, String> {
         dirty: r.run.git_dirty,
         started_utc: r.run.started_utc.clone(),
         gpu: gpu_label(&r.env),
+        board: r.env.gpu.as_ref().map(|g| g.board_label()),
         file: e.file.clone(),
         points: r.points.len(),
         values: headline::of_run(&r),

@@ -261,8 +261,9 @@ pub fn build(page: &mut PageContext, p: &Prepared) {
     page.intro = "Every recorded run (artifacts/history, one file per run) over commits: one \
                   small chart per headline quantity, a line per GPU, the shaded band its 95% \
                   interval (from the medians' intervals); ▲ red: SLOWER than the previous \
-                  commit on that line, ▼ green: FASTER (compare's rule on the charted value). \
-                  Hover a point for its commit; click it to make that commit the baseline of \
+                  commit on that line, ▼ green: FASTER (compare's rule on the charted value, \
+                  only between two runs on one board: across boards the table below judges \
+                  point by point against the drift of the same runs' controls). Hover a point for its commit; click it to make that commit the baseline of \
                   the normalised view. The newest commit's changes point by point are in the \
                   table below the charts."
         .into();

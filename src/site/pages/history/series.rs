@@ -1,6 +1,10 @@
 //! The small charts' data: per kind, its commits in order and, per chart and GPU, one value per
 //! commit (the newest run of that commit) with its band and its verdict against the previous
-//! commit on the same line (compare's rule applied to the charted value).
+//! commit on the same line (compare's rule applied to the charted value). A line's charted
+//! values are aggregates over a run's points (a geometric mean of ratios to cuBLAS, a median %
+//! of copy), beyond the reach of compare's drift rules, so a marker is set only between two
+//! runs on one board; across boards the table of the newest commit's changes judges point by
+//! point.
 
 use super::digest::RunDigest;
 use super::headline::{ChartMeta, Value};
@@ -24,8 +28,11 @@ pub struct GpuLine {
     pub gpu: String,
     pub x: Vec<usize>,
     pub values: Vec<Value>,
-    /// Against the previous point of the line: SLOWER or FASTER, else None.
+    /// Against the previous point of the line: SLOWER or FASTER, else None (also when the two
+    /// runs are on different boards).
     pub verdicts: Vec<Option<Verdict>>,
+    /// The board of each point's run.
+    pub boards: Vec<Option<String>>,
 }
 
 #[derive(Debug, Clone)]
@@ -110,13 +117,18 @@ fn kind_data(kind: &str, runs: &[&RunDigest]) -> KindData {
             } else {
                 Direction::LowerIsBetter
             };
-            let verdict = line.values.last().and_then(|prev| {
+            let same_board = line
+                .boards
+                .last()
+                .is_some_and(|b| b.is_some() && *b == r.board);
+            let verdict = line.values.last().filter(|_| same_board).and_then(|prev| {
                 let j = judge(&prev.brief(), &v.brief(), dir, DEFAULT_MIN_EFFECT);
                 matches!(j.verdict, Verdict::Slower | Verdict::Faster).then_some(j.verdict)
             });
             line.x.push(*i);
             line.values.push(*v);
             line.verdicts.push(verdict);
+            line.boards.push(r.board.clone());
         }
     }
     let total = charts.len();
@@ -169,6 +181,7 @@ mod tests {
             dirty: None,
             started_utc: "2026-01-01T00:00:00Z".into(),
             gpu: gpu.into(),
+            board: Some(format!("GPU-{gpu}")),
             file: String::new(),
             points: 1,
             values,
@@ -201,5 +214,15 @@ mod tests {
         assert_eq!(h100.values[0].v, 110.0, "the newer run of c1");
         // Higher is better: 110 -> 90 is SLOWER, 90 -> 91 within 3% is not marked.
         assert_eq!(h100.verdicts, [None, Some(Verdict::Slower), None]);
+    }
+
+    #[test]
+    fn no_marker_between_two_boards() {
+        let a = || meta("candle · batch 1", "big");
+        let mut moved = run("c2", "H100", vec![(a(), v(90.0))]);
+        moved.board = Some("GPU-other".into());
+        let runs = vec![run("c1", "H100", vec![(a(), v(110.0))]), moved];
+        let k = &by_kind(&runs)[0];
+        assert_eq!(k.charts[0].lines[0].verdicts, [None, None]);
     }
 }
