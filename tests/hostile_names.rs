@@ -3,25 +3,15 @@
 
 mod common;
 
-use common::{fixture_artifact, write_fixture};
+use common::{fixture_artifact, run_bin, write_fixture};
 use opbench::artifact::limits::NAME_MAX_CHARS;
 use opbench::artifact::Artifact;
 use opbench::site::{self, PlotlyMode};
 use opbench::text::DISPLAY_MAX_CHARS;
 use std::path::Path;
-use std::process::Command;
 
 fn compare(args: &[&str], cwd: &Path) -> (Option<i32>, String, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_compare"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("compare runs");
-    (
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
+    run_bin(env!("CARGO_BIN_EXE_compare"), args, cwd)
 }
 
 /// The fixture with its passing row renamed.

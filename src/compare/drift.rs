@@ -113,13 +113,6 @@ pub struct CeilingMoves {
     pub launch_interval_us: Option<(f64, f64)>,
 }
 
-impl CeilingMoves {
-    /// Head minus base launch interval, in microseconds.
-    pub fn launch_delta_us(&self) -> Option<f64> {
-        self.launch_interval_us.map(|(b, h)| h - b)
-    }
-}
-
 /// The ceilings both sides measured, per kind: the newest run of each kind on each side.
 pub fn ceiling_moves(base: &[&HistoryRun], head: &[&HistoryRun]) -> BTreeMap<String, CeilingMoves> {
     let newest = |runs: &[&HistoryRun], kind: &str| {
@@ -286,11 +279,12 @@ pub fn apply(
             continue;
         }
         let key = group_of(l);
-        let launch_delta_us = ceilings
+        let launch = ceilings
             .get(&(key.0.clone(), key.1.clone()))
             .filter(|_| l.stat == PER_LAUNCH_STAT)
-            .and_then(CeilingMoves::launch_delta_us)
-            .filter(|d| *d != 0.0);
+            .and_then(|c| c.launch_interval_us)
+            .filter(|(b, h)| b != h);
+        let launch_delta_us = launch.map(|(b, h)| h - b);
         let global = drifts.get(&key);
         let local = l.base.as_ref().and_then(|b| {
             let near: Vec<f64> = timed
@@ -365,11 +359,7 @@ pub fn apply(
                     text
                 });
             }
-            if let Some((bi, hi)) = ceilings
-                .get(&(key.0.clone(), key.1.clone()))
-                .and_then(|c| c.launch_interval_us)
-                .filter(|_| add != 0.0)
-            {
+            if let Some((bi, hi)) = launch {
                 why.push(format!(
                     "a trivial kernel's launch interval moved {add:+.2} us ({bi:.2} -> {hi:.2} us), \
                      added to the base"
