@@ -1,0 +1,177 @@
+//! Arguments and body of the `trace` binary.
+
+use super::tool::{self, Traced};
+use anyhow::{Context, Result};
+use clap::Parser;
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+/// Profile any CUDA workload, no Nsight needed: runs CMD with opbench's CUPTI injection
+/// library, recording every kernel, memcpy, memset, runtime/driver API call, synchronization
+/// and NVTX range of every process CMD starts (children included, one raw file each), then
+/// writes into --out:
+///   trace.json          a `trace` artifact (kernel summary as nsys' cuda_gpu_kern_sum,
+///                       temporal breakdown, idle time per stream, launch statistics, NVTX
+///                       range totals; see docs/artifacts.md)
+///   trace.sqlite        Nsight Systems' export tables and columns (CUPTI_ACTIVITY_KIND_KERNEL,
+///                       _MEMCPY, _MEMSET, _RUNTIME, NVTX_EVENTS, StringIds, TARGET_INFO_GPU),
+///                       so SQL written for `nsys export --type sqlite` runs on it
+///   trace.chrome.json   Chrome trace events: open in ui.perfetto.dev
+///   raw/trace-PID.raw   what each process recorded (re-analyse with --from-raw)
+///
+/// CMD's exit status is trace's exit status (a CMD killed by a signal kills trace with it,
+/// once the outputs are written). Without a GPU CMD still runs and trace says nothing was
+/// recorded.
+#[derive(Debug, Parser)]
+#[command(name = "trace", verbatim_doc_comment)]
+pub struct Args {
+    /// Output folder (created if missing).
+    #[arg(long, default_value = "trace_out")]
+    pub out: PathBuf,
+    /// The workload's name in the artifact (default: CMD's file name).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// The injection library (default: $OPBENCH_TRACE_INJECTION, else
+    /// libopbench_trace_inject.so beside this binary).
+    #[arg(long)]
+    pub injection: Option<PathBuf>,
+    /// Replace output files that do not look like an earlier trace's.
+    #[arg(long)]
+    pub overwrite: bool,
+    /// Do not run anything: analyse the raw files already in this folder (a `raw/` of an
+    /// earlier run) and write the outputs into --out.
+    #[arg(long, value_name = "DIR", conflicts_with = "cmd")]
+    pub from_raw: Option<PathBuf>,
+    /// The command to trace and its arguments, after `--`.
+    #[arg(last = true, value_name = "CMD")]
+    pub cmd: Vec<OsString>,
+}
+
+/// What the process should end with.
+pub enum Exit {
+    Code(i32),
+    /// CMD died of this signal.
+    Signal(i32),
+}
+
+fn workload_name(args: &Args) -> String {
+    if let Some(n) = &args.name {
+        return n.clone();
+    }
+    args.cmd
+        .first()
+        .map(|c| {
+            PathBuf::from(c)
+                .file_name()
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or_else(|| c.to_string_lossy().into_owned())
+        })
+        .unwrap_or_else(|| "workload".into())
+}
+
+fn report(t: &Traced, args: &Args, name: &str) -> Result<()> {
+    let Some(a) = &t.analysis else {
+        eprintln!(
+            "trace: nothing was recorded: no process of the command initialised CUDA (no GPU or \
+             CUDA driver on this machine, or the command does not use CUDA); no outputs written"
+        );
+        return Ok(());
+    };
+    let files = tool::write_outputs(t, a, &args.out, name, &args.cmd, args.overwrite)?;
+    eprintln!(
+        "trace: {} process(es), {} kernels, {} dropped records",
+        a.processes.len(),
+        a.kernel_count(),
+        a.dropped_records()
+    );
+    for p in a.processes.iter().filter(|p| !p.complete) {
+        eprintln!(
+            "trace: warning: pid {} did not flush its trace (killed or crashed): its last \
+             second or so may be missing",
+            p.pid
+        );
+    }
+    if a.dropped_records() > 0 {
+        eprintln!(
+            "trace: warning: CUPTI dropped {} records: the trace is incomplete",
+            a.dropped_records()
+        );
+    }
+    for k in a.kernels.iter().take(5) {
+        eprintln!(
+            "trace:   {:5.1}%  {:>9} x  {}",
+            k.time_pct,
+            k.instances,
+            crate::text::elide_to(&k.name, 90)
+        );
+    }
+    for f in files {
+        eprintln!("trace: wrote {}", f.display());
+    }
+    Ok(())
+}
+
+/// Runs the tool; the exit to end with.
+pub fn run(args: Args) -> Result<Exit> {
+    let name = workload_name(&args);
+    if let Some(dir) = &args.from_raw {
+        let t = tool::collect(dir, std::process::ExitStatus::default())
+            .with_context(|| format!("--from-raw {}", dir.display()))?;
+        tool::prepare_out_files(&args.out, args.overwrite)?;
+        report(&t, &args, &name)?;
+        return Ok(Exit::Code(0));
+    }
+    if args.cmd.is_empty() {
+        anyhow::bail!(
+            "no command to trace: give it after `--`, e.g. `trace --out out -- python3 \
+             train.py` (or --from-raw DIR to re-analyse raw files)"
+        );
+    }
+    let lib = tool::find_injection(args.injection.as_deref())?;
+    let raw = tool::prepare_out(&args.out, args.overwrite)?;
+    let status = tool::run_traced(&args.cmd, &lib, &raw)?;
+    eprintln!(
+        "trace: the command ended: {}",
+        tool::describe_status(status)
+    );
+    let t = tool::collect(&raw, status)?;
+    report(&t, &args, &name)?;
+    use std::os::unix::process::ExitStatusExt;
+    Ok(match (status.code(), status.signal()) {
+        (Some(c), _) => Exit::Code(c),
+        (None, Some(s)) => Exit::Signal(s),
+        _ => Exit::Code(1),
+    })
+}
+
+/// Ends this process as CMD ended: same exit code, or the same signal (reset to its default
+/// action and raised); signals that would dump a core exit with 128 + the signal instead.
+pub fn exit_as(e: Exit) -> ! {
+    match e {
+        Exit::Code(c) => std::process::exit(c),
+        Exit::Signal(s) => {
+            use nix::sys::signal::{self, SigHandler, Signal};
+            if let Ok(sig) = Signal::try_from(s) {
+                let no_core = matches!(
+                    sig,
+                    Signal::SIGKILL
+                        | Signal::SIGTERM
+                        | Signal::SIGINT
+                        | Signal::SIGHUP
+                        | Signal::SIGPIPE
+                        | Signal::SIGALRM
+                        | Signal::SIGUSR1
+                        | Signal::SIGUSR2
+                );
+                if no_core {
+                    // SAFETY: restoring the default action of a signal has no preconditions.
+                    unsafe {
+                        let _ = signal::signal(sig, SigHandler::SigDfl);
+                    }
+                    let _ = signal::raise(sig);
+                }
+            }
+            std::process::exit(128 + s)
+        }
+    }
+}

@@ -1,0 +1,78 @@
+//! Every analysis of a traced workload in one value: kernel summary, temporal breakdown, idle
+//! time per stream, launch statistics, NVTX range totals, and what each process recorded.
+
+use super::breakdown::{temporal_breakdown, Temporal};
+use super::idle::{idle_by_stream, StreamIdle};
+use super::kernsum::{kernel_summary, KernelStat};
+use super::launch::{launch_stats, LaunchStats};
+use super::ranges::{range_totals, RangeTotal};
+use super::record::ActivityKind;
+use super::workload::Workload;
+use serde::{Deserialize, Serialize};
+
+/// What one process recorded, and whether all of it arrived.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessSummary {
+    pub pid: u32,
+    pub cupti_version: u32,
+    pub kernels: usize,
+    pub memcpys: usize,
+    pub memsets: usize,
+    pub api_calls: usize,
+    pub syncs: usize,
+    pub nvtx_ranges: usize,
+    pub dropped_records: u64,
+    pub complete: bool,
+    pub torn_tail: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadAnalysis {
+    pub processes: Vec<ProcessSummary>,
+    pub kernels: Vec<KernelStat>,
+    pub temporal: Vec<Temporal>,
+    pub idle: Vec<StreamIdle>,
+    pub launch: LaunchStats,
+    pub ranges: Vec<RangeTotal>,
+}
+
+impl WorkloadAnalysis {
+    pub fn kernel_count(&self) -> usize {
+        self.processes.iter().map(|p| p.kernels).sum()
+    }
+
+    pub fn dropped_records(&self) -> u64 {
+        self.processes.iter().map(|p| p.dropped_records).sum()
+    }
+}
+
+pub fn analyze_workload(w: &Workload) -> WorkloadAnalysis {
+    let processes = w
+        .processes
+        .iter()
+        .map(|p| {
+            let count = |k| p.activities.iter().filter(|a| a.kind == k).count();
+            ProcessSummary {
+                pid: p.pid,
+                cupti_version: p.cupti_version,
+                kernels: count(ActivityKind::Kernel),
+                memcpys: count(ActivityKind::Memcpy),
+                memsets: count(ActivityKind::Memset),
+                api_calls: p.api.len(),
+                syncs: p.syncs.len(),
+                nvtx_ranges: p.ranges.len(),
+                dropped_records: p.dropped_records,
+                complete: p.complete,
+                torn_tail: p.torn_tail,
+            }
+        })
+        .collect();
+    WorkloadAnalysis {
+        processes,
+        kernels: kernel_summary(w.kernels()),
+        temporal: temporal_breakdown(w),
+        idle: idle_by_stream(w),
+        launch: launch_stats(w),
+        ranges: range_totals(w),
+    }
+}

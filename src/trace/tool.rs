@@ -1,0 +1,293 @@
+//! The `trace` tool: runs a command with the CUPTI injection library (`CUDA_INJECTION64_PATH`),
+//! passes its exit status through, then reads the raw file each traced process wrote, analyses
+//! them and writes the outputs: a `trace` artifact, an Nsight-Systems-shaped SQLite file and
+//! Chrome trace-event JSON.
+
+use super::raw::{raw_files, read_raw_dir};
+use super::rawfmt::OUT_DIR_ENV;
+use super::report::{analyze_workload, WorkloadAnalysis};
+use super::workload::Workload;
+use crate::artifact::ArtifactWriter;
+use crate::cli::output::{check_output_dir, json_object_with, starts_with, DirFile, OutputDir};
+use anyhow::{bail, Context, Result};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus};
+
+/// The injection library's file name, as cargo builds it (`trace-inject` crate).
+pub const INJECTION_LIB: &str = "libopbench_trace_inject.so";
+/// Overrides where `trace` looks for the injection library.
+pub const INJECTION_ENV: &str = "OPBENCH_TRACE_INJECTION";
+
+pub const ARTIFACT: &str = "trace.json";
+pub const SQLITE: &str = "trace.sqlite";
+pub const CHROME: &str = "trace.chrome.json";
+/// The folder (inside `--out`) the traced processes write their raw files into.
+pub const RAW_DIR: &str = "raw";
+
+fn is_artifact(b: &[u8]) -> bool {
+    json_object_with(b, "schema_version")
+}
+
+fn is_sqlite(b: &[u8]) -> bool {
+    b.starts_with(b"SQLite format 3\0")
+}
+
+fn is_chrome(b: &[u8]) -> bool {
+    starts_with(b, "{\"displayTimeUnit\"")
+}
+
+/// The files `--out` receives.
+pub const OUT_FILES: [DirFile; 3] = [
+    DirFile {
+        name: ARTIFACT,
+        what: "a trace artifact (JSON)",
+        ours: is_artifact,
+    },
+    DirFile {
+        name: SQLITE,
+        what: "a trace SQLite file",
+        ours: is_sqlite,
+    },
+    DirFile {
+        name: CHROME,
+        what: "a Chrome trace-event file",
+        ours: is_chrome,
+    },
+];
+
+/// Where the injection library is: `--injection`, else `$OPBENCH_TRACE_INJECTION`, else beside
+/// the running `trace` binary (cargo puts both in `target/<profile>/`).
+pub fn find_injection(flag: Option<&Path>) -> Result<PathBuf> {
+    let (p, from) = if let Some(p) = flag {
+        (p.to_path_buf(), "--injection")
+    } else if let Some(p) = std::env::var_os(INJECTION_ENV) {
+        (PathBuf::from(p), INJECTION_ENV)
+    } else {
+        let exe = std::env::current_exe().context("locating the trace binary")?;
+        let dir = exe.parent().unwrap_or(Path::new("."));
+        (dir.join(INJECTION_LIB), "the folder of the trace binary")
+    };
+    if !p.is_file() {
+        bail!(
+            "the CUPTI injection library {} (from {from}) does not exist: build it with \
+             `cargo build --release -p opbench-trace-inject` (needs CUDA; see README), or name \
+             it with --injection PATH",
+            p.display()
+        );
+    }
+    p.canonicalize()
+        .with_context(|| format!("resolving {}", p.display()))
+}
+
+/// What a traced run gave.
+pub struct Traced {
+    pub status: ExitStatus,
+    /// None when no process recorded anything.
+    pub analysis: Option<WorkloadAnalysis>,
+    pub workload: Workload,
+}
+
+/// Checks the files `out` receives and creates the folder (for `--from-raw`).
+pub fn prepare_out_files(out: &Path, overwrite: bool) -> Result<()> {
+    let o = OutputDir {
+        flag: "--out",
+        path: out,
+        files: &OUT_FILES,
+    };
+    check_output_dir(&o, &[], overwrite)?;
+    std::fs::create_dir_all(out).with_context(|| {
+        format!(
+            "--out {}: cannot create the folder; give --out a folder you can write to",
+            out.display()
+        )
+    })
+}
+
+/// Checks `out`, clears earlier raw files from `out/raw`, and returns the raw folder.
+pub fn prepare_out(out: &Path, overwrite: bool) -> Result<PathBuf> {
+    let o = OutputDir {
+        flag: "--out",
+        path: out,
+        files: &OUT_FILES,
+    };
+    check_output_dir(&o, &[], overwrite)?;
+    let raw = out.join(RAW_DIR);
+    std::fs::create_dir_all(&raw).with_context(|| {
+        format!(
+            "--out {}: cannot create the folder {} (is it writable?); give --out a folder you \
+             can write to",
+            out.display(),
+            raw.display()
+        )
+    })?;
+    // A probe write: the traced processes must be able to create files here.
+    let probe = tempfile::Builder::new()
+        .prefix(".trace-probe-")
+        .tempfile_in(&raw)
+        .with_context(|| {
+            format!(
+                "--out {}: cannot write in {}; give --out a folder you can write to",
+                out.display(),
+                raw.display()
+            )
+        })?;
+    drop(probe);
+    for f in raw_files(&raw)? {
+        std::fs::remove_file(&f)
+            .with_context(|| format!("removing the earlier raw file {}", f.display()))?;
+    }
+    Ok(raw)
+}
+
+/// Runs `cmd` with the injection library `lib`, every process writing into `raw`.
+pub fn run_traced(cmd: &[OsString], lib: &Path, raw: &Path) -> Result<ExitStatus> {
+    let Some((prog, args)) = cmd.split_first() else {
+        bail!("no command to trace: give it after `--`, e.g. `trace -- python3 train.py`");
+    };
+    let raw = raw
+        .canonicalize()
+        .with_context(|| format!("resolving {}", raw.display()))?;
+    let mut c = Command::new(prog);
+    c.args(args)
+        .env("CUDA_INJECTION64_PATH", lib)
+        // NVTX loads the same library for its ranges (its own NVTX entry point).
+        .env("NVTX_INJECTION64_PATH", lib)
+        .env(OUT_DIR_ENV, &raw);
+    let child = c.spawn();
+    let mut child = match child {
+        Ok(ch) => ch,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!(
+            "command {:?} not found: give a program on PATH or its path",
+            prog
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            bail!("command {:?} cannot be executed (permission denied)", prog)
+        }
+        Err(e) => return Err(e).with_context(|| format!("starting {prog:?}")),
+    };
+    child
+        .wait()
+        .with_context(|| format!("waiting for {prog:?}"))
+}
+
+/// Reads the raw files the run left in `raw` and analyses them.
+pub fn collect(raw: &Path, status: ExitStatus) -> Result<Traced> {
+    let workload = read_raw_dir(raw)?;
+    let analysis = (!workload.processes.is_empty()).then(|| analyze_workload(&workload));
+    Ok(Traced {
+        status,
+        analysis,
+        workload,
+    })
+}
+
+/// Writes the artifact, the SQLite file and the Chrome JSON into `out`. Returns their paths.
+pub fn write_outputs(
+    t: &Traced,
+    a: &WorkloadAnalysis,
+    out: &Path,
+    workload: &str,
+    command: &[OsString],
+    overwrite: bool,
+) -> Result<Vec<PathBuf>> {
+    let sqlite = out.join(SQLITE);
+    super::sqlite::write_sqlite(&t.workload, &sqlite)?;
+    let chrome = out.join(CHROME);
+    let meta = serde_json::json!({
+        "workload": workload,
+        "command": command.iter().map(|c| c.to_string_lossy()).collect::<Vec<_>>(),
+        "source": "opbench trace: CUPTI activity API through CUDA_INJECTION64_PATH",
+    });
+    write_atomic(&chrome, |f| {
+        super::chrome::write_workload_chrome(&t.workload, &meta, f)
+    })?;
+    let mut env = crate::env::Env::cpu();
+    if t.workload.processes.iter().any(|p| !p.gpus.is_empty()) {
+        env.device = "cuda".into();
+        env.gpu = crate::env::GpuProbe::open(0).ok().map(|p| p.env());
+    }
+    let path = out.join(ARTIFACT);
+    let mut w = ArtifactWriter::start("trace", &path, env, overwrite).context("--out")?;
+    for r in super::workload_rows::workload_rows(a, workload) {
+        w.push(r)?;
+    }
+    let n = &mut w.artifact.notes;
+    n.extend(notes(t, a, command));
+    let artifact = w.finish()?;
+    Ok(vec![artifact, sqlite, chrome])
+}
+
+/// The artifact's notes: how it was recorded, exit status, completeness.
+fn notes(t: &Traced, a: &WorkloadAnalysis, command: &[OsString]) -> Vec<String> {
+    let cmd: Vec<String> = command
+        .iter()
+        .map(|c| c.to_string_lossy().into_owned())
+        .collect();
+    let mut v = vec![
+        format!(
+            "traced command: {}; exit: {}",
+            crate::text::elide_to(&cmd.join(" "), 2000),
+            describe_status(t.status)
+        ),
+        "recorded by the CUPTI injection library (CUDA_INJECTION64_PATH): concurrent kernels, \
+         memcpy, memset, runtime and driver API, synchronization, NVTX ranges; times in the \
+         CUPTI clock. Analyses follow Holistic Trace Analysis (temporal breakdown, idle time \
+         per stream with a 30 ns kernel-wait threshold, launch delay = kernel start - launch \
+         call start, short kernel = GPU time < launch call CPU time) and nsys' \
+         cuda_gpu_kern_sum (trace_kernel: top 100 by total time; trace.sqlite holds every \
+         record)"
+            .to_string(),
+    ];
+    for p in &a.processes {
+        if p.dropped_records > 0 {
+            v.push(format!(
+                "pid {}: CUPTI dropped {} records: the trace of this process is incomplete",
+                p.pid, p.dropped_records
+            ));
+        }
+        if !p.complete {
+            v.push(format!(
+                "pid {}: the process ended without flushing its trace (killed or crashed): \
+                 up to its last ~1 s of records may be missing",
+                p.pid
+            ));
+        }
+    }
+    v
+}
+
+/// "exit code 3", "killed by signal 9 (SIGKILL)".
+pub fn describe_status(s: ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    if let Some(c) = s.code() {
+        format!("exit code {c}")
+    } else if let Some(sig) = s.signal() {
+        let name = nix::sys::signal::Signal::try_from(sig)
+            .map(|s| s.as_str().to_string())
+            .unwrap_or_else(|_| "unknown".into());
+        format!("killed by signal {sig} ({name})")
+    } else {
+        "ended in an unknown way".into()
+    }
+}
+
+/// Writes a file through `f` into a temporary file beside `path`, then renames it.
+fn write_atomic(
+    path: &Path,
+    f: impl FnOnce(&mut std::io::BufWriter<&std::fs::File>) -> std::io::Result<()>,
+) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let tmp = tempfile::Builder::new()
+        .prefix(".trace-out-")
+        .tempfile_in(dir)
+        .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
+    {
+        let mut w = std::io::BufWriter::new(tmp.as_file());
+        f(&mut w).with_context(|| format!("writing {}", path.display()))?;
+        std::io::Write::flush(&mut w).with_context(|| format!("writing {}", path.display()))?;
+    }
+    tmp.persist(path)
+        .with_context(|| format!("moving {} into place", path.display()))?;
+    Ok(())
+}
