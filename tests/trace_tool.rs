@@ -187,7 +187,10 @@ FROM summary LEFT JOIN StringIds AS ids ON ids.id = summary.nameId
 ORDER BY 2 DESC, 9
 "#;
 
-fn nsys_kern_sum(db: &Path) -> Vec<(f64, i64, i64, f64, f64, i64, i64, f64, String)> {
+/// One row of cuda_gpu_kern_sum: Time (%), Total, Instances, Avg, Med, Min, Max, StdDev, Name.
+type KernSumRow = (f64, i64, i64, f64, f64, i64, i64, f64, String);
+
+fn nsys_kern_sum(db: &Path) -> Vec<KernSumRow> {
     let c = Connection::open(db).unwrap();
     c.create_aggregate_function("median", 1, FunctionFlags::SQLITE_DETERMINISTIC, Median)
         .unwrap();
@@ -291,6 +294,12 @@ fn nsys_kernel_summary_sql_agrees_with_our_kernel_summary() {
     assert_eq!(nvtx, 1 + 1);
 }
 
+fn time(f: impl FnOnce()) -> f64 {
+    let t = Instant::now();
+    f();
+    (t.elapsed().as_secs_f64() * 1000.0).round() / 1000.0
+}
+
 fn gz_len(path: &Path) -> u64 {
     use std::io::Write;
     let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
@@ -319,6 +328,30 @@ fn a_million_kernel_trace_is_analysed_and_exported_in_time_and_space() {
     let t_read = t0.elapsed();
     let a = analyze_workload(&w);
     let t_analyse = t0.elapsed();
+    // Each analysis alone, for the notes.
+    let each = [
+        (
+            "kernel summary",
+            time(|| drop(opbench::trace::kernsum::kernel_summary(w.kernels()))),
+        ),
+        (
+            "temporal",
+            time(|| drop(opbench::trace::breakdown::temporal_breakdown(&w))),
+        ),
+        (
+            "idle",
+            time(|| drop(opbench::trace::idle::idle_by_stream(&w))),
+        ),
+        (
+            "launch",
+            time(|| drop(opbench::trace::launch::launch_stats(&w))),
+        ),
+        (
+            "ranges",
+            time(|| drop(opbench::trace::ranges::range_totals(&w))),
+        ),
+    ];
+    eprintln!("analyses alone (s): {each:?}");
     let db = dir.path().join("t.sqlite");
     opbench::trace::sqlite::write_sqlite(&w, &db).unwrap();
     let t_sqlite = t0.elapsed();

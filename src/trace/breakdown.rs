@@ -9,7 +9,7 @@ use super::classify::{class_by_name, OpClass};
 use super::record::Activity;
 use super::workload::Workload;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// HTA's kernel types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -70,10 +70,21 @@ impl Temporal {
 
 /// The breakdown of `acts` (one process, one GPU).
 pub fn temporal(pid: u32, device: u32, acts: &[&Activity]) -> Temporal {
+    // Each name's type once: the name rules lowercase and scan the name.
+    let mut cache: HashMap<(super::record::ActivityKind, &str), KernelType> = HashMap::new();
+    let types: Vec<KernelType> = acts
+        .iter()
+        .map(|a| {
+            *cache
+                .entry((a.kind, a.name.as_str()))
+                .or_insert_with(|| kernel_type(a))
+        })
+        .collect();
     let iv = |pick: &dyn Fn(KernelType) -> bool| -> Vec<(u64, u64)> {
         acts.iter()
-            .filter(|a| pick(kernel_type(a)))
-            .map(|a| (a.start_ns, a.end_ns))
+            .zip(&types)
+            .filter(|(_, &t)| pick(t))
+            .map(|(a, _)| (a.start_ns, a.end_ns))
             .collect()
     };
     let compute = busy_ns(&iv(&|t| t == KernelType::Computation));

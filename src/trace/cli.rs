@@ -84,6 +84,11 @@ fn report(t: &Traced, args: &Args, name: &str) -> Result<()> {
         a.kernel_count(),
         a.dropped_records()
     );
+    for p in &a.processes {
+        for w in &p.warnings {
+            eprintln!("trace: warning: pid {}: {w}", p.pid);
+        }
+    }
     for p in a.processes.iter().filter(|p| !p.complete) {
         eprintln!(
             "trace: warning: pid {} did not flush its trace (killed or crashed): its last \

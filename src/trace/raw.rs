@@ -188,6 +188,7 @@ pub fn parse_raw(text: &str) -> Result<ProcessTrace> {
                 });
             }
             "D" => p.dropped_records = p.dropped_records.max(f.num()?),
+            "W" => p.warnings.push(unescape(f.next_str()?)),
             "E" => p.complete = true,
             other => bail!("line {n}: unknown record tag {other:?}"),
         }
@@ -327,6 +328,10 @@ mod tests {
         );
         dropped(&mut o, 3);
         dropped(&mut o, 5);
+        warning(
+            &mut o,
+            "cuptiActivityEnable(SYNCHRONIZATION): not supported",
+        );
         o
     }
 
@@ -338,6 +343,10 @@ mod tests {
         assert_eq!((p.pid, p.cupti_version), (4242, 130001));
         assert!(p.complete && !p.torn_tail);
         assert_eq!(p.dropped_records, 5);
+        assert_eq!(
+            p.warnings,
+            ["cuptiActivityEnable(SYNCHRONIZATION): not supported"]
+        );
         assert_eq!(p.gpus[0].sm_count, 132);
         let k = &p.activities[0];
         assert_eq!(k.kind, ActivityKind::Kernel);

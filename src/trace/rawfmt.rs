@@ -4,7 +4,8 @@
 //!
 //! Lines: `H` header (format version, pid, CUPTI version), `N` a string (id, text), `G` a GPU,
 //! `K` kernel, `C` memcpy, `M` memset, `R` runtime API call, `V` driver API call, `Y`
-//! synchronization, `P` NVTX range, `D` dropped-record count so far, `E` clean end. A process
+//! synchronization, `P` NVTX range, `D` dropped-record count so far, `W` a warning of the
+//! injection library, `E` clean end. A process
 //! killed mid-write leaves a last line without its newline; readers drop it, and a file
 //! without `E` reads as incomplete.
 
@@ -254,6 +255,11 @@ pub fn range(o: &mut String, r: &RawRange) {
 /// The records CUPTI reported dropped so far in this process (the last `D` line counts).
 pub fn dropped(o: &mut String, total: u64) {
     let _ = writeln!(o, "D\t{total}");
+}
+
+/// A message from the injection library (a refusal, a kind CUPTI would not record).
+pub fn warning(o: &mut String, text: &str) {
+    let _ = writeln!(o, "W\t{}", escape(text));
 }
 
 /// The process ended and flushed everything (`why`: "exit", "atexit").

@@ -24,6 +24,7 @@ pub struct ProcessSummary {
     pub dropped_records: u64,
     pub complete: bool,
     pub torn_tail: bool,
+    pub warnings: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -64,6 +65,7 @@ pub fn analyze_workload(w: &Workload) -> WorkloadAnalysis {
                 dropped_records: p.dropped_records,
                 complete: p.complete,
                 torn_tail: p.torn_tail,
+                warnings: p.warnings.clone(),
             }
         })
         .collect();

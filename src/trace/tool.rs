@@ -240,6 +240,12 @@ fn notes(t: &Traced, a: &WorkloadAnalysis, command: &[OsString]) -> Vec<String> 
             .to_string(),
     ];
     for p in &a.processes {
+        for w in &p.warnings {
+            v.push(format!(
+                "pid {}: the injection library reported: {w}",
+                p.pid
+            ));
+        }
         if p.dropped_records > 0 {
             v.push(format!(
                 "pid {}: CUPTI dropped {} records: the trace of this process is incomplete",

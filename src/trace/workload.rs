@@ -79,6 +79,9 @@ pub struct ProcessTrace {
     pub complete: bool,
     /// A last line cut off mid-write (process killed), left out.
     pub torn_tail: bool,
+    /// What the injection library reported (CUPTI refused a kind, version not supported).
+    #[serde(default)]
+    pub warnings: Vec<String>,
 }
 
 impl ProcessTrace {

@@ -1,0 +1,218 @@
+//! CUPTI's activity buffers: allocated on request, decoded into raw-file lines when CUPTI
+//! completes them. Each record's kind is read as a plain integer before its layout is used;
+//! only the fields every CUDA 13.x version of the record has are read.
+
+use crate::out::{self, Out};
+use crate::rawfmt::{self, RawApi, RawGpu, RawKernel, RawMem, RawSync};
+use cudarc::cupti::sys::{
+    self, CUpti_Activity, CUpti_ActivityAPI as ApiRec, CUpti_ActivityDevice5 as DeviceRec,
+    CUpti_ActivityKernel10 as KernelRec, CUpti_ActivityKind as Kind,
+    CUpti_ActivityMemcpy6 as MemcpyRec, CUpti_ActivityMemset4 as MemsetRec,
+    CUpti_ActivitySynchronization as SyncRec, CUpti_CallbackDomain as Domain,
+};
+use std::alloc::{alloc, dealloc, Layout};
+use std::ffi::CStr;
+use std::ptr::addr_of;
+
+const BUFFER_BYTES: usize = 8 << 20;
+
+fn layout() -> Layout {
+    Layout::from_size_align(BUFFER_BYTES, 8).expect("constant layout")
+}
+
+pub unsafe extern "C" fn buffer_requested(buffer: *mut *mut u8, size: *mut usize, max: *mut usize) {
+    // SAFETY: CUPTI passes valid out-pointers; the buffer is freed in buffer_completed.
+    unsafe {
+        *buffer = alloc(layout());
+        *size = if (*buffer).is_null() { 0 } else { BUFFER_BYTES };
+        *max = 0;
+    }
+}
+
+pub unsafe extern "C" fn buffer_completed(
+    ctx: cudarc::driver::sys::CUcontext,
+    stream: u32,
+    buffer: *mut u8,
+    _size: usize,
+    valid: usize,
+) {
+    if buffer.is_null() {
+        return;
+    }
+    let _ = std::panic::catch_unwind(|| {
+        out::with(|o, buf| {
+            let mut rec: *mut CUpti_Activity = std::ptr::null_mut();
+            // SAFETY: buffer/valid come from CUPTI; the loop ends when no record is left.
+            while unsafe { sys::cuptiActivityGetNextRecord(buffer, valid, &mut rec) }
+                == sys::CUptiResult::CUPTI_SUCCESS
+            {
+                // SAFETY: rec points at a complete record inside the buffer.
+                unsafe { decode(rec, o, buf) };
+            }
+            let mut dropped = 0usize;
+            // SAFETY: ctx/stream are the ones CUPTI gave for this buffer.
+            let r = unsafe { sys::cuptiActivityGetNumDroppedRecords(ctx, stream, &mut dropped) };
+            if r == sys::CUptiResult::CUPTI_SUCCESS && dropped > 0 {
+                o.dropped += dropped as u64;
+                rawfmt::dropped(buf, o.dropped);
+            }
+        });
+    });
+    // SAFETY: allocated in buffer_requested with the same layout.
+    unsafe { dealloc(buffer, layout()) };
+}
+
+/// # Safety
+/// `p` must be null or a NUL-terminated string.
+unsafe fn text(p: *const std::ffi::c_char, or: &str) -> String {
+    if p.is_null() {
+        or.to_string()
+    } else {
+        // SAFETY: per the contract.
+        unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+    }
+}
+
+fn api_name(o: &mut Out, buf: &mut String, domain: Domain, cbid: u32) -> u32 {
+    let mut p: *const std::ffi::c_char = std::ptr::null();
+    // SAFETY: p is a valid out-pointer; CUPTI returns a static string.
+    let r = unsafe { sys::cuptiGetCallbackName(domain, cbid, &mut p) };
+    let name = if r == sys::CUptiResult::CUPTI_SUCCESS {
+        // SAFETY: CUPTI's string.
+        unsafe { text(p, "") }
+    } else {
+        String::new()
+    };
+    let name = if name.is_empty() {
+        format!("cbid {cbid}")
+    } else {
+        name
+    };
+    o.name_id(&name, buf)
+}
+
+/// Appends the line of one record (kinds not recorded are skipped).
+///
+/// # Safety
+/// `rec` must point at a valid CUPTI activity record.
+unsafe fn decode(rec: *const CUpti_Activity, o: &mut Out, buf: &mut String) {
+    // SAFETY (whole body): rec is a valid record of the kind read first; fields are read
+    // unaligned from the packed layouts.
+    unsafe {
+        let kind = (rec as *const u32).read_unaligned();
+        if kind == Kind::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL as u32
+            || kind == Kind::CUPTI_ACTIVITY_KIND_KERNEL as u32
+        {
+            let k = rec as *const KernelRec;
+            let name = text(addr_of!((*k).name).read_unaligned(), "<unnamed kernel>");
+            let name_id = o.name_id(&name, buf);
+            rawfmt::kernel(
+                buf,
+                &RawKernel {
+                    start_ns: addr_of!((*k).start).read_unaligned(),
+                    end_ns: addr_of!((*k).end).read_unaligned(),
+                    device: addr_of!((*k).deviceId).read_unaligned(),
+                    stream: addr_of!((*k).streamId).read_unaligned(),
+                    correlation_id: addr_of!((*k).correlationId).read_unaligned(),
+                    grid: [
+                        addr_of!((*k).gridX).read_unaligned(),
+                        addr_of!((*k).gridY).read_unaligned(),
+                        addr_of!((*k).gridZ).read_unaligned(),
+                    ],
+                    block: [
+                        addr_of!((*k).blockX).read_unaligned(),
+                        addr_of!((*k).blockY).read_unaligned(),
+                        addr_of!((*k).blockZ).read_unaligned(),
+                    ],
+                    registers_per_thread: addr_of!((*k).registersPerThread).read_unaligned(),
+                    static_shared_bytes: addr_of!((*k).staticSharedMemory).read_unaligned(),
+                    dynamic_shared_bytes: addr_of!((*k).dynamicSharedMemory).read_unaligned(),
+                    graph_id: addr_of!((*k).graphId).read_unaligned(),
+                    name_id,
+                },
+            );
+        } else if kind == Kind::CUPTI_ACTIVITY_KIND_MEMCPY as u32 {
+            let m = rec as *const MemcpyRec;
+            rawfmt::memcpy(
+                buf,
+                &RawMem {
+                    start_ns: addr_of!((*m).start).read_unaligned(),
+                    end_ns: addr_of!((*m).end).read_unaligned(),
+                    device: addr_of!((*m).deviceId).read_unaligned(),
+                    stream: addr_of!((*m).streamId).read_unaligned(),
+                    correlation_id: addr_of!((*m).correlationId).read_unaligned(),
+                    bytes: addr_of!((*m).bytes).read_unaligned(),
+                    copy_kind: addr_of!((*m).copyKind).read_unaligned(),
+                    value: 0,
+                    graph_id: addr_of!((*m).graphId).read_unaligned(),
+                },
+            );
+        } else if kind == Kind::CUPTI_ACTIVITY_KIND_MEMSET as u32 {
+            let m = rec as *const MemsetRec;
+            rawfmt::memset(
+                buf,
+                &RawMem {
+                    start_ns: addr_of!((*m).start).read_unaligned(),
+                    end_ns: addr_of!((*m).end).read_unaligned(),
+                    device: addr_of!((*m).deviceId).read_unaligned(),
+                    stream: addr_of!((*m).streamId).read_unaligned(),
+                    correlation_id: addr_of!((*m).correlationId).read_unaligned(),
+                    bytes: addr_of!((*m).bytes).read_unaligned(),
+                    copy_kind: 0,
+                    value: addr_of!((*m).value).read_unaligned(),
+                    graph_id: addr_of!((*m).graphId).read_unaligned(),
+                },
+            );
+        } else if kind == Kind::CUPTI_ACTIVITY_KIND_RUNTIME as u32
+            || kind == Kind::CUPTI_ACTIVITY_KIND_DRIVER as u32
+        {
+            let driver = kind == Kind::CUPTI_ACTIVITY_KIND_DRIVER as u32;
+            let a = rec as *const ApiRec;
+            let cbid: u32 = addr_of!((*a).cbid).read_unaligned();
+            let domain = if driver {
+                Domain::CUPTI_CB_DOMAIN_DRIVER_API
+            } else {
+                Domain::CUPTI_CB_DOMAIN_RUNTIME_API
+            };
+            let name_id = api_name(o, buf, domain, cbid);
+            rawfmt::api(
+                buf,
+                driver,
+                &RawApi {
+                    start_ns: addr_of!((*a).start).read_unaligned(),
+                    end_ns: addr_of!((*a).end).read_unaligned(),
+                    tid: addr_of!((*a).threadId).read_unaligned(),
+                    correlation_id: addr_of!((*a).correlationId).read_unaligned(),
+                    cbid,
+                    return_value: addr_of!((*a).returnValue).read_unaligned(),
+                    name_id,
+                },
+            );
+        } else if kind == Kind::CUPTI_ACTIVITY_KIND_SYNCHRONIZATION as u32 {
+            let s = rec as *const SyncRec;
+            rawfmt::sync(
+                buf,
+                &RawSync {
+                    start_ns: addr_of!((*s).start).read_unaligned(),
+                    end_ns: addr_of!((*s).end).read_unaligned(),
+                    sync_type: (addr_of!((*s).type_) as *const u32).read_unaligned(),
+                    stream: addr_of!((*s).streamId).read_unaligned(),
+                    correlation_id: addr_of!((*s).correlationId).read_unaligned(),
+                },
+            );
+        } else if kind == Kind::CUPTI_ACTIVITY_KIND_DEVICE as u32 {
+            let d = rec as *const DeviceRec;
+            rawfmt::gpu(
+                buf,
+                &RawGpu {
+                    id: addr_of!((*d).id).read_unaligned(),
+                    name: text(addr_of!((*d).name).read_unaligned(), "unknown GPU"),
+                    compute_major: addr_of!((*d).computeCapabilityMajor).read_unaligned(),
+                    compute_minor: addr_of!((*d).computeCapabilityMinor).read_unaligned(),
+                    sm_count: addr_of!((*d).numMultiprocessors).read_unaligned(),
+                    memory_bytes: addr_of!((*d).globalMemorySize).read_unaligned(),
+                },
+            );
+        }
+    }
+}
