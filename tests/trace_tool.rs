@@ -329,27 +329,20 @@ fn a_million_kernel_trace_is_analysed_and_exported_in_time_and_space() {
     let a = analyze_workload(&w);
     let t_analyse = t0.elapsed();
     // Each analysis alone, for the notes.
+    use opbench::trace::{breakdown, idle, kernsum, launch, ranges};
+    use std::hint::black_box;
     let each = [
         (
             "kernel summary",
-            time(|| drop(opbench::trace::kernsum::kernel_summary(w.kernels()))),
+            time(|| _ = black_box(kernsum::kernel_summary(w.kernels()))),
         ),
         (
             "temporal",
-            time(|| drop(opbench::trace::breakdown::temporal_breakdown(&w))),
+            time(|| _ = black_box(breakdown::temporal_breakdown(&w))),
         ),
-        (
-            "idle",
-            time(|| drop(opbench::trace::idle::idle_by_stream(&w))),
-        ),
-        (
-            "launch",
-            time(|| drop(opbench::trace::launch::launch_stats(&w))),
-        ),
-        (
-            "ranges",
-            time(|| drop(opbench::trace::ranges::range_totals(&w))),
-        ),
+        ("idle", time(|| _ = black_box(idle::idle_by_stream(&w)))),
+        ("launch", time(|| _ = black_box(launch::launch_stats(&w)))),
+        ("ranges", time(|| _ = black_box(ranges::range_totals(&w)))),
     ];
     eprintln!("analyses alone (s): {each:?}");
     let db = dir.path().join("t.sqlite");
@@ -555,7 +548,7 @@ fn raw_files_become_a_valid_artifact_sqlite_and_chrome_json() {
         .iter()
         .any(|n| n.contains("pid 22") && n.contains("killed")));
     let v: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out.join("trace.chrome.json")).unwrap()).unwrap();
+        serde_json::from_slice(&std::fs::read(out.join("timeline.trace.json")).unwrap()).unwrap();
     assert!(v["traceEvents"].as_array().unwrap().len() > 4_000);
     // A second run replaces its own outputs without --overwrite.
     let o = trace_bin()
@@ -566,4 +559,118 @@ fn raw_files_become_a_valid_artifact_sqlite_and_chrome_json() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // A traced run that records nothing leaves none of the earlier outputs behind.
+    let lib = fake_lib(dir.path());
+    let o = trace_bin()
+        .arg("--out")
+        .arg(&out)
+        .arg("--injection")
+        .arg(&lib)
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for f in ["trace.json", "trace.sqlite", "timeline.trace.json"] {
+        assert!(!out.join(f).exists(), "{f} was left behind");
+    }
+}
+
+#[test]
+fn diff_names_the_kernels_added_removed_and_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    std::fs::create_dir(&a).unwrap();
+    std::fs::create_dir_all(b.join("raw")).unwrap();
+    // Before: 600 kernels over all five names; after (an output folder with raw/): 100 kernels
+    // of the first two names only.
+    synth_process(&a, 1, 600, &NAMES);
+    synth_process(&b.join("raw"), 2, 100, &NAMES[..2]);
+    let o = trace_bin().arg("--diff").arg(&a).arg(&b).output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let line = |needle: &str| {
+        out.lines()
+            .find(|l| l.contains(needle))
+            .unwrap()
+            .to_string()
+    };
+    assert!(line("nvjet_sm90").starts_with("removed"), "{out}");
+    assert!(line("triton_poi_fused").starts_with("removed"), "{out}");
+    // 120 instances before, 50 after.
+    let k = line("kernel(float*)");
+    assert!(
+        k.starts_with("changed") && k.contains(" 120 ") && k.contains(" 50 "),
+        "{out}"
+    );
+    let o = trace_bin()
+        .arg("--diff")
+        .arg(&a)
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("no raw trace files"),
+        "{err}"
+    );
+}
+
+#[test]
+fn sigterm_to_trace_reaches_the_command_and_ctrl_c_does_not_stop_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = fake_lib(dir.path());
+    let spawn = |script: &str| {
+        trace_bin()
+            .arg("--out")
+            .arg(dir.path().join("out"))
+            .arg("--injection")
+            .arg(&lib)
+            .args(["--", "sh", "-c", script])
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let signal = |pid: u32, s: &str| {
+        assert!(Command::new("kill")
+            .args([s, &pid.to_string()])
+            .status()
+            .unwrap()
+            .success());
+    };
+    // Signals go to trace once the command runs (its first act is to create `started`).
+    let started = dir.path().join("started");
+    let wait_started = || {
+        let t = Instant::now();
+        while !started.exists() {
+            assert!(t.elapsed().as_secs() < 30, "the command never started");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        std::fs::remove_file(&started).unwrap();
+    };
+    let s = started.display();
+    // SIGTERM to trace alone: the command's trap answers with exit 7, which trace passes on.
+    let c = spawn(&format!(
+        "trap 'exit 7' TERM; touch {s}; i=0; while [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); \
+         done; exit 1"
+    ));
+    wait_started();
+    signal(c.id(), "-TERM");
+    let o = c.wait_with_output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(7),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // SIGINT to trace alone (not to the command): trace waits for the command's own end.
+    let c = spawn(&format!("touch {s}; sleep 1; exit 4"));
+    wait_started();
+    signal(c.id(), "-INT");
+    let o = c.wait_with_output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }

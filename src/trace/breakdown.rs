@@ -2,7 +2,8 @@
 //! from the first activity's start to the last one's end, the time the GPU ran computation,
 //! communication (NCCL) or memory (copies, memsets) and the time it ran nothing. Where kinds
 //! overlap, computation counts first and communication before memory, so the four add up to
-//! the span.
+//! the span. With it, HTA's communication-computation overlap: the share of communication time
+//! during which computation ran too.
 
 use super::analyze::busy_ns;
 use super::classify::{class_by_name, OpClass};
@@ -60,6 +61,11 @@ pub struct Temporal {
     /// Memory activity overlapped by neither.
     pub memory_ns: u64,
     pub idle_ns: u64,
+    /// All communication time (the union of its kernels), overlapped or not.
+    pub communication_all_ns: u64,
+    /// The part of `communication_all_ns` that ran while computation ran too (HTA's
+    /// communication-computation overlap).
+    pub communication_overlapped_ns: u64,
 }
 
 impl Temporal {
@@ -88,6 +94,7 @@ pub fn temporal(pid: u32, device: u32, acts: &[&Activity]) -> Temporal {
             .collect()
     };
     let compute = busy_ns(&iv(&|t| t == KernelType::Computation));
+    let comm = busy_ns(&iv(&|t| t == KernelType::Communication));
     let compute_comm = busy_ns(&iv(&|t| t != KernelType::Memory));
     let all = busy_ns(&iv(&|_| true));
     let first = acts.iter().map(|a| a.start_ns).min().unwrap_or(0);
@@ -101,6 +108,9 @@ pub fn temporal(pid: u32, device: u32, acts: &[&Activity]) -> Temporal {
         communication_ns: compute_comm - compute,
         memory_ns: all - compute_comm,
         idle_ns: span.saturating_sub(all),
+        communication_all_ns: comm,
+        // |C and M| = |C| + |M| - |C or M|.
+        communication_overlapped_ns: compute + comm - compute_comm,
     }
 }
 
@@ -155,6 +165,11 @@ mod tests {
             t.span_ns
         );
         assert_eq!(t.pct(t.compute_ns), 50.0);
+        // nccl 50-150: 100 ns in all, 50 of them under gemm.
+        assert_eq!(
+            (t.communication_all_ns, t.communication_overlapped_ns),
+            (100, 50)
+        );
     }
 
     #[test]

@@ -10,18 +10,26 @@ use std::path::PathBuf;
 /// library, recording every kernel, memcpy, memset, runtime/driver API call, synchronization
 /// and NVTX range of every process CMD starts (children included, one raw file each), then
 /// writes into --out:
-///   trace.json          a `trace` artifact (kernel summary as nsys' cuda_gpu_kern_sum,
-///                       temporal breakdown, idle time per stream, launch statistics, NVTX
-///                       range totals; see docs/artifacts.md)
-///   trace.sqlite        Nsight Systems' export tables and columns (CUPTI_ACTIVITY_KIND_KERNEL,
-///                       _MEMCPY, _MEMSET, _RUNTIME, NVTX_EVENTS, StringIds, TARGET_INFO_GPU),
-///                       so SQL written for `nsys export --type sqlite` runs on it
-///   trace.chrome.json   Chrome trace events: open in ui.perfetto.dev
-///   raw/trace-PID.raw   what each process recorded (re-analyse with --from-raw)
+///   trace.json            a `trace` artifact (kernel summary as nsys' cuda_gpu_kern_sum,
+///                         temporal breakdown, idle time per stream, launch statistics, NVTX
+///                         range totals; see docs/artifacts.md)
+///   trace.sqlite          Nsight Systems' export tables and columns
+///                         (CUPTI_ACTIVITY_KIND_KERNEL, _MEMCPY, _MEMSET, _RUNTIME,
+///                         NVTX_EVENTS, StringIds, TARGET_INFO_GPU), so SQL written for
+///                         `nsys export --type sqlite` runs on it
+///   timeline.trace.json   Chrome trace events: open in ui.perfetto.dev
+///   raw/trace-PID.raw     what each process recorded (re-analyse with --from-raw)
 ///
 /// CMD's exit status is trace's exit status (a CMD killed by a signal kills trace with it,
 /// once the outputs are written). Without a GPU CMD still runs and trace says nothing was
-/// recorded.
+/// recorded. libcupti must be loadable in CMD (LD_LIBRARY_PATH, e.g.
+/// /usr/local/cuda/extras/CUPTI/lib64); NVTX ranges need NVTX 3 (torch.cuda.nvtx, nvtx3).
+///
+/// Examples:
+///   trace --out out/gemm -- ./gemm_test 4096
+///   trace --out out/llm --name tinyllama -- python3 generate.py
+///   trace --out out/again --from-raw out/llm/raw
+///   trace --diff out/before out/after
 #[derive(Debug, Parser)]
 #[command(name = "trace", verbatim_doc_comment)]
 pub struct Args {
@@ -42,6 +50,14 @@ pub struct Args {
     /// earlier run) and write the outputs into --out.
     #[arg(long, value_name = "DIR", conflicts_with = "cmd")]
     pub from_raw: Option<PathBuf>,
+    /// Do not run anything: compare the kernels of two traces (output folders of earlier runs,
+    /// or their raw/ folders) and print the kernels added, removed and changed.
+    #[arg(long, num_args = 2, value_names = ["BEFORE", "AFTER"], conflicts_with_all = ["cmd", "from_raw"])]
+    pub diff: Option<Vec<PathBuf>>,
+    /// With --diff: a kernel in both traces has changed when its total time moved by more than
+    /// this percentage (or its instance count changed).
+    #[arg(long, default_value_t = 5.0)]
+    pub diff_tol_pct: f64,
     /// The command to trace and its arguments, after `--`.
     #[arg(last = true, value_name = "CMD")]
     pub cmd: Vec<OsString>,
@@ -116,8 +132,66 @@ fn report(t: &Traced, args: &Args, name: &str) -> Result<()> {
     Ok(())
 }
 
+/// The raw folder of a trace: `dir/raw` when `dir` is an output folder, else `dir`.
+fn raw_of(dir: &std::path::Path) -> PathBuf {
+    let raw = dir.join(tool::RAW_DIR);
+    if raw.is_dir() {
+        raw
+    } else {
+        dir.to_path_buf()
+    }
+}
+
+/// `--diff BEFORE AFTER`: the kernel table of the two traces' differences.
+fn diff(dirs: &[PathBuf], tol_pct: f64) -> Result<()> {
+    let mut sums = Vec::new();
+    for d in dirs {
+        let raw = raw_of(d);
+        let w =
+            super::raw::read_raw_dir(&raw).with_context(|| format!("--diff {}", d.display()))?;
+        if w.processes.is_empty() {
+            anyhow::bail!(
+                "--diff {}: no raw trace files (trace-PID.raw) in {}; give an output folder of                  `trace` or its raw/ folder",
+                d.display(),
+                raw.display()
+            );
+        }
+        sums.push(super::kernsum::kernel_summary(w.kernels()));
+    }
+    let rows = super::diff::diff(&sums[0], &sums[1], tol_pct);
+    println!(
+        "{:<8} {:>10} {:>10} {:>14} {:>14} {:>12}  kernel",
+        "change", "count_a", "count_b", "total_us_a", "total_us_b", "delta_us"
+    );
+    for r in rows
+        .iter()
+        .filter(|r| r.change != super::diff::Change::Same)
+    {
+        println!(
+            "{:<8} {:>10} {:>10} {:>14.1} {:>14.1} {:>+12.1}  {}",
+            format!("{:?}", r.change).to_lowercase(),
+            r.instances_a,
+            r.instances_b,
+            r.total_ns_a as f64 / 1e3,
+            r.total_ns_b as f64 / 1e3,
+            r.delta_ns() as f64 / 1e3,
+            crate::text::elide_to(&r.name, 100)
+        );
+    }
+    let same = rows
+        .iter()
+        .filter(|r| r.change == super::diff::Change::Same)
+        .count();
+    println!("{same} kernel(s) unchanged (within {tol_pct}% and the same count)");
+    Ok(())
+}
+
 /// Runs the tool; the exit to end with.
 pub fn run(args: Args) -> Result<Exit> {
+    if let Some(d) = &args.diff {
+        diff(d, args.diff_tol_pct)?;
+        return Ok(Exit::Code(0));
+    }
     let name = workload_name(&args);
     if let Some(dir) = &args.from_raw {
         let t = tool::collect(dir, std::process::ExitStatus::default())

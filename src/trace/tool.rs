@@ -21,7 +21,7 @@ pub const INJECTION_ENV: &str = "OPBENCH_TRACE_INJECTION";
 
 pub const ARTIFACT: &str = "trace.json";
 pub const SQLITE: &str = "trace.sqlite";
-pub const CHROME: &str = "trace.chrome.json";
+pub const CHROME: &str = "timeline.trace.json";
 /// The folder (inside `--out`) the traced processes write their raw files into.
 pub const RAW_DIR: &str = "raw";
 
@@ -137,6 +137,15 @@ pub fn prepare_out(out: &Path, overwrite: bool) -> Result<PathBuf> {
         std::fs::remove_file(&f)
             .with_context(|| format!("removing the earlier raw file {}", f.display()))?;
     }
+    // An earlier run's outputs (checked above to be ours) go too: a run that records nothing
+    // must not leave them looking like its own.
+    for f in &OUT_FILES {
+        let p = out.join(f.name);
+        if p.is_file() {
+            std::fs::remove_file(&p)
+                .with_context(|| format!("removing the earlier output {}", p.display()))?;
+        }
+    }
     Ok(raw)
 }
 
@@ -154,6 +163,13 @@ pub fn run_traced(cmd: &[OsString], lib: &Path, raw: &Path) -> Result<ExitStatus
         // NVTX loads the same library for its ranges (its own NVTX entry point).
         .env("NVTX_INJECTION64_PATH", lib)
         .env(OUT_DIR_ENV, &raw);
+    if let Some(earlier) = std::env::var_os("CUDA_INJECTION64_PATH") {
+        eprintln!(
+            "trace: warning: CUDA_INJECTION64_PATH was {earlier:?}; the command runs with \
+             trace's injection library instead"
+        );
+    }
+    let forward = signals::Forward::install();
     let child = c.spawn();
     let mut child = match child {
         Ok(ch) => ch,
@@ -166,9 +182,86 @@ pub fn run_traced(cmd: &[OsString], lib: &Path, raw: &Path) -> Result<ExitStatus
         }
         Err(e) => return Err(e).with_context(|| format!("starting {prog:?}")),
     };
+    forward.child(child.id());
     child
         .wait()
         .with_context(|| format!("waiting for {prog:?}"))
+}
+
+/// While the command runs, `trace` outlives the signals meant to end it, so it can still write
+/// what was recorded: Ctrl-C and Ctrl-\ (which the terminal sends to the command as well) are
+/// caught and dropped, SIGTERM and SIGHUP are passed on to the command (one that arrives before
+/// the command started is passed on as soon as it has). Handlers, unlike ignored signals, are
+/// reset in the command when it starts, so its own signal behaviour is unchanged.
+mod signals {
+    use nix::sys::signal::{self, SaFlags, SigAction, SigHandler, SigSet, Signal};
+    use std::sync::atomic::{AtomicI32, Ordering};
+
+    static CHILD: AtomicI32 = AtomicI32::new(0);
+    static PENDING: AtomicI32 = AtomicI32::new(0);
+
+    fn kill(pid: i32, sig: i32) {
+        if let Ok(s) = Signal::try_from(sig) {
+            let _ = signal::kill(nix::unistd::Pid::from_raw(pid), s);
+        }
+    }
+
+    extern "C" fn forward(sig: i32) {
+        // Only atomics and kill(2), which are async-signal-safe.
+        match CHILD.load(Ordering::SeqCst) {
+            0 => PENDING.store(sig, Ordering::SeqCst),
+            pid => kill(pid, sig),
+        }
+    }
+
+    extern "C" fn drop_signal(_sig: i32) {}
+
+    /// (signal, passed on to the command: otherwise dropped).
+    const HANDLED: [(Signal, bool); 4] = [
+        (Signal::SIGINT, false),
+        (Signal::SIGQUIT, false),
+        (Signal::SIGTERM, true),
+        (Signal::SIGHUP, true),
+    ];
+
+    /// The handlers in place; the earlier ones come back when dropped.
+    pub struct Forward(Vec<(Signal, SigAction)>);
+
+    impl Forward {
+        /// Installs the handlers (before the command is started).
+        pub fn install() -> Self {
+            let mut old = Vec::new();
+            for (sig, pass_on) in HANDLED {
+                let h = SigHandler::Handler(if pass_on { forward } else { drop_signal });
+                let a = SigAction::new(h, SaFlags::SA_RESTART, SigSet::empty());
+                // SAFETY: the handlers only touch atomics and call kill(2).
+                if let Ok(o) = unsafe { signal::sigaction(sig, &a) } {
+                    old.push((sig, o));
+                }
+            }
+            Forward(old)
+        }
+
+        /// The command started as `pid`: signals from now on go to it.
+        pub fn child(&self, pid: u32) {
+            CHILD.store(pid as i32, Ordering::SeqCst);
+            match PENDING.swap(0, Ordering::SeqCst) {
+                0 => {}
+                sig => kill(pid as i32, sig),
+            }
+        }
+    }
+
+    impl Drop for Forward {
+        fn drop(&mut self) {
+            for (sig, o) in &self.0 {
+                // SAFETY: restoring the handler that was there before.
+                let _ = unsafe { signal::sigaction(*sig, o) };
+            }
+            CHILD.store(0, Ordering::SeqCst);
+            PENDING.store(0, Ordering::SeqCst);
+        }
+    }
 }
 
 /// Reads the raw files the run left in `raw` and analyses them.

@@ -74,6 +74,16 @@ pub fn workload_rows(a: &WorkloadAnalysis, workload: &str) -> Vec<ResultRow> {
                     ("communication_pct", pct(t.communication_ns)),
                     ("memory_pct", pct(t.memory_ns)),
                     ("idle_pct", pct(t.idle_ns)),
+                    ("communication_all_us", us(t.communication_all_ns as f64)),
+                    (
+                        "communication_overlap_pct",
+                        if t.communication_all_ns == 0 {
+                            0.0
+                        } else {
+                            100.0 * t.communication_overlapped_ns as f64
+                                / t.communication_all_ns as f64
+                        },
+                    ),
                 ],
             )
             .param("process", index.get(&t.pid).copied().unwrap_or(0))
