@@ -9,6 +9,8 @@
 #   3. (with torch) a small transformer, eager, then torch.compile, then torch.compile with
 #      CUDA graphs: the kernels `trace` counts in the NVTX range "steps" equal torch.profiler's
 #      over the same steps (a separate process) and their summed time is within 1%.
+#   4. (with torch, observation only) torch.profiler started inside a traced process: what
+#      trace and the profiler each recorded.
 #
 # Usage (on the GPU machine, from the repo root): OUT=/some/dir bash scripts/device/trace_tool.sh
 # with target/release/trace, target/release/libopbench_trace_inject.so and
@@ -75,8 +77,14 @@ if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
     check "torch $variant count" "row('trace_range', range='steps')['kernels'] == $p['kernels']" "$OUT/torch_$variant"
     check "torch $variant time" "abs(row('trace_range', range='steps')['kernel_time_us'] / $p['kernel_time_us'] - 1) <= 0.01" "$OUT/torch_$variant"
   done
+  # 4. Not a pass/fail check: the workload starting its own CUPTI subscriber (torch.profiler)
+  # inside a traced process. What each side recorded is printed for the notes.
+  echo "=== $(date +%T) 4. torch.profiler inside a traced process (observation)"
+  $TRACE --out "$OUT/torch_profiler_inside" --name torch-profiler-inside -- \
+    python3 scripts/device/trace_tool_torch.py --mode profile 2>&1 | tail -12
+  echo "profiler alone: $(cat "$OUT/torch_eager.profiler.json")"
 else
-  echo "SKIPPED 3: no torch with CUDA here"
+  echo "SKIPPED 3 and 4: no torch with CUDA here"
 fi
 echo "=== $(date +%T) done: $fails failed"
 exit $fails

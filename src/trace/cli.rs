@@ -1,10 +1,11 @@
 //! Arguments and body of the `trace` binary.
 
-use super::tool::{self, Traced};
+use super::tool;
 use anyhow::{Context, Result};
 use clap::Parser;
 use std::ffi::OsString;
 use std::path::PathBuf;
+use std::process::ExitStatus;
 
 /// Profile any CUDA workload, no Nsight needed: runs CMD with opbench's CUPTI injection
 /// library, recording every kernel, memcpy, memset, runtime/driver API call, synchronization
@@ -85,15 +86,35 @@ fn workload_name(args: &Args) -> String {
         .unwrap_or_else(|| "workload".into())
 }
 
-fn report(t: &Traced, args: &Args, name: &str) -> Result<()> {
-    let Some(a) = &t.analysis else {
+/// Analyses and writes what the processes recorded, and says so on stderr.
+fn report(
+    raw: &std::path::Path,
+    args: &Args,
+    name: &str,
+    status: Option<ExitStatus>,
+) -> Result<()> {
+    let w = super::raw::read_raw_dir(raw)?;
+    if w.processes.is_empty() {
+        if status.is_none() {
+            anyhow::bail!(
+                "no raw trace files (trace-PID.raw) in {}: give --from-raw the raw/ folder of an \
+                 earlier trace",
+                raw.display()
+            );
+        }
         eprintln!(
             "trace: nothing was recorded: no process of the command initialised CUDA (no GPU or \
              CUDA driver on this machine, or the command does not use CUDA); no outputs written"
         );
         return Ok(());
+    }
+    let facts = tool::RunFacts {
+        workload: name,
+        command: &args.cmd,
+        status,
+        overwrite: args.overwrite,
     };
-    let files = tool::write_outputs(t, a, &args.out, name, &args.cmd, args.overwrite)?;
+    let (a, files) = tool::write_outputs(&w, &args.out, &facts)?;
     eprintln!(
         "trace: {} process(es), {} kernels, {} dropped records",
         a.processes.len(),
@@ -194,10 +215,8 @@ pub fn run(args: Args) -> Result<Exit> {
     }
     let name = workload_name(&args);
     if let Some(dir) = &args.from_raw {
-        let t = tool::collect(dir, std::process::ExitStatus::default())
-            .with_context(|| format!("--from-raw {}", dir.display()))?;
         tool::prepare_out_files(&args.out, args.overwrite)?;
-        report(&t, &args, &name)?;
+        report(dir, &args, &name, None).with_context(|| format!("--from-raw {}", dir.display()))?;
         return Ok(Exit::Code(0));
     }
     if args.cmd.is_empty() {
@@ -213,8 +232,7 @@ pub fn run(args: Args) -> Result<Exit> {
         "trace: the command ended: {}",
         tool::describe_status(status)
     );
-    let t = tool::collect(&raw, status)?;
-    report(&t, &args, &name)?;
+    report(&raw, &args, &name, Some(status))?;
     use std::os::unix::process::ExitStatusExt;
     Ok(match (status.code(), status.signal()) {
         (Some(c), _) => Exit::Code(c),

@@ -4,10 +4,11 @@
 //! started the next one (the GPU waited for the CPU to enqueue work), and *other* otherwise
 //! (waiting on another stream, an event or a synchronization).
 
+use super::calls::CallIndex;
 use super::record::Activity;
-use super::workload::{ApiCall, ProcessTrace, Workload};
+use super::workload::Workload;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 /// Gaps at most this long between consecutive activities of a stream are launch overhead
 /// (HTA's `consecutive_kernel_delay`, 30 ns by default).
@@ -29,31 +30,13 @@ pub struct StreamIdle {
     pub other_ns: u64,
 }
 
-/// The API calls of a process by correlation id (the earliest call when several share one).
-pub fn calls_by_correlation(p: &ProcessTrace) -> HashMap<u32, &ApiCall> {
-    let mut m: HashMap<u32, &ApiCall> = HashMap::with_capacity(p.api.len());
-    for c in &p.api {
-        if c.correlation_id == 0 {
-            continue;
-        }
-        m.entry(c.correlation_id)
-            .and_modify(|o| {
-                if c.start_ns < o.start_ns {
-                    *o = c
-                }
-            })
-            .or_insert(c);
-    }
-    m
-}
-
 /// The idle split of one stream's activities (any order).
 pub fn stream_idle(
     pid: u32,
     device: u32,
     stream: u32,
     acts: &mut [&Activity],
-    calls: &HashMap<u32, &ApiCall>,
+    calls: &CallIndex,
 ) -> StreamIdle {
     acts.sort_by_key(|a| (a.start_ns, a.end_ns));
     let mut s = StreamIdle {
@@ -75,7 +58,7 @@ pub fn stream_idle(
         if b.start_ns > reach {
             let gap = b.start_ns - reach;
             s.idle_ns += gap;
-            let launched = calls.get(&b.correlation_id).map(|c| c.start_ns);
+            let launched = calls.get(b.correlation_id).map(|c| c.start_ns);
             if gap <= KERNEL_WAIT_MAX_NS {
                 s.kernel_wait_ns += gap;
             } else if launched.is_some_and(|t| t >= reach) {
@@ -94,7 +77,7 @@ pub fn stream_idle(
 pub fn idle_by_stream(w: &Workload) -> Vec<StreamIdle> {
     let mut out = Vec::new();
     for p in &w.processes {
-        let calls = calls_by_correlation(p);
+        let calls = CallIndex::new(p);
         let mut by: BTreeMap<(u32, u32), Vec<&Activity>> = BTreeMap::new();
         for a in &p.activities {
             by.entry((a.device, a.stream)).or_default().push(a);
@@ -109,6 +92,7 @@ pub fn idle_by_stream(w: &Workload) -> Vec<StreamIdle> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::workload::{ApiCall, ProcessTrace};
 
     fn call(corr: u32, start: u64) -> ApiCall {
         ApiCall {
@@ -155,7 +139,7 @@ mod tests {
             api: calls_v.to_vec(),
             ..Default::default()
         };
-        let calls = calls_by_correlation(&p);
+        let calls = CallIndex::new(&p);
         let mut refs: Vec<&Activity> = acts.iter().rev().collect();
         let s = stream_idle(1, 0, 0, &mut refs, &calls);
         assert_eq!(s.span_ns, 700);

@@ -5,7 +5,7 @@
 //! CUDA graph share the graph launch's call, so they are counted apart and left out of the
 //! delay figures.
 
-use super::idle::calls_by_correlation;
+use super::calls::CallIndex;
 use super::workload::Workload;
 use serde::{Deserialize, Serialize};
 
@@ -52,10 +52,10 @@ pub fn launch_stats(w: &Workload) -> LaunchStats {
     let mut call_total = 0u64;
     let mut graph_calls = std::collections::HashSet::new();
     for p in &w.processes {
-        let calls = calls_by_correlation(p);
+        let calls = CallIndex::new(p);
         for k in p.kernels() {
             s.kernels += 1;
-            let Some(c) = calls.get(&k.correlation_id) else {
+            let Some(c) = calls.get(k.correlation_id) else {
                 if k.graph_id != 0 {
                     s.graph_kernels += 1;
                 } else {

@@ -4,6 +4,7 @@
 
 pub mod analyze;
 pub mod breakdown;
+pub mod calls;
 pub mod chrome;
 pub mod classify;
 pub mod cli;

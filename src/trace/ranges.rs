@@ -5,10 +5,10 @@
 //! *Inclusive* totals count a kernel in every enclosing range (once per name), *self* totals
 //! only in the innermost one.
 
-use super::idle::calls_by_correlation;
-use super::workload::{NvtxRange, Workload};
+use super::calls::CallIndex;
+use super::workload::Workload;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 /// Totals of one range name (ns).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -24,92 +24,102 @@ pub struct RangeTotal {
     pub self_kernel_time_ns: u64,
 }
 
-/// The ranges open at each of `times` (sorted ascending) on one thread, innermost last: one
-/// list of indices into `ranges` per time. Ranges are taken as nested (push/pop).
-fn open_at(ranges: &[&NvtxRange], times: &[u64]) -> Vec<Vec<usize>> {
-    let mut order: Vec<usize> = (0..ranges.len()).collect();
-    order.sort_by_key(|&i| (ranges[i].start_ns, std::cmp::Reverse(ranges[i].end_ns)));
-    let mut stack: Vec<usize> = Vec::new();
+/// Range totals by name id, with the ids of the names.
+struct Totals<'a> {
+    ids: HashMap<&'a str, usize>,
+    rows: Vec<RangeTotal>,
+    /// Per name id: the last launch counted in its inclusive total (no name counts twice).
+    stamp: Vec<u64>,
+}
+
+impl<'a> Totals<'a> {
+    fn id(&mut self, name: &'a str) -> usize {
+        *self.ids.entry(name).or_insert_with(|| {
+            self.rows.push(RangeTotal {
+                name: name.to_string(),
+                ..Default::default()
+            });
+            self.stamp.push(u64::MAX);
+            self.rows.len() - 1
+        })
+    }
+}
+
+/// Adds the kernels launched on one thread to the totals: `ranges` (name ids, start, end) of
+/// the thread, `launches` (call start, kernel duration) sorted by start. Ranges are taken as
+/// nested (push/pop); one that closed before a launch is dropped wherever it sits in the
+/// stack (start/end ranges may overlap).
+fn add_thread(t: &mut Totals, ranges: &mut [(usize, u64, u64)], launches: &[(u64, u64)]) {
+    ranges.sort_by_key(|&(_, s, e)| (s, std::cmp::Reverse(e)));
+    let mut stack: Vec<(usize, u64)> = Vec::new();
     let mut next = 0;
-    let mut out = Vec::with_capacity(times.len());
-    for &t in times {
-        while next < order.len() && ranges[order[next]].start_ns <= t {
-            let r = order[next];
-            while stack
-                .last()
-                .is_some_and(|&top| ranges[top].end_ns <= ranges[r].start_ns)
-            {
+    for (n, &(at, dur)) in launches.iter().enumerate() {
+        while next < ranges.len() && ranges[next].1 <= at {
+            let (id, s, e) = ranges[next];
+            while stack.last().is_some_and(|&(_, end)| end <= s) {
                 stack.pop();
             }
-            stack.push(r);
+            stack.push((id, e));
             next += 1;
         }
-        // Drop ranges that closed before `t`, wherever they sit (start/end ranges overlap).
-        stack.retain(|&i| ranges[i].end_ns > t);
-        out.push(stack.clone());
+        stack.retain(|&(_, end)| end > at);
+        for &(id, _) in &stack {
+            if t.stamp[id] != n as u64 {
+                t.stamp[id] = n as u64;
+                t.rows[id].kernels += 1;
+                t.rows[id].kernel_time_ns += dur;
+            }
+        }
+        if let Some(&(inner, _)) = stack.last() {
+            t.rows[inner].self_kernels += 1;
+            t.rows[inner].self_kernel_time_ns += dur;
+        }
     }
-    out
+    // Stamps are per thread's launch numbers: reset for the next thread.
+    t.stamp.iter_mut().for_each(|s| *s = u64::MAX);
 }
 
 /// Totals per range name, by inclusive kernel time descending.
 pub fn range_totals(w: &Workload) -> Vec<RangeTotal> {
-    let mut totals: BTreeMap<String, RangeTotal> = BTreeMap::new();
+    let mut t = Totals {
+        ids: HashMap::new(),
+        rows: Vec::new(),
+        stamp: Vec::new(),
+    };
     for p in &w.processes {
+        let mut ranges_by_tid: HashMap<u32, Vec<(usize, u64, u64)>> = HashMap::new();
         for r in &p.ranges {
-            let t = totals.entry(r.name.clone()).or_default();
-            t.instances += 1;
-            t.range_time_ns += r.end_ns.saturating_sub(r.start_ns);
+            let id = t.id(&r.name);
+            t.rows[id].instances += 1;
+            t.rows[id].range_time_ns += r.end_ns.saturating_sub(r.start_ns);
+            ranges_by_tid
+                .entry(r.tid)
+                .or_default()
+                .push((id, r.start_ns, r.end_ns));
         }
         if p.ranges.is_empty() {
             continue;
         }
-        let calls = calls_by_correlation(p);
-        // Per thread: the kernels' launch times and durations.
+        let calls = CallIndex::new(p);
         let mut per_tid: HashMap<u32, Vec<(u64, u64)>> = HashMap::new();
         for k in p.kernels() {
-            if let Some(c) = calls.get(&k.correlation_id) {
-                per_tid
-                    .entry(c.tid)
-                    .or_default()
-                    .push((c.start_ns, k.dur_ns()));
+            if let Some(c) = calls.get(k.correlation_id) {
+                if ranges_by_tid.contains_key(&c.tid) {
+                    per_tid
+                        .entry(c.tid)
+                        .or_default()
+                        .push((c.start_ns, k.dur_ns()));
+                }
             }
         }
-        let mut ranges_by_tid: HashMap<u32, Vec<&NvtxRange>> = HashMap::new();
-        for r in &p.ranges {
-            ranges_by_tid.entry(r.tid).or_default().push(r);
-        }
         for (tid, mut launches) in per_tid {
-            let Some(ranges) = ranges_by_tid.get(&tid) else {
-                continue;
-            };
             launches.sort_unstable();
-            let times: Vec<u64> = launches.iter().map(|l| l.0).collect();
-            for ((_, dur), open) in launches.iter().zip(open_at(ranges, &times)) {
-                let mut seen: Vec<&str> = Vec::with_capacity(open.len());
-                for &i in &open {
-                    let name = ranges[i].name.as_str();
-                    if seen.contains(&name) {
-                        continue;
-                    }
-                    seen.push(name);
-                    let t = totals.get_mut(name).expect("every range name has a total");
-                    t.kernels += 1;
-                    t.kernel_time_ns += dur;
-                }
-                if let Some(&inner) = open.last() {
-                    let t = totals
-                        .get_mut(ranges[inner].name.as_str())
-                        .expect("every range name has a total");
-                    t.self_kernels += 1;
-                    t.self_kernel_time_ns += dur;
-                }
+            if let Some(ranges) = ranges_by_tid.get_mut(&tid) {
+                add_thread(&mut t, ranges, &launches);
             }
         }
     }
-    let mut v: Vec<RangeTotal> = totals
-        .into_iter()
-        .map(|(name, t)| RangeTotal { name, ..t })
-        .collect();
+    let mut v = t.rows;
     v.sort_by(|a, b| {
         b.kernel_time_ns
             .cmp(&a.kernel_time_ns)
@@ -122,7 +132,7 @@ pub fn range_totals(w: &Workload) -> Vec<RangeTotal> {
 mod tests {
     use super::*;
     use crate::trace::record::Activity;
-    use crate::trace::workload::{ApiCall, ProcessTrace};
+    use crate::trace::workload::{ApiCall, NvtxRange, ProcessTrace};
 
     fn range(name: &str, s: u64, e: u64, tid: u32) -> NvtxRange {
         NvtxRange {

@@ -210,27 +210,32 @@ pub fn fill(c: &mut Connection, w: &Workload) -> Result<()> {
                                 ids
                             }
                         };
-                        kernel.execute(params![
+                        // Bound one by one (the hot insert: no parameter slice built per row).
+                        let v: [i64; 19] = [
                             a.start_ns as i64,
                             a.end_ns as i64,
-                            a.device,
-                            a.stream,
-                            a.correlation_id,
+                            a.device.into(),
+                            a.stream.into(),
+                            a.correlation_id.into(),
                             gp,
                             ids.1,
                             ids.2,
                             ids.0,
-                            a.registers_per_thread,
-                            a.grid[0],
-                            a.grid[1],
-                            a.grid[2],
-                            a.block[0],
-                            a.block[1],
-                            a.block[2],
-                            a.static_shared_bytes,
-                            a.dynamic_shared_bytes,
-                            a.graph_id,
-                        ])?;
+                            a.registers_per_thread.into(),
+                            a.grid[0].into(),
+                            a.grid[1].into(),
+                            a.grid[2].into(),
+                            a.block[0].into(),
+                            a.block[1].into(),
+                            a.block[2].into(),
+                            a.static_shared_bytes.into(),
+                            a.dynamic_shared_bytes.into(),
+                            a.graph_id.into(),
+                        ];
+                        for (i, x) in v.into_iter().enumerate() {
+                            kernel.raw_bind_parameter(i + 1, x)?;
+                        }
+                        kernel.raw_execute()?;
                     }
                     ActivityKind::Memcpy => {
                         memcpy.execute(params![
@@ -262,14 +267,18 @@ pub fn fill(c: &mut Connection, w: &Workload) -> Result<()> {
             for c in &p.api {
                 let id = s.id(&c.name)?;
                 let stmt = if c.driver { &mut driver } else { &mut runtime };
-                stmt.execute(params![
+                let v: [i64; 6] = [
                     c.start_ns as i64,
                     c.end_ns as i64,
                     global_tid(p.pid, c.tid),
-                    c.correlation_id,
+                    c.correlation_id.into(),
                     id,
-                    c.return_value
-                ])?;
+                    c.return_value.into(),
+                ];
+                for (i, x) in v.into_iter().enumerate() {
+                    stmt.raw_bind_parameter(i + 1, x)?;
+                }
+                stmt.raw_execute()?;
             }
             for y in &p.syncs {
                 sync.execute(params![

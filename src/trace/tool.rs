@@ -3,7 +3,7 @@
 //! them and writes the outputs: a `trace` artifact, an Nsight-Systems-shaped SQLite file and
 //! Chrome trace-event JSON.
 
-use super::raw::{raw_files, read_raw_dir};
+use super::raw::raw_files;
 use super::rawfmt::OUT_DIR_ENV;
 use super::report::{analyze_workload, WorkloadAnalysis};
 use super::workload::Workload;
@@ -80,12 +80,15 @@ pub fn find_injection(flag: Option<&Path>) -> Result<PathBuf> {
         .with_context(|| format!("resolving {}", p.display()))
 }
 
-/// What a traced run gave.
-pub struct Traced {
-    pub status: ExitStatus,
-    /// None when no process recorded anything.
-    pub analysis: Option<WorkloadAnalysis>,
-    pub workload: Workload,
+/// What the outputs say about the run that recorded them.
+pub struct RunFacts<'a> {
+    /// The workload's name in the artifact.
+    pub workload: &'a str,
+    /// The traced command, empty for `--from-raw`.
+    pub command: &'a [OsString],
+    /// How the command ended (None: not run here, `--from-raw`).
+    pub status: Option<ExitStatus>,
+    pub overwrite: bool,
 }
 
 /// Checks the files `out` receives and creates the folder (for `--from-raw`).
@@ -264,65 +267,68 @@ mod signals {
     }
 }
 
-/// Reads the raw files the run left in `raw` and analyses them.
-pub fn collect(raw: &Path, status: ExitStatus) -> Result<Traced> {
-    let workload = read_raw_dir(raw)?;
-    let analysis = (!workload.processes.is_empty()).then(|| analyze_workload(&workload));
-    Ok(Traced {
-        status,
-        analysis,
-        workload,
+/// Analyses `w` and writes the artifact, the SQLite file and the Chrome JSON into `out`; the
+/// SQLite file is written on a second thread meanwhile (the slowest output). Returns the
+/// analysis and the paths written.
+pub fn write_outputs(
+    w: &Workload,
+    out: &Path,
+    facts: &RunFacts,
+) -> Result<(WorkloadAnalysis, Vec<PathBuf>)> {
+    let sqlite = out.join(SQLITE);
+    let chrome = out.join(CHROME);
+    let path = out.join(ARTIFACT);
+    std::thread::scope(|scope| {
+        let sql = scope.spawn(|| super::sqlite::write_sqlite(w, &sqlite));
+        let a = analyze_workload(w);
+        let meta = serde_json::json!({
+            "workload": facts.workload,
+            "command": facts.command.iter().map(|c| c.to_string_lossy()).collect::<Vec<_>>(),
+            "source": "opbench trace: CUPTI activity API through CUDA_INJECTION64_PATH",
+        });
+        let rest = write_atomic(&chrome, |f| {
+            super::chrome::write_workload_chrome(w, &meta, f)
+        })
+        .and_then(|()| {
+            let mut env = crate::env::Env::cpu();
+            if w.processes.iter().any(|p| !p.gpus.is_empty()) {
+                env.device = "cuda".into();
+                env.gpu = crate::env::GpuProbe::open(0).ok().map(|p| p.env());
+            }
+            let mut aw =
+                ArtifactWriter::start("trace", &path, env, facts.overwrite).context("--out")?;
+            for r in super::workload_rows::workload_rows(&a, facts.workload) {
+                aw.push(r)?;
+            }
+            aw.artifact.notes.extend(notes(facts, &a));
+            aw.finish()
+        });
+        let sql = sql
+            .join()
+            .map_err(|_| anyhow::anyhow!("the SQLite export panicked"))?;
+        sql?;
+        let artifact = rest?;
+        Ok((a, vec![artifact, sqlite.clone(), chrome.clone()]))
     })
 }
 
-/// Writes the artifact, the SQLite file and the Chrome JSON into `out`. Returns their paths.
-pub fn write_outputs(
-    t: &Traced,
-    a: &WorkloadAnalysis,
-    out: &Path,
-    workload: &str,
-    command: &[OsString],
-    overwrite: bool,
-) -> Result<Vec<PathBuf>> {
-    let sqlite = out.join(SQLITE);
-    super::sqlite::write_sqlite(&t.workload, &sqlite)?;
-    let chrome = out.join(CHROME);
-    let meta = serde_json::json!({
-        "workload": workload,
-        "command": command.iter().map(|c| c.to_string_lossy()).collect::<Vec<_>>(),
-        "source": "opbench trace: CUPTI activity API through CUDA_INJECTION64_PATH",
-    });
-    write_atomic(&chrome, |f| {
-        super::chrome::write_workload_chrome(&t.workload, &meta, f)
-    })?;
-    let mut env = crate::env::Env::cpu();
-    if t.workload.processes.iter().any(|p| !p.gpus.is_empty()) {
-        env.device = "cuda".into();
-        env.gpu = crate::env::GpuProbe::open(0).ok().map(|p| p.env());
-    }
-    let path = out.join(ARTIFACT);
-    let mut w = ArtifactWriter::start("trace", &path, env, overwrite).context("--out")?;
-    for r in super::workload_rows::workload_rows(a, workload) {
-        w.push(r)?;
-    }
-    let n = &mut w.artifact.notes;
-    n.extend(notes(t, a, command));
-    let artifact = w.finish()?;
-    Ok(vec![artifact, sqlite, chrome])
-}
-
 /// The artifact's notes: how it was recorded, exit status, completeness.
-fn notes(t: &Traced, a: &WorkloadAnalysis, command: &[OsString]) -> Vec<String> {
-    let cmd: Vec<String> = command
+fn notes(facts: &RunFacts, a: &WorkloadAnalysis) -> Vec<String> {
+    let cmd: Vec<String> = facts
+        .command
         .iter()
         .map(|c| c.to_string_lossy().into_owned())
         .collect();
-    let mut v = vec![
-        format!(
+    let run = match facts.status {
+        Some(s) => format!(
             "traced command: {}; exit: {}",
             crate::text::elide_to(&cmd.join(" "), 2000),
-            describe_status(t.status)
+            describe_status(s)
         ),
+        None => "rebuilt with --from-raw from the raw files of an earlier run".to_string(),
+    };
+    let mut v = vec![
+        run,
         "recorded by the CUPTI injection library (CUDA_INJECTION64_PATH): concurrent kernels, \
          memcpy, memset, runtime and driver API, synchronization, NVTX ranges; times in the \
          CUPTI clock. Analyses follow Holistic Trace Analysis (temporal breakdown, idle time \
