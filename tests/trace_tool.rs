@@ -233,6 +233,7 @@ fn nsys_kernel_summary_sql_agrees_with_our_kernel_summary() {
     assert_eq!(rows.len(), NAMES.len());
     for (row, k) in rows.iter().zip(&a.kernels) {
         let KernelStat {
+            time_us: _,
             name,
             time_pct,
             total_ns,
@@ -712,4 +713,70 @@ fn sigterm_to_trace_reaches_the_command_and_ctrl_c_does_not_stop_trace() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
+}
+
+/// A process of `n` kernels alternating between "gemm" (`gemm_ns` long) and "relu" (1 µs).
+fn two_kernel_process(dir: &Path, pid: u32, n: u32, gemm_ns: u64) {
+    let mut o = String::new();
+    rawfmt::header(&mut o, pid, 130001);
+    rawfmt::string(&mut o, 0, "gemm");
+    rawfmt::string(&mut o, 1, "relu");
+    let mut t = 1_000u64;
+    for i in 0..n {
+        let dur = if i % 2 == 0 { gemm_ns } else { 1_000 };
+        rawfmt::kernel(
+            &mut o,
+            &RawKernel {
+                start_ns: t,
+                end_ns: t + dur,
+                stream: 7,
+                correlation_id: i + 1,
+                grid: [1, 1, 1],
+                block: [32, 1, 1],
+                name_id: i % 2,
+                ..RawKernel::default()
+            },
+        );
+        t += dur + 500;
+    }
+    rawfmt::end(&mut o, "exit");
+    std::fs::write(dir.join(rawfmt::file_name(pid)), o).unwrap();
+}
+
+#[test]
+fn compare_judges_each_kernel_between_two_traces() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut arts = Vec::new();
+    for (side, gemm_ns) in [("base", 5_000u64), ("head", 6_000)] {
+        let raw = dir.path().join(side).join("raw");
+        std::fs::create_dir_all(&raw).unwrap();
+        two_kernel_process(&raw, 40, 200, gemm_ns);
+        let out = dir.path().join(format!("{side}_out"));
+        let o = trace_bin()
+            .arg("--out")
+            .arg(&out)
+            .arg("--from-raw")
+            .arg(&raw)
+            .args(["--name", "w"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        arts.push(out.join("trace.json"));
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_compare"))
+        .arg("--base")
+        .arg(&arts[0])
+        .arg("--head")
+        .arg(&arts[1])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    let line = |k: &str| {
+        out.lines()
+            .find(|l| l.contains(k))
+            .unwrap_or("")
+            .to_string()
+    };
+    assert!(line("kernel=gemm").contains("SLOWER"), "{out}");
+    assert!(line("kernel=relu").contains("SAME"), "{out}");
 }

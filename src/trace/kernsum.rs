@@ -23,6 +23,10 @@ pub struct KernelStat {
     pub max_ns: u64,
     /// Sample standard deviation (n - 1); 0 for one instance.
     pub stddev_ns: f64,
+    /// The instances' durations in µs as the project's statistics block (percentiles, the
+    /// median's 95% interval), so `compare` can judge a kernel between two traces. None when
+    /// every instance lasted 0 ns (no timer would give that; only hand-made records do).
+    pub time_us: Option<crate::stats::Summary>,
 }
 
 /// The summary of `kernels` (activities that are not kernels are the caller's to leave out).
@@ -56,7 +60,14 @@ pub fn kernel_summary<'a>(kernels: impl IntoIterator<Item = &'a Activity>) -> Ve
             } else {
                 0.0
             };
+            let time_us = if d[n - 1] == 0 {
+                None
+            } else {
+                let us: Vec<f64> = d.iter().map(|&x| x as f64 / 1e3).collect();
+                crate::stats::summarize(&us).ok()
+            };
             KernelStat {
+                time_us,
                 name,
                 time_pct: if all == 0 {
                     0.0

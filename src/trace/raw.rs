@@ -68,6 +68,12 @@ pub fn parse_raw(text: &str) -> Result<ProcessTrace> {
         };
         match tag {
             "H" => {
+                if saw_header {
+                    bail!(
+                        "line {n}: a second header: two processes with the same pid wrote this \
+                         file (a pid reused during the run); their records cannot be told apart"
+                    );
+                }
                 let v: u32 = f.num()?;
                 if v > rawfmt::VERSION {
                     bail!(
@@ -404,6 +410,10 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("unknown record tag"));
+        let e = parse_raw("H\t1\t5\t0\nH\t1\t5\t0\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 2") && e.contains("same pid"), "{e}");
         let e = parse_raw("H\t99\t1\t0\n").unwrap_err().to_string();
         assert!(e.contains("newer"), "{e}");
         let mut t = String::new();

@@ -110,6 +110,9 @@ pub fn workload_rows(a: &WorkloadAnalysis, workload: &str) -> Vec<ResultRow> {
             .param("kernel", name_param(&k.name))
             .param("rank", rank + 1),
         );
+        if let (Some(t), Some(r)) = (&k.time_us, out.last_mut()) {
+            r.stats.insert("time_us".into(), t.clone());
+        }
     }
     for s in &a.idle {
         out.push(

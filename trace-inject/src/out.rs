@@ -11,6 +11,9 @@ use std::sync::Mutex;
 
 pub struct Out {
     file: Option<File>,
+    /// The process that opened `file`: a child forked without exec shares the handle but must
+    /// not write into its parent's file.
+    pid: u32,
     names: Option<HashMap<String, u32>>,
     pub dropped: u64,
     finished: bool,
@@ -18,6 +21,7 @@ pub struct Out {
 
 pub static OUT: Mutex<Out> = Mutex::new(Out {
     file: None,
+    pid: 0,
     names: None,
     dropped: 0,
     finished: false,
@@ -37,6 +41,9 @@ impl Out {
     }
 
     pub fn write(&mut self, buf: &str) {
+        if self.pid != std::process::id() {
+            return;
+        }
         if let Some(f) = &mut self.file {
             // A failed write (disk full) cannot be reported anywhere better than stderr.
             if let Err(e) = f.write_all(buf.as_bytes()) {
@@ -72,6 +79,7 @@ pub fn start(cupti_version: u32) -> Result<(), String> {
         .open(&path)
         .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
     o.file = Some(f);
+    o.pid = pid;
     let mut buf = String::new();
     rawfmt::header(&mut buf, pid, cupti_version);
     o.write(&buf);
