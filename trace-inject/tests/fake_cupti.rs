@@ -1,8 +1,8 @@
 //! The injection library against a stand-in libcupti (`fake_cupti.c`, compiled with `cc`):
 //! records laid out with cudarc's CUDA 13.0 structs go through the buffer callbacks into the
 //! raw file, NVTX ranges through the NVTX injection entry, and the exit handler closes the file.
-//! The traced part runs in a child process (the library's state is per process, and libcupti
-//! is found through LD_LIBRARY_PATH, which must be set before the process starts).
+//! The traced part runs in a child process (`common::run_child`: the library's state is per
+//! process, and libcupti is found through LD_LIBRARY_PATH, set before the process starts).
 
 use cudarc::cupti::sys::{
     CUpti_ActivityAPI as ApiRec, CUpti_ActivityDevice5 as DeviceRec,
@@ -14,7 +14,7 @@ use std::path::Path;
 use std::process::Command;
 use std::ptr::addr_of_mut;
 
-const CHILD_ENV: &str = "OPBENCH_FAKE_CUPTI_CHILD";
+mod common;
 
 extern "C" {
     fn dlopen(file: *const c_char, mode: c_int) -> *mut c_void;
@@ -27,57 +27,6 @@ fn record<T>(f: impl FnOnce(*mut T)) -> Vec<u8> {
     let mut v = vec![0u8; std::mem::size_of::<T>()];
     f(v.as_mut_ptr() as *mut T);
     v
-}
-
-type Slot = Option<unsafe extern "C" fn()>;
-const SLOTS: usize = 16;
-
-struct Tables {
-    core: Vec<Slot>,
-    core2: Vec<Slot>,
-    core_ptrs: Vec<*mut Slot>,
-    core2_ptrs: Vec<*mut Slot>,
-}
-
-static mut TABLES: Option<&'static mut Tables> = None;
-
-unsafe extern "C" fn get_module_function_table(
-    module: u32,
-    out: *mut *mut *mut Slot,
-    size: *mut u32,
-) -> c_int {
-    // SAFETY: set before NVTX init in the child, single-threaded.
-    let t = unsafe { (*addr_of_mut!(TABLES)).as_mut().unwrap() };
-    let table = match module {
-        1 => t.core_ptrs.as_mut_ptr(),
-        5 => t.core2_ptrs.as_mut_ptr(),
-        _ => return 0,
-    };
-    // SAFETY: out-pointers from the library.
-    unsafe {
-        *out = table;
-        *size = (SLOTS - 1) as u32;
-    }
-    1
-}
-
-#[repr(C)]
-struct ExportTable {
-    struct_size: usize,
-    get: unsafe extern "C" fn(u32, *mut *mut *mut Slot, *mut u32) -> c_int,
-}
-
-static EXPORT: ExportTable = ExportTable {
-    struct_size: std::mem::size_of::<ExportTable>(),
-    get: get_module_function_table,
-};
-
-unsafe extern "C" fn get_export_table(id: u32) -> *const c_void {
-    if id == 1 {
-        &EXPORT as *const ExportTable as *const c_void
-    } else {
-        std::ptr::null()
-    }
 }
 
 /// The traced process: records handed to the fake, both entry points called, NVTX handlers
@@ -163,60 +112,7 @@ fn child() {
 
     assert_eq!(opbench_trace_inject::InitializeInjection(), 1);
 
-    let mut core: Vec<Slot> = vec![None; SLOTS];
-    let mut core2: Vec<Slot> = vec![None; SLOTS];
-    let core_ptrs = (0..SLOTS).map(|i| &mut core[i] as *mut Slot).collect();
-    let core2_ptrs = (0..SLOTS).map(|i| &mut core2[i] as *mut Slot).collect();
-    let t: &'static mut Tables = Box::leak(Box::new(Tables {
-        core,
-        core2,
-        core_ptrs,
-        core2_ptrs,
-    }));
-    // SAFETY: single-threaded setup before the library reads the tables.
-    unsafe { *addr_of_mut!(TABLES) = Some(t) };
-    // SAFETY: our export-table getter.
-    let ok = unsafe { opbench_trace_inject::InitializeInjectionNvtx2(Some(get_export_table)) };
-    assert_eq!(ok, 1);
-    // SAFETY: read back after init.
-    let t = unsafe { (*addr_of_mut!(TABLES)).as_ref().unwrap() };
-    type PushA = unsafe extern "C" fn(*const c_char) -> c_int;
-    type Pop = unsafe extern "C" fn() -> c_int;
-    type RegisterA = unsafe extern "C" fn(*const c_void, *const c_char) -> *const c_void;
-    type DomainPushEx = unsafe extern "C" fn(*const c_void, *const c_void) -> c_int;
-    type StartA = unsafe extern "C" fn(*const c_char) -> u64;
-    type End = unsafe extern "C" fn(u64);
-    // SAFETY: the slots hold the library's handlers with these C signatures (nvtxTypes.h ids:
-    // core RangePushA 9, RangePop 11, RangeStartA 5, RangeEnd 7; core2 DomainRangePushEx 4,
-    // DomainRangePop 5, DomainRegisterStringA 10).
-    unsafe {
-        let push: PushA = std::mem::transmute(t.core[9].expect("RangePushA installed"));
-        let pop: Pop = std::mem::transmute(t.core[11].expect("RangePop installed"));
-        let start: StartA = std::mem::transmute(t.core[5].expect("RangeStartA installed"));
-        let end: End = std::mem::transmute(t.core[7].expect("RangeEnd installed"));
-        let reg: RegisterA = std::mem::transmute(t.core2[10].expect("RegisterStringA"));
-        let dpush: DomainPushEx = std::mem::transmute(t.core2[4].expect("DomainRangePushEx"));
-        type DPop = unsafe extern "C" fn(*const c_void) -> c_int;
-        let dpop: DPop = std::mem::transmute(t.core2[5].expect("DomainRangePop"));
-        let model = CString::new("model").unwrap();
-        let attn = CString::new("model.layers.0.self_attn").unwrap();
-        assert_eq!(push(model.as_ptr()), 0);
-        let h = reg(std::ptr::null(), attn.as_ptr());
-        // nvtxEventAttributes_v2: version, size, category, colorType, color, payloadType,
-        // reserved0, payload (8), messageType (at 32), message (at 40).
-        let mut attr = [0u8; 48];
-        attr[0..2].copy_from_slice(&2u16.to_ne_bytes());
-        attr[2..4].copy_from_slice(&48u16.to_ne_bytes());
-        attr[32..36].copy_from_slice(&3i32.to_ne_bytes());
-        attr[40..48].copy_from_slice(&(h as usize).to_ne_bytes());
-        assert_eq!(dpush(std::ptr::null(), attr.as_ptr() as *const c_void), 1);
-        assert_eq!(dpop(std::ptr::null()), 1);
-        assert_eq!(pop(), 0);
-        assert_eq!(pop(), -1, "popping an empty stack");
-        let step = CString::new("step").unwrap();
-        let id = start(step.as_ptr());
-        std::thread::spawn(move || end(id)).join().unwrap();
-    }
+    common::exercise_nvtx();
     // Returning ends the child test: its exit runs the library's exit handler.
 }
 
@@ -234,48 +130,18 @@ fn build_fake(dir: &Path) {
 
 #[test]
 fn records_and_nvtx_ranges_reach_the_raw_file_and_the_exit_handler_closes_it() {
-    if std::env::var_os(CHILD_ENV).is_some() {
+    const NAME: &str = "records_and_nvtx_ranges_reach_the_raw_file_and_the_exit_handler_closes_it";
+    if std::env::var_os(common::CHILD_ENV).is_some() {
         child();
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().to_path_buf();
-    build_fake(&dir);
-    let out = dir.join("raw");
-    std::fs::create_dir(&out).unwrap();
-    let o = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "records_and_nvtx_ranges_reach_the_raw_file_and_the_exit_handler_closes_it",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(CHILD_ENV, "1")
-        .env("LD_LIBRARY_PATH", &dir)
-        .env("OPBENCH_TRACE_DIR", &out)
-        .output()
-        .unwrap();
-    let log = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert!(o.status.success(), "{log}");
-    let files: Vec<_> = std::fs::read_dir(&out)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    assert_eq!(files.len(), 1, "{files:?}");
-    let text = std::fs::read_to_string(&files[0]).unwrap();
-    let lines: Vec<Vec<&str>> = text.lines().map(|l| l.split('\t').collect()).collect();
-    let find = |tag: &str| -> Vec<&Vec<&str>> { lines.iter().filter(|l| l[0] == tag).collect() };
-    let name = |id: &str| -> String {
-        find("N")
-            .iter()
-            .find(|l| l[1] == id)
-            .map(|l| l[2].to_string())
-            .unwrap()
-    };
+    build_fake(tmp.path());
+    let text = common::run_child(NAME, tmp.path());
+    let raw = common::Raw::new(&text);
+    let lines = &raw.lines;
+    let find = |tag: &str| raw.tagged(tag);
+    let name = |id: &str| raw.name(id);
     // Header: format 1, the child's pid, the fake's CUPTI version.
     assert_eq!(lines[0][0], "H");
     assert_eq!((lines[0][1], lines[0][3]), ("1", "130001"));
@@ -303,18 +169,6 @@ fn records_and_nvtx_ranges_reach_the_raw_file_and_the_exit_handler_closes_it() {
     let r = find("R");
     assert_eq!(r[0][1..7], ["100", "110", "77", "5", "211", "0"]);
     assert_eq!(name(r[0][7]), "cudaLaunchKernel_v7000");
-    // Ranges: the inner (registered string) one closes first; the start/end one ended on
-    // another thread.
-    let p = find("P");
-    assert_eq!(p.len(), 3, "{text}");
-    assert_eq!(name(p[0][6]), "model.layers.0.self_attn");
-    assert_eq!(name(p[1][6]), "model");
-    assert_eq!((p[1][5], p[2][5]), ("1", "0"));
-    assert_eq!(name(p[2][6]), "step");
-    assert_ne!(p[2][3], p[2][4], "start/end range ended on another thread");
-    let (s0, e0): (u64, u64) = (p[0][1].parse().unwrap(), p[0][2].parse().unwrap());
-    let (s1, e1): (u64, u64) = (p[1][1].parse().unwrap(), p[1][2].parse().unwrap());
-    assert!(s1 < s0 && e0 < e1, "nested ranges nest in time");
     assert_eq!(find("D").last().unwrap()[1], "2");
-    assert_eq!(lines.last().unwrap()[..2], ["E", "exit"]);
+    raw.check_nvtx_and_end();
 }
