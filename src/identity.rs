@@ -130,7 +130,7 @@ pub const DECLARED: &[Declared] = &[
         kind: "trace",
         // A traced workload's rows: per process (by pid order), GPU, stream, kernel name and
         // NVTX range; the pid and a row's rank by time change from run to run.
-        problem: &["process", "device", "stream", "kernel", "range"],
+        problem: &["process", "device", "stream", "kernel", "class", "range"],
         settings: &["pid", "rank"],
     },
 ];

@@ -576,6 +576,18 @@ fn raw_files_become_a_valid_artifact_sqlite_and_chrome_json() {
         .filter(|r| r.benchmark == "trace_kernel")
         .count();
     assert_eq!(kernel_rows, NAMES.len());
+    // The five names fall in four classes; the copies are the fifth.
+    let mut classes: Vec<String> = art
+        .results
+        .iter()
+        .filter(|r| r.benchmark == "trace_class")
+        .filter_map(|r| r.param_str("class"))
+        .collect();
+    classes.sort();
+    assert_eq!(
+        classes,
+        ["communication", "elementwise", "gemm", "memcpy", "other"]
+    );
     let launch = art
         .results
         .iter()
@@ -779,4 +791,26 @@ fn compare_judges_each_kernel_between_two_traces() {
     };
     assert!(line("kernel=gemm").contains("SLOWER"), "{out}");
     assert!(line("kernel=relu").contains("SAME"), "{out}");
+}
+
+#[test]
+fn help_names_the_outputs_and_the_flags() {
+    let o = trace_bin().arg("--help").output().unwrap();
+    let h = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success());
+    for want in [
+        "--out",
+        "--injection",
+        "--from-raw",
+        "--diff",
+        "--overwrite",
+        "trace.json",
+        "trace.sqlite",
+        "timeline.trace.json",
+        "raw/trace-PID.raw",
+        "CUPTI_ACTIVITY_KIND_KERNEL",
+        "exit status",
+    ] {
+        assert!(h.contains(want), "--help lacks {want}:\n{h}");
+    }
 }

@@ -4,6 +4,7 @@
 
 pub mod analyze;
 pub mod breakdown;
+pub mod by_class;
 pub mod calls;
 pub mod chrome;
 pub mod classify;

@@ -1,7 +1,9 @@
-//! Every analysis of a traced workload in one value: kernel summary, temporal breakdown, idle
+//! Every analysis of a traced workload in one value: kernel summary, time per class, temporal
+//! breakdown, idle
 //! time per stream, launch statistics, NVTX range totals, and what each process recorded.
 
 use super::breakdown::{temporal_breakdown, Temporal};
+use super::by_class::{class_totals, ClassTotal};
 use super::idle::{idle_by_stream, StreamIdle};
 use super::kernsum::{kernel_summary, KernelStat};
 use super::launch::{launch_stats, LaunchStats};
@@ -31,6 +33,7 @@ pub struct ProcessSummary {
 pub struct WorkloadAnalysis {
     pub processes: Vec<ProcessSummary>,
     pub kernels: Vec<KernelStat>,
+    pub classes: Vec<ClassTotal>,
     pub temporal: Vec<Temporal>,
     pub idle: Vec<StreamIdle>,
     pub launch: LaunchStats,
@@ -72,6 +75,7 @@ pub fn analyze_workload(w: &Workload) -> WorkloadAnalysis {
     WorkloadAnalysis {
         processes,
         kernels: kernel_summary(w.kernels()),
+        classes: class_totals(w),
         temporal: temporal_breakdown(w),
         idle: idle_by_stream(w),
         launch: launch_stats(w),

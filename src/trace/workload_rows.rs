@@ -1,5 +1,5 @@
 //! Artifact rows of a traced workload (kind `trace`), one benchmark name per analysis:
-//! `trace_process`, `trace_temporal`, `trace_kernel` (the top kernels by total time),
+//! `trace_process`, `trace_temporal`, `trace_kernel` (the top kernels by total time), `trace_class`,
 //! `trace_stream_idle`, `trace_launch` and `trace_range`. Every row's implementation is the
 //! workload's name; processes are numbered by pid order (`process`), the pid kept as `pid`.
 
@@ -113,6 +113,20 @@ pub fn workload_rows(a: &WorkloadAnalysis, workload: &str) -> Vec<ResultRow> {
         if let (Some(t), Some(r)) = (&k.time_us, out.last_mut()) {
             r.stats.insert("time_us".into(), t.clone());
         }
+    }
+    for c in &a.classes {
+        out.push(
+            row(
+                "trace_class",
+                workload,
+                &[
+                    ("count", c.count as f64),
+                    ("time_us", us(c.time_ns as f64)),
+                    ("time_pct", c.time_pct),
+                ],
+            )
+            .param("class", c.class.as_str()),
+        );
     }
     for s in &a.idle {
         out.push(
