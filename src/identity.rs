@@ -130,7 +130,9 @@ pub const DECLARED: &[Declared] = &[
         kind: "trace",
         // A traced workload's rows: per process (by pid order), GPU, stream, kernel name and
         // NVTX range; the pid and a row's rank by time change from run to run.
-        problem: &["process", "device", "stream", "kernel", "class", "range"],
+        problem: &[
+            "process", "device", "stream", "kernel", "graph", "class", "range",
+        ],
         settings: &["pid", "rank"],
     },
 ];

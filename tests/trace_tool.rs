@@ -3,7 +3,7 @@
 
 use opbench::trace::kernsum::KernelStat;
 use opbench::trace::raw::read_raw_dir;
-use opbench::trace::rawfmt::{self, RawApi, RawGpu, RawKernel, RawMem, RawRange};
+use opbench::trace::rawfmt::{self, RawApi, RawGpu, RawGraph, RawKernel, RawMem, RawRange};
 use opbench::trace::report::analyze_workload;
 use rusqlite::functions::{Aggregate, Context, FunctionFlags};
 use rusqlite::Connection;
@@ -813,4 +813,97 @@ fn help_names_the_outputs_and_the_flags() {
     ] {
         assert!(h.contains(want), "--help lacks {want}:\n{h}");
     }
+}
+
+#[test]
+fn graph_level_records_become_graph_rows_a_table_and_timeline_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let raw = dir.path().join("raw");
+    std::fs::create_dir(&raw).unwrap();
+    // Two kernels, then three executions of graph 5 (10 µs each) on stream 9.
+    let mut o = String::new();
+    rawfmt::header(&mut o, 50, 130001);
+    rawfmt::string(&mut o, 0, "k");
+    for i in 0..2u32 {
+        rawfmt::kernel(
+            &mut o,
+            &RawKernel {
+                start_ns: 1_000 + 2_000 * i as u64,
+                end_ns: 2_000 + 2_000 * i as u64,
+                stream: 7,
+                correlation_id: i + 1,
+                ..RawKernel::default()
+            },
+        );
+    }
+    for i in 0..3u64 {
+        rawfmt::graph(
+            &mut o,
+            &RawGraph {
+                start_ns: 10_000 + 20_000 * i,
+                end_ns: 20_000 + 20_000 * i,
+                device: 0,
+                stream: 9,
+                correlation_id: 10 + i as u32,
+                graph_id: 5,
+            },
+        );
+    }
+    rawfmt::end(&mut o, "exit");
+    std::fs::write(raw.join(rawfmt::file_name(50)), o).unwrap();
+    let out = dir.path().join("out");
+    let o = trace_bin()
+        .arg("--out")
+        .arg(&out)
+        .arg("--from-raw")
+        .arg(&raw)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let art = opbench::artifact::read_artifact(&out.join("trace.json")).unwrap();
+    opbench::artifact::validate(&art).unwrap();
+    let graph = art
+        .results
+        .iter()
+        .find(|r| r.benchmark == "trace_graph")
+        .unwrap();
+    assert_eq!(graph.param_str("graph").as_deref(), Some("CUDA graph 5"));
+    assert_eq!(graph.metrics["instances"], 3.0);
+    assert_eq!(graph.metrics["total_us"], 30.0);
+    let proc_row = art
+        .results
+        .iter()
+        .find(|r| r.benchmark == "trace_process")
+        .unwrap();
+    assert_eq!(
+        (proc_row.metrics["kernels"], proc_row.metrics["graph_execs"]),
+        (2.0, 3.0)
+    );
+    // Graph executions are computation: 2 µs of kernels and 30 µs of graphs, over the span
+    // from the first kernel's start (1 µs) to the last graph's end (60 µs).
+    let t = art
+        .results
+        .iter()
+        .find(|r| r.benchmark == "trace_temporal")
+        .unwrap();
+    assert_eq!(t.metrics["compute_us"], 32.0);
+    assert_eq!(t.metrics["span_us"], 59.0);
+    let c = Connection::open(out.join("trace.sqlite")).unwrap();
+    let n: i64 = c
+        .query_row(
+            "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE WHERE graphId = 5 AND streamId = 9",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(n, 3);
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("timeline.trace.json")).unwrap()).unwrap();
+    let graphs = v["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["cat"] == "graph")
+        .count();
+    assert_eq!(graphs, 3);
 }

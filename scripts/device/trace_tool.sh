@@ -4,6 +4,8 @@
 #   1. tiny (scripts/device/trace_tool_tiny.cu): 115 kernels (15 graph kernels of 5 graph
 #      launches), 2 memcpy, 1 memset, 3 NVTX ranges, complete, nothing dropped; SQLite counts
 #      agree; its exit code 3 passes through.
+#   1b. tiny with --graphs graph: 5 graph executions (what CUPTI does with kernels outside
+#      graphs then is printed).
 #   2. tiny killed with SIGKILL mid-run: the raw file holds the counted part, no end line, and
 #      trace reports the process incomplete.
 #   3. (with torch) a small transformer, eager, then torch.compile, then torch.compile with
@@ -59,6 +61,13 @@ check streams "row('trace_range', range='streams')['kernels'] == 100" "$OUT/tiny
 check graph_range "row('trace_range', range='graph')['kernels'] == 15" "$OUT/tiny"
 check complete "q('select complete from OPBENCH_TRACE_PROCESS') == 1 and q('select droppedRecords from OPBENCH_TRACE_PROCESS') == 0" "$OUT/tiny"
 check join "q('select count(*) from CUPTI_ACTIVITY_KIND_KERNEL k join CUPTI_ACTIVITY_KIND_RUNTIME r on r.correlationId = k.correlationId') == 115" "$OUT/tiny"
+
+echo "=== $(date +%T) 1b. tiny, graph-level tracing"
+$TRACE --out "$OUT/tiny_graphs" --graphs graph -- "$BIN/trace_tool_tiny" 2>&1 | tee "$OUT/tiny_graphs.log"
+check graph_execs "q('select count(*) from CUPTI_ACTIVITY_KIND_GRAPH_TRACE') == 5" "$OUT/tiny_graphs"
+# Kernels outside graphs: 100 if CUPTI keeps kernel records on beside graph-level ones (then
+# also no graph node among them), 0 if it refuses them (a W line says so). Printed, not judged.
+python3 -c "import sqlite3; c = sqlite3.connect('$OUT/tiny_graphs/trace.sqlite'); print('graph-level: kernels', c.execute('select count(*) from CUPTI_ACTIVITY_KIND_KERNEL').fetchone()[0], 'of them in graphs', c.execute('select count(*) from CUPTI_ACTIVITY_KIND_KERNEL where graphId != 0').fetchone()[0])"
 
 echo "=== $(date +%T) 2. SIGKILL"
 $TRACE --out "$OUT/killed" -- sh -c "$BIN/trace_tool_tiny 0 loop & sleep 4; kill -KILL \$!; wait" \

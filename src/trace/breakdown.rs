@@ -2,7 +2,7 @@
 //! from the first activity's start to the last one's end, the time the GPU ran computation,
 //! communication (NCCL) or memory (copies, memsets) and the time it ran nothing. Where kinds
 //! overlap, computation counts first and communication before memory, so the four add up to
-//! the span. With it, HTA's communication-computation overlap: the share of communication time
+//! the span (a whole graph's execution, recorded at graph level, is computation). With it, HTA's communication-computation overlap: the share of communication time
 //! during which computation ran too.
 
 use super::analyze::busy_ns;
@@ -114,12 +114,14 @@ pub fn temporal(pid: u32, device: u32, acts: &[&Activity]) -> Temporal {
     }
 }
 
-/// One breakdown per process and GPU, ordered by (pid, device).
+/// One breakdown per process and GPU, ordered by (pid, device). A whole graph's execution
+/// (graph-level tracing) counts as computation.
 pub fn temporal_breakdown(w: &Workload) -> Vec<Temporal> {
     let mut out = Vec::new();
     for p in &w.processes {
+        let graphs: Vec<Activity> = p.graphs.iter().map(|g| g.as_activity()).collect();
         let mut by_dev: BTreeMap<u32, Vec<&Activity>> = BTreeMap::new();
-        for a in &p.activities {
+        for a in p.activities.iter().chain(&graphs) {
             by_dev.entry(a.device).or_default().push(a);
         }
         for (d, acts) in by_dev {
@@ -169,6 +171,29 @@ mod tests {
         assert_eq!(
             (t.communication_all_ns, t.communication_overlapped_ns),
             (100, 50)
+        );
+    }
+
+    #[test]
+    fn a_graph_execution_is_computation() {
+        use crate::trace::workload::{GraphExec, ProcessTrace};
+        // memcpy 0-100, a graph 50-150 on another stream: 100 compute, 50 memory.
+        let p = ProcessTrace {
+            activities: vec![act(ActivityKind::Memcpy, "memcpy", 0, 100)],
+            graphs: vec![GraphExec {
+                start_ns: 50,
+                end_ns: 150,
+                device: 0,
+                stream: 3,
+                correlation_id: 1,
+                graph_id: 2,
+            }],
+            ..Default::default()
+        };
+        let t = &temporal_breakdown(&Workload { processes: vec![p] })[0];
+        assert_eq!(
+            (t.compute_ns, t.memory_ns, t.idle_ns, t.span_ns),
+            (100, 50, 0, 150)
         );
     }
 

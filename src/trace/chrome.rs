@@ -105,6 +105,7 @@ pub fn write_workload_chrome(
                 .map(|a| a.start_ns)
                 .chain(p.api.iter().map(|c| c.start_ns))
                 .chain(p.ranges.iter().map(|r| r.start_ns))
+                .chain(p.graphs.iter().map(|g| g.start_ns))
         })
         .min()
         .unwrap_or(0);
@@ -128,8 +129,12 @@ pub fn write_workload_chrome(
             "{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{},\"tid\":0,\"args\":{{\"name\":\"pid {} host (API calls, NVTX)\"}}}}",
             p.pid, p.pid
         )?;
-        let devices: BTreeSet<(u32, u32)> =
-            p.activities.iter().map(|a| (a.device, a.stream)).collect();
+        let devices: BTreeSet<(u32, u32)> = p
+            .activities
+            .iter()
+            .map(|a| (a.device, a.stream))
+            .chain(p.graphs.iter().map(|g| (g.device, g.stream)))
+            .collect();
         let mut named = BTreeSet::new();
         for &(d, st) in &devices {
             let gpid = GPU_PID_BASE * (d as u64 + 1) + p.pid as u64;
@@ -179,6 +184,19 @@ pub fn write_workload_chrome(
                 )?,
                 _ => write!(out, ",\"bytes\":{}}}}}", a.bytes)?,
             }
+        }
+        for g in &p.graphs {
+            let gpid = GPU_PID_BASE * (g.device as u64 + 1) + p.pid as u64;
+            sep(out)?;
+            write!(
+                out,
+                "{{\"ph\":\"X\",\"pid\":{gpid},\"tid\":{},\"cat\":\"graph\",\"name\":\"CUDA graph {}\",\"ts\":{},\"dur\":{},\"args\":{{\"correlation\":{}}}}}",
+                g.stream,
+                g.graph_id,
+                rel(g.start_ns),
+                us(g.end_ns.saturating_sub(g.start_ns)),
+                g.correlation_id
+            )?;
         }
         for c in &p.api {
             sep(out)?;

@@ -44,6 +44,11 @@ pub struct Args {
     /// libopbench_trace_inject.so beside this binary).
     #[arg(long)]
     pub injection: Option<PathBuf>,
+    /// How CUDA graphs are recorded: `node`, every kernel of a graph (with its graph id);
+    /// `graph`, one record per graph execution (less overhead; CUPTI may then record no kernels
+    /// outside graphs either, which the run's warnings say).
+    #[arg(long, value_enum, default_value_t = Graphs::Node)]
+    pub graphs: Graphs,
     /// Replace output files that do not look like an earlier trace's.
     #[arg(long)]
     pub overwrite: bool,
@@ -62,6 +67,22 @@ pub struct Args {
     /// The command to trace and its arguments, after `--`.
     #[arg(last = true, value_name = "CMD")]
     pub cmd: Vec<OsString>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Graphs {
+    Node,
+    Graph,
+}
+
+impl Graphs {
+    /// The injection library's name for it (`rawfmt::GRAPHS_ENV`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Graphs::Node => "node",
+            Graphs::Graph => "graph",
+        }
+    }
 }
 
 /// What the process should end with.
@@ -227,7 +248,7 @@ pub fn run(args: Args) -> Result<Exit> {
     }
     let lib = tool::find_injection(args.injection.as_deref())?;
     let raw = tool::prepare_out(&args.out, args.overwrite)?;
-    let status = tool::run_traced(&args.cmd, &lib, &raw)?;
+    let status = tool::run_traced(&args.cmd, &lib, &raw, args.graphs.as_str())?;
     eprintln!(
         "trace: the command ended: {}",
         tool::describe_status(status)

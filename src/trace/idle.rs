@@ -73,13 +73,15 @@ pub fn stream_idle(
     s
 }
 
-/// One split per (pid, device, stream), in that order.
+/// One split per (pid, device, stream), in that order; whole graph executions (graph-level
+/// tracing) occupy their stream like a kernel.
 pub fn idle_by_stream(w: &Workload) -> Vec<StreamIdle> {
     let mut out = Vec::new();
     for p in &w.processes {
         let calls = CallIndex::new(p);
+        let graphs: Vec<Activity> = p.graphs.iter().map(|g| g.as_activity()).collect();
         let mut by: BTreeMap<(u32, u32), Vec<&Activity>> = BTreeMap::new();
-        for a in &p.activities {
+        for a in p.activities.iter().chain(&graphs) {
             by.entry((a.device, a.stream)).or_default().push(a);
         }
         for ((d, st), mut acts) in by {

@@ -22,6 +22,8 @@ pub struct LaunchStats {
     pub graph_kernels: usize,
     /// Distinct graph launches (calls) that started them.
     pub graph_launches: usize,
+    /// Whole graph executions recorded at graph level (their kernels are not in `kernels`).
+    pub graph_execs: usize,
     /// Kernels with no recorded API call (records dropped, or API tracing off).
     pub unmatched: usize,
     pub delay_p50_ns: f64,
@@ -52,6 +54,7 @@ pub fn launch_stats(w: &Workload) -> LaunchStats {
     let mut call_total = 0u64;
     let mut graph_calls = std::collections::HashSet::new();
     for p in &w.processes {
+        s.graph_execs += p.graphs.len();
         let calls = CallIndex::new(p);
         for k in p.kernels() {
             s.kernels += 1;

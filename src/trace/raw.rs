@@ -3,7 +3,7 @@
 
 use super::rawfmt::{self, unescape};
 use super::record::{Activity, ActivityKind};
-use super::workload::{ApiCall, GpuInfo, NvtxRange, ProcessTrace, SyncRecord, Workload};
+use super::workload::{ApiCall, GpuInfo, GraphExec, NvtxRange, ProcessTrace, SyncRecord, Workload};
 use anyhow::{anyhow, bail, Context, Result};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -129,6 +129,14 @@ pub fn parse_raw(text: &str) -> Result<ProcessTrace> {
                     copy_kind: 0,
                 });
             }
+            "A" => p.graphs.push(GraphExec {
+                start_ns: f.num()?,
+                end_ns: f.num()?,
+                device: f.num()?,
+                stream: f.num()?,
+                correlation_id: f.num()?,
+                graph_id: f.num()?,
+            }),
             "C" | "M" => {
                 let (start_ns, end_ns, device, stream, correlation_id, bytes) =
                     (f.num()?, f.num()?, f.num()?, f.num()?, f.num()?, f.num()?);
@@ -332,6 +340,17 @@ mod tests {
                 name_id: 2,
             },
         );
+        graph(
+            &mut o,
+            &RawGraph {
+                start_ns: 400,
+                end_ns: 480,
+                device: 0,
+                stream: 7,
+                correlation_id: 12,
+                graph_id: 4,
+            },
+        );
         dropped(&mut o, 3);
         dropped(&mut o, 5);
         warning(
@@ -383,6 +402,12 @@ mod tests {
         assert_eq!(p.syncs[0].sync_type, 3);
         assert_eq!(p.ranges[0].name, "model.layers.0\tattn");
         assert!(p.ranges[0].push_pop);
+        let g = p.graphs[0];
+        assert_eq!(
+            (g.start_ns, g.end_ns, g.stream, g.correlation_id, g.graph_id),
+            (400, 480, 7, 12, 4)
+        );
+        assert_eq!(g.as_activity().name, "CUDA graph 4");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! the injection crate compiles this same file.
 //!
 //! Lines: `H` header (format version, pid, CUPTI version), `N` a string (id, text), `G` a GPU,
-//! `K` kernel, `C` memcpy, `M` memset, `R` runtime API call, `V` driver API call, `Y`
+//! `K` kernel, `A` a whole CUDA graph's execution (graph-level tracing), `C` memcpy, `M` memset, `R` runtime API call, `V` driver API call, `Y`
 //! synchronization, `P` NVTX range, `D` dropped-record count so far, `W` a warning of the
 //! injection library, `E` clean end. A process
 //! killed mid-write leaves a last line without its newline; readers drop it, and a file
@@ -28,6 +28,22 @@ pub fn is_raw_file_name(name: &str) -> bool {
 
 /// The environment variable that names the output folder for the injection library.
 pub const OUT_DIR_ENV: &str = "OPBENCH_TRACE_DIR";
+
+/// How CUDA graphs are recorded: "node" (default: every kernel of a graph, with its graph id)
+/// or "graph" (one record per graph execution: less overhead, no per-kernel view).
+pub const GRAPHS_ENV: &str = "OPBENCH_TRACE_GRAPHS";
+
+/// One execution of a CUDA graph (graph-level tracing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RawGraph {
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub device: u32,
+    pub stream: u32,
+    /// The graph launch's correlation id.
+    pub correlation_id: u32,
+    pub graph_id: u32,
+}
 
 /// A kernel record (CUPTI's concurrent-kernel record, the fields kept).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -193,6 +209,14 @@ pub fn kernel(o: &mut String, k: &RawKernel) {
         k.graph_id,
         k.name_id,
         0 // reserved: keeps the field count fixed for a later field
+    );
+}
+
+pub fn graph(o: &mut String, g: &RawGraph) {
+    let _ = writeln!(
+        o,
+        "A\t{}\t{}\t{}\t{}\t{}\t{}",
+        g.start_ns, g.end_ns, g.device, g.stream, g.correlation_id, g.graph_id
     );
 }
 

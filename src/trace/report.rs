@@ -20,6 +20,8 @@ pub struct ProcessSummary {
     pub kernels: usize,
     pub memcpys: usize,
     pub memsets: usize,
+    /// Whole graph executions (graph-level tracing).
+    pub graph_execs: usize,
     pub api_calls: usize,
     pub syncs: usize,
     pub nvtx_ranges: usize,
@@ -33,6 +35,8 @@ pub struct ProcessSummary {
 pub struct WorkloadAnalysis {
     pub processes: Vec<ProcessSummary>,
     pub kernels: Vec<KernelStat>,
+    /// The same summary over whole graph executions ("CUDA graph 7"), graph-level tracing only.
+    pub graphs: Vec<KernelStat>,
     pub classes: Vec<ClassTotal>,
     pub temporal: Vec<Temporal>,
     pub idle: Vec<StreamIdle>,
@@ -62,6 +66,7 @@ pub fn analyze_workload(w: &Workload) -> WorkloadAnalysis {
                 kernels: count(ActivityKind::Kernel),
                 memcpys: count(ActivityKind::Memcpy),
                 memsets: count(ActivityKind::Memset),
+                graph_execs: p.graphs.len(),
                 api_calls: p.api.len(),
                 syncs: p.syncs.len(),
                 nvtx_ranges: p.ranges.len(),
@@ -75,6 +80,14 @@ pub fn analyze_workload(w: &Workload) -> WorkloadAnalysis {
     WorkloadAnalysis {
         processes,
         kernels: kernel_summary(w.kernels()),
+        graphs: {
+            let g: Vec<_> = w
+                .processes
+                .iter()
+                .flat_map(|p| p.graphs.iter().map(|g| g.as_activity()))
+                .collect();
+            kernel_summary(&g)
+        },
         classes: class_totals(w),
         temporal: temporal_breakdown(w),
         idle: idle_by_stream(w),

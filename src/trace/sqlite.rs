@@ -1,7 +1,7 @@
 //! SQLite export with Nsight Systems' table and column names, so SQL written against an
 //! `nsys export --type sqlite` file runs on it: `StringIds`, `TARGET_INFO_GPU`,
-//! `CUPTI_ACTIVITY_KIND_KERNEL` / `_MEMCPY` / `_MEMSET` / `_RUNTIME` / `_DRIVER` /
-//! `_SYNCHRONIZATION`, `NVTX_EVENTS`, `ENUM_CUDA_MEMCPY_OPER`, plus `OPBENCH_TRACE_PROCESS`
+//! `CUPTI_ACTIVITY_KIND_KERNEL` / `_GRAPH_TRACE` (graph-level tracing) / `_MEMCPY` / `_MEMSET` /
+//! `_RUNTIME` / `_DRIVER` / `_SYNCHRONIZATION`, `NVTX_EVENTS`, `ENUM_CUDA_MEMCPY_OPER`, plus `OPBENCH_TRACE_PROCESS`
 //! (completeness per process; not an nsys table). Columns nsys has and CUPTI did not give us
 //! are NULL. Ids follow nsys: `globalPid = pid << 24`, `globalTid = globalPid | (tid & 0xFFFFFF)`.
 
@@ -30,6 +30,9 @@ CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT
   dynamicSharedMemory INTEGER NOT NULL, localMemoryPerThread INTEGER, localMemoryTotal INTEGER,
   gridId INTEGER, sharedMemoryExecuted INTEGER, graphNodeId INTEGER,
   sharedMemoryLimitConfig INTEGER, graphId INTEGER);
+CREATE TABLE CUPTI_ACTIVITY_KIND_GRAPH_TRACE (start INTEGER NOT NULL, end INTEGER NOT NULL,
+  deviceId INTEGER NOT NULL, contextId INTEGER, streamId INTEGER NOT NULL,
+  correlationId INTEGER, globalPid INTEGER, graphId INTEGER NOT NULL);
 CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL,
   deviceId INTEGER NOT NULL, contextId INTEGER, greenContextId INTEGER, streamId INTEGER NOT NULL,
   correlationId INTEGER, globalPid INTEGER, bytes INTEGER NOT NULL, copyKind INTEGER NOT NULL,
@@ -143,6 +146,10 @@ pub fn fill(c: &mut Connection, w: &Workload) -> Result<()> {
              registersPerThread, gridX, gridY, gridZ, blockX, blockY, blockZ, \
              staticSharedMemory, dynamicSharedMemory, graphId) VALUES (?1, ?2, ?3, ?4, ?5, ?6, \
              ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+        )?;
+        let mut graph = tx.prepare(
+            "INSERT INTO CUPTI_ACTIVITY_KIND_GRAPH_TRACE (start, end, deviceId, streamId, \
+             correlationId, globalPid, graphId) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         )?;
         let mut memcpy = tx.prepare(
             "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, streamId, \
@@ -263,6 +270,17 @@ pub fn fill(c: &mut Connection, w: &Workload) -> Result<()> {
                         ])?;
                     }
                 }
+            }
+            for g in &p.graphs {
+                graph.execute(params![
+                    g.start_ns as i64,
+                    g.end_ns as i64,
+                    g.device,
+                    g.stream,
+                    g.correlation_id,
+                    gp,
+                    g.graph_id
+                ])?;
             }
             for c in &p.api {
                 let id = s.id(&c.name)?;

@@ -4,7 +4,7 @@
 //! Chrome trace-event JSON.
 
 use super::raw::raw_files;
-use super::rawfmt::OUT_DIR_ENV;
+use super::rawfmt::{GRAPHS_ENV, OUT_DIR_ENV};
 use super::report::{analyze_workload, WorkloadAnalysis};
 use super::workload::Workload;
 use crate::artifact::ArtifactWriter;
@@ -152,8 +152,9 @@ pub fn prepare_out(out: &Path, overwrite: bool) -> Result<PathBuf> {
     Ok(raw)
 }
 
-/// Runs `cmd` with the injection library `lib`, every process writing into `raw`.
-pub fn run_traced(cmd: &[OsString], lib: &Path, raw: &Path) -> Result<ExitStatus> {
+/// Runs `cmd` with the injection library `lib`, every process writing into `raw`, CUDA graphs
+/// recorded per `graphs` ("node" or "graph", `rawfmt::GRAPHS_ENV`).
+pub fn run_traced(cmd: &[OsString], lib: &Path, raw: &Path, graphs: &str) -> Result<ExitStatus> {
     let Some((prog, args)) = cmd.split_first() else {
         bail!("no command to trace: give it after `--`, e.g. `trace -- python3 train.py`");
     };
@@ -165,7 +166,8 @@ pub fn run_traced(cmd: &[OsString], lib: &Path, raw: &Path) -> Result<ExitStatus
         .env("CUDA_INJECTION64_PATH", lib)
         // NVTX loads the same library for its ranges (its own NVTX entry point).
         .env("NVTX_INJECTION64_PATH", lib)
-        .env(OUT_DIR_ENV, &raw);
+        .env(OUT_DIR_ENV, &raw)
+        .env(GRAPHS_ENV, graphs);
     if let Some(earlier) = std::env::var_os("CUDA_INJECTION64_PATH") {
         eprintln!(
             "trace: warning: CUDA_INJECTION64_PATH was {earlier:?}; the command runs with \

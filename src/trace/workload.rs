@@ -26,6 +26,39 @@ impl ApiCall {
     }
 }
 
+/// One execution of a whole CUDA graph (graph-level tracing: its kernels are not recorded one
+/// by one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GraphExec {
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub device: u32,
+    pub stream: u32,
+    /// The graph launch's correlation id.
+    pub correlation_id: u32,
+    pub graph_id: u32,
+}
+
+impl GraphExec {
+    /// The execution as a GPU activity ("CUDA graph 7"), for the analyses that take
+    /// activities: it counts as computation and occupies its stream.
+    pub fn as_activity(&self) -> Activity {
+        Activity {
+            correlation_id: self.correlation_id,
+            stream: self.stream,
+            device: self.device,
+            graph_id: self.graph_id,
+            grid: [0; 3],
+            block: [0; 3],
+            ..Activity::kernel(
+                &format!("CUDA graph {}", self.graph_id),
+                self.start_ns,
+                self.end_ns,
+            )
+        }
+    }
+}
+
 /// A synchronization the host waited in (CUPTI's synchronization record).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SyncRecord {
@@ -69,6 +102,9 @@ pub struct ProcessTrace {
     pub gpus: Vec<GpuInfo>,
     /// Kernels, copies and memsets.
     pub activities: Vec<Activity>,
+    /// Graph executions (graph-level tracing only).
+    #[serde(default)]
+    pub graphs: Vec<GraphExec>,
     pub api: Vec<ApiCall>,
     pub syncs: Vec<SyncRecord>,
     pub ranges: Vec<NvtxRange>,

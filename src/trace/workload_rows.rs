@@ -1,5 +1,6 @@
 //! Artifact rows of a traced workload (kind `trace`), one benchmark name per analysis:
-//! `trace_process`, `trace_temporal`, `trace_kernel` (the top kernels by total time), `trace_class`,
+//! `trace_process`, `trace_temporal`, `trace_kernel` (the top kernels by total time),
+//! `trace_graph` (whole graph executions, graph-level tracing), `trace_class`,
 //! `trace_stream_idle`, `trace_launch` and `trace_range`. Every row's implementation is the
 //! workload's name; processes are numbered by pid order (`process`), the pid kept as `pid`.
 
@@ -46,6 +47,7 @@ pub fn workload_rows(a: &WorkloadAnalysis, workload: &str) -> Vec<ResultRow> {
                     ("kernels", p.kernels as f64),
                     ("memcpys", p.memcpys as f64),
                     ("memsets", p.memsets as f64),
+                    ("graph_execs", p.graph_execs as f64),
                     ("api_calls", p.api_calls as f64),
                     ("syncs", p.syncs as f64),
                     ("nvtx_ranges", p.nvtx_ranges as f64),
@@ -114,6 +116,27 @@ pub fn workload_rows(a: &WorkloadAnalysis, workload: &str) -> Vec<ResultRow> {
             r.stats.insert("time_us".into(), t.clone());
         }
     }
+    for g in &a.graphs {
+        let mut r = row(
+            "trace_graph",
+            workload,
+            &[
+                ("time_pct", g.time_pct),
+                ("total_us", us(g.total_ns as f64)),
+                ("instances", g.instances as f64),
+                ("avg_us", us(g.avg_ns)),
+                ("med_us", us(g.med_ns)),
+                ("min_us", us(g.min_ns as f64)),
+                ("max_us", us(g.max_ns as f64)),
+                ("stddev_us", us(g.stddev_ns)),
+            ],
+        )
+        .param("graph", g.name.as_str());
+        if let Some(t) = &g.time_us {
+            r.stats.insert("time_us".into(), t.clone());
+        }
+        out.push(r);
+    }
     for c in &a.classes {
         out.push(
             row(
@@ -157,6 +180,7 @@ pub fn workload_rows(a: &WorkloadAnalysis, workload: &str) -> Vec<ResultRow> {
             ("launched", l.launched as f64),
             ("graph_kernels", l.graph_kernels as f64),
             ("graph_launches", l.graph_launches as f64),
+            ("graph_execs", l.graph_execs as f64),
             ("unmatched", l.unmatched as f64),
             ("launch_delay_p50_us", us(l.delay_p50_ns)),
             ("launch_delay_p95_us", us(l.delay_p95_ns)),

@@ -26,7 +26,9 @@ use std::panic::catch_unwind;
 const CUPTI_MIN: u32 = 130000;
 const CUPTI_BELOW: u32 = 140000;
 
-/// Activity kinds recorded, and their names for warnings.
+/// Activity kinds recorded, and their names for warnings. With graph-level tracing
+/// (`OPBENCH_TRACE_GRAPHS=graph`) GRAPH_TRACE is enabled first (CUPTI may then refuse
+/// CONCURRENT_KERNEL, which is reported).
 const KINDS: [(Kind, &str); 7] = [
     (Kind::CUPTI_ACTIVITY_KIND_DEVICE, "DEVICE"),
     (
@@ -77,10 +79,26 @@ fn init() -> Result<(), String> {
                  recorded"
             ));
         }
+        let graph_level = std::env::var(rawfmt::GRAPHS_ENV).is_ok_and(|v| v == "graph");
+        if graph_level {
+            let r = sys::cuptiActivityEnable(Kind::CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
+            if r != sys::CUptiResult::CUPTI_SUCCESS {
+                out::warn(&format!(
+                    "cuptiActivityEnable(GRAPH_TRACE): {r:?}: graphs recorded node by node"
+                ));
+            }
+        }
         for (k, name) in KINDS {
             let r = sys::cuptiActivityEnable(k);
             if r != sys::CUptiResult::CUPTI_SUCCESS {
-                out::warn(&format!("cuptiActivityEnable({name}): {r:?}: not recorded"));
+                let why = if graph_level && k == Kind::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL {
+                    " (graph-level tracing is on: kernels outside graphs are not recorded)"
+                } else {
+                    ""
+                };
+                out::warn(&format!(
+                    "cuptiActivityEnable({name}): {r:?}: not recorded{why}"
+                ));
             }
         }
         let r = sys::cuptiActivityFlushPeriod(FLUSH_PERIOD_MS);

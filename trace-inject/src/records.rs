@@ -3,12 +3,13 @@
 //! only the fields every CUDA 13.x version of the record has are read.
 
 use crate::out::{self, Out};
-use crate::rawfmt::{self, RawApi, RawGpu, RawKernel, RawMem, RawSync};
+use crate::rawfmt::{self, RawApi, RawGpu, RawGraph, RawKernel, RawMem, RawSync};
 use cudarc::cupti::sys::{
     self, CUpti_Activity, CUpti_ActivityAPI as ApiRec, CUpti_ActivityDevice5 as DeviceRec,
-    CUpti_ActivityKernel10 as KernelRec, CUpti_ActivityKind as Kind,
-    CUpti_ActivityMemcpy6 as MemcpyRec, CUpti_ActivityMemset4 as MemsetRec,
-    CUpti_ActivitySynchronization as SyncRec, CUpti_CallbackDomain as Domain,
+    CUpti_ActivityGraphTrace2 as GraphRec, CUpti_ActivityKernel10 as KernelRec,
+    CUpti_ActivityKind as Kind, CUpti_ActivityMemcpy6 as MemcpyRec,
+    CUpti_ActivityMemset4 as MemsetRec, CUpti_ActivitySynchronization as SyncRec,
+    CUpti_CallbackDomain as Domain,
 };
 use std::alloc::{alloc, dealloc, Layout};
 use std::ffi::CStr;
@@ -129,6 +130,19 @@ unsafe fn decode(rec: *const CUpti_Activity, o: &mut Out, buf: &mut String) {
                     dynamic_shared_bytes: addr_of!((*k).dynamicSharedMemory).read_unaligned(),
                     graph_id: addr_of!((*k).graphId).read_unaligned(),
                     name_id,
+                },
+            );
+        } else if kind == Kind::CUPTI_ACTIVITY_KIND_GRAPH_TRACE as u32 {
+            let g = rec as *const GraphRec;
+            rawfmt::graph(
+                buf,
+                &RawGraph {
+                    start_ns: addr_of!((*g).start).read_unaligned(),
+                    end_ns: addr_of!((*g).end).read_unaligned(),
+                    device: addr_of!((*g).deviceId).read_unaligned(),
+                    stream: addr_of!((*g).streamId).read_unaligned(),
+                    correlation_id: addr_of!((*g).correlationId).read_unaligned(),
+                    graph_id: addr_of!((*g).graphId).read_unaligned(),
                 },
             );
         } else if kind == Kind::CUPTI_ACTIVITY_KIND_MEMCPY as u32 {

@@ -33,8 +33,13 @@ int cuptiActivityRegisterCallbacks(requested_fn r, completed_fn c) {
     completed = c;
     return 0;
 }
-/* Synchronization (38) is refused, as a CUPTI without it would. */
-int cuptiActivityEnable(int kind) { return kind == 38 ? 1 : 0; }
+/* Synchronization (38) is refused, as a CUPTI without it would; once graph-level tracing
+ * (51) is on, so is the concurrent-kernel kind (10), as CUPTI may do. */
+static int graph_trace_on;
+int cuptiActivityEnable(int kind) {
+    if (kind == 51) graph_trace_on = 1;
+    return kind == 38 || (kind == 10 && graph_trace_on) ? 1 : 0;
+}
 int cuptiActivityFlushPeriod(uint32_t ms) { (void)ms; return 0; }
 int cuptiActivityFlushAll(uint32_t flag) {
     (void)flag;

@@ -6,8 +6,9 @@
 
 use cudarc::cupti::sys::{
     CUpti_ActivityAPI as ApiRec, CUpti_ActivityDevice5 as DeviceRec,
-    CUpti_ActivityKernel10 as KernelRec, CUpti_ActivityKind as Kind,
-    CUpti_ActivityMemcpy6 as MemcpyRec, CUpti_ActivityMemset4 as MemsetRec,
+    CUpti_ActivityGraphTrace2 as GraphRec, CUpti_ActivityKernel10 as KernelRec,
+    CUpti_ActivityKind as Kind, CUpti_ActivityMemcpy6 as MemcpyRec,
+    CUpti_ActivityMemset4 as MemsetRec,
 };
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::path::Path;
@@ -95,6 +96,15 @@ fn child() {
             addr_of_mut!((*m).streamId).write_unaligned(13);
             addr_of_mut!((*m).correlationId).write_unaligned(6);
         }),
+        record::<GraphRec>(|g| unsafe {
+            addr_of_mut!((*g).kind).write_unaligned(Kind::CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
+            addr_of_mut!((*g).correlationId).write_unaligned(8);
+            addr_of_mut!((*g).start).write_unaligned(400);
+            addr_of_mut!((*g).end).write_unaligned(480);
+            addr_of_mut!((*g).deviceId).write_unaligned(0);
+            addr_of_mut!((*g).graphId).write_unaligned(3);
+            addr_of_mut!((*g).streamId).write_unaligned(14);
+        }),
         record::<MemsetRec>(|m| unsafe {
             addr_of_mut!((*m).kind).write_unaligned(Kind::CUPTI_ACTIVITY_KIND_MEMSET);
             addr_of_mut!((*m).value).write_unaligned(255);
@@ -164,6 +174,8 @@ fn records_and_nvtx_ranges_reach_the_raw_file_and_the_exit_handler_closes_it() {
         c[0][1..10],
         ["300", "320", "0", "13", "6", "65536", "1", "0", "0"]
     );
+    let a = find("A");
+    assert_eq!(a[0][1..], ["400", "480", "0", "14", "8", "3"]);
     let m = find("M");
     assert_eq!((m[0][6], m[0][8]), ("512", "255"));
     let r = find("R");
@@ -171,4 +183,27 @@ fn records_and_nvtx_ranges_reach_the_raw_file_and_the_exit_handler_closes_it() {
     assert_eq!(name(r[0][7]), "cudaLaunchKernel_v7000");
     assert_eq!(find("D").last().unwrap()[1], "2");
     raw.check_nvtx_and_end();
+}
+
+#[test]
+fn graph_level_tracing_is_asked_for_and_a_refused_kernel_kind_is_reported() {
+    const NAME: &str = "graph_level_tracing_is_asked_for_and_a_refused_kernel_kind_is_reported";
+    if std::env::var_os(common::CHILD_ENV).is_some() {
+        assert_eq!(opbench_trace_inject::InitializeInjection(), 1);
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    build_fake(tmp.path());
+    let text = common::run_child_with(NAME, tmp.path(), &[("OPBENCH_TRACE_GRAPHS", "graph")]);
+    let raw = common::Raw::new(&text);
+    let w = raw.tagged("W");
+    assert!(
+        w.iter()
+            .any(|l| l[1].contains("CONCURRENT_KERNEL")
+                && l[1].contains("graph-level tracing is on")),
+        "{text}"
+    );
+    // Without it, the kernel kind is enabled.
+    let text = common::run_child(NAME, tmp.path());
+    assert!(!text.contains("CONCURRENT_KERNEL"), "{text}");
 }

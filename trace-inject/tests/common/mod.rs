@@ -130,6 +130,11 @@ pub fn exercise_nvtx() {
 /// libcupti looked up in `cupti_dir` and the raw file written into a fresh folder; returns the
 /// text of the one raw file it wrote.
 pub fn run_child(name: &str, cupti_dir: &Path) -> String {
+    run_child_with(name, cupti_dir, &[])
+}
+
+/// `run_child` with more environment variables for the child.
+pub fn run_child_with(name: &str, cupti_dir: &Path, env: &[(&str, &str)]) -> String {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("raw");
     std::fs::create_dir(&out).unwrap();
@@ -138,6 +143,7 @@ pub fn run_child(name: &str, cupti_dir: &Path) -> String {
         .env(CHILD_ENV, name)
         .env("LD_LIBRARY_PATH", cupti_dir)
         .env("OPBENCH_TRACE_DIR", &out)
+        .envs(env.iter().copied())
         .output()
         .unwrap();
     let log = format!(
