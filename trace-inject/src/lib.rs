@@ -107,9 +107,20 @@ fn init() -> Result<(), String> {
                 "cuptiActivityFlushPeriod: {r:?}: buffers are written only when full or at exit"
             ));
         }
-        atexit(at_exit);
     }
+    register_exit();
     Ok(())
+}
+
+/// Registers the exit handler once per process (from either entry point).
+pub(crate) fn register_exit() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: at_exit is a plain extern "C" function that lives for the process.
+        unsafe {
+            atexit(at_exit);
+        }
+    });
 }
 
 extern "C" fn at_exit() {
@@ -127,10 +138,15 @@ extern "C" fn at_exit() {
 /// is written to the raw file, and the program runs on untraced.
 #[no_mangle]
 pub extern "C" fn InitializeInjection() -> i32 {
-    match catch_unwind(init) {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => out::warn(&e),
-        Err(_) => out::warn("the injection library panicked while starting; nothing recorded"),
+    let refused = match catch_unwind(init) {
+        Ok(Ok(())) => None,
+        Ok(Err(e)) => Some(e),
+        Err(_) => Some("the injection library panicked while starting; nothing recorded".into()),
+    };
+    if let Some(e) = refused {
+        // Nothing more will come: the file ends here, complete (with the reason).
+        out::warn(&e);
+        out::finish("refused");
     }
     1
 }

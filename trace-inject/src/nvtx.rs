@@ -298,6 +298,8 @@ pub unsafe extern "C" fn InitializeInjectionNvtx2(
             eprintln!("opbench trace: NVTX ranges not recorded: {e}");
             return 0;
         }
+        // A process that uses NVTX but never CUDA still closes its file at exit.
+        crate::register_exit();
         // SAFETY: NVTX's export-table getter.
         let t = unsafe { get_export_table(ETID_CALLBACKS) } as *const ExportTableCallbacks;
         // SAFETY: NVTX returns its callbacks table (or null).

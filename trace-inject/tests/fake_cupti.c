@@ -4,6 +4,7 @@
  * 12 max limit reached (no more records). */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef void (*requested_fn)(uint8_t **buffer, size_t *size, size_t *max);
@@ -25,7 +26,12 @@ void fake_set_records(const uint8_t *data, const size_t *record_sizes, size_t n)
     count = n;
 }
 
-int cuptiGetVersion(uint32_t *v) { *v = 130001; return 0; }
+/* FAKE_CUPTI_VERSION stands for another CUPTI's version. */
+int cuptiGetVersion(uint32_t *v) {
+    const char *e = getenv("FAKE_CUPTI_VERSION");
+    *v = e ? (uint32_t)strtoul(e, NULL, 10) : 130001;
+    return 0;
+}
 int cuptiGetTimestamp(uint64_t *t) { clock_ns += 10; *t = clock_ns; return 0; }
 int cuptiSetThreadIdType(int type) { (void)type; return 0; }
 int cuptiActivityRegisterCallbacks(requested_fn r, completed_fn c) {

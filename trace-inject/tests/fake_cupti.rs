@@ -207,3 +207,37 @@ fn graph_level_tracing_is_asked_for_and_a_refused_kernel_kind_is_reported() {
     let text = common::run_child(NAME, tmp.path());
     assert!(!text.contains("CONCURRENT_KERNEL"), "{text}");
 }
+
+#[test]
+fn another_cuptis_layouts_are_not_read_and_the_file_says_why() {
+    const NAME: &str = "another_cuptis_layouts_are_not_read_and_the_file_says_why";
+    if std::env::var_os(common::CHILD_ENV).is_some() {
+        assert_eq!(opbench_trace_inject::InitializeInjection(), 1);
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    build_fake(tmp.path());
+    let text = common::run_child_with(NAME, tmp.path(), &[("FAKE_CUPTI_VERSION", "120090")]);
+    let raw = common::Raw::new(&text);
+    assert_eq!(raw.lines[0][3], "120090");
+    let w = raw.tagged("W");
+    assert!(
+        w.len() == 1 && w[0][1].contains("outside 130000..140000"),
+        "{text}"
+    );
+    assert_eq!(raw.lines.last().unwrap()[..2], ["E", "refused"], "{text}");
+    assert!(raw.tagged("K").is_empty());
+}
+
+#[test]
+fn a_process_with_nvtx_and_no_cuda_closes_its_file_at_exit() {
+    const NAME: &str = "a_process_with_nvtx_and_no_cuda_closes_its_file_at_exit";
+    if std::env::var_os(common::CHILD_ENV).is_some() {
+        common::exercise_nvtx();
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    build_fake(tmp.path());
+    let text = common::run_child(NAME, tmp.path());
+    common::Raw::new(&text).check_nvtx_and_end();
+}
