@@ -558,6 +558,10 @@ fn raw_files_become_a_valid_artifact_sqlite_and_chrome_json() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     assert!(err.contains("2 process(es), 2010 kernels"), "{err}");
+    assert!(
+        err.contains("pid 21 GPU 0: span") && err.contains("idle"),
+        "{err}"
+    );
     assert!(err.contains("pid 22 did not flush"), "{err}");
     let art = opbench::artifact::read_artifact(&out.join("trace.json")).unwrap();
     assert_eq!(art.kind, "trace");

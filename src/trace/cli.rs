@@ -160,6 +160,19 @@ fn report(
             a.dropped_records()
         );
     }
+    for t in &a.temporal {
+        eprintln!(
+            "trace:   pid {} GPU {}: span {:.3} ms: compute {:.1}%, communication {:.1}%, memory \
+             {:.1}%, idle {:.1}%",
+            t.pid,
+            t.device,
+            t.span_ns as f64 / 1e6,
+            t.pct(t.compute_ns),
+            t.pct(t.communication_ns),
+            t.pct(t.memory_ns),
+            t.pct(t.idle_ns)
+        );
+    }
     for k in a.kernels.iter().take(5) {
         eprintln!(
             "trace:   {:5.1}%  {:>9} x  {}",
