@@ -15,6 +15,8 @@ pub struct Out {
     /// not write into its parent's file.
     pid: u32,
     names: Option<HashMap<String, u32>>,
+    /// API function name ids by (driver, callback id): one CUPTI name lookup per function.
+    pub api_names: Option<HashMap<(bool, u32), u32>>,
     pub dropped: u64,
     finished: bool,
 }
@@ -23,6 +25,7 @@ pub static OUT: Mutex<Out> = Mutex::new(Out {
     file: None,
     pid: 0,
     names: None,
+    api_names: None,
     dropped: 0,
     finished: false,
 });

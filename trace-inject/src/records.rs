@@ -75,6 +75,18 @@ unsafe fn text(p: *const std::ffi::c_char, or: &str) -> String {
 }
 
 fn api_name(o: &mut Out, buf: &mut String, domain: Domain, cbid: u32) -> u32 {
+    let key = (domain == Domain::CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+    if let Some(&id) = o.api_names.as_ref().and_then(|m| m.get(&key)) {
+        return id;
+    }
+    let id = lookup_api_name(o, buf, domain, cbid);
+    o.api_names
+        .get_or_insert_with(Default::default)
+        .insert(key, id);
+    id
+}
+
+fn lookup_api_name(o: &mut Out, buf: &mut String, domain: Domain, cbid: u32) -> u32 {
     let mut p: *const std::ffi::c_char = std::ptr::null();
     // SAFETY: p is a valid out-pointer; CUPTI returns a static string.
     let r = unsafe { sys::cuptiGetCallbackName(domain, cbid, &mut p) };

@@ -68,6 +68,15 @@ fn child() {
             addr_of_mut!((*a).threadId).write_unaligned(77);
             addr_of_mut!((*a).correlationId).write_unaligned(5);
         }),
+        // A second call of the same function: its name is looked up and written once.
+        record::<ApiRec>(|a| unsafe {
+            addr_of_mut!((*a).kind).write_unaligned(Kind::CUPTI_ACTIVITY_KIND_RUNTIME);
+            addr_of_mut!((*a).cbid).write_unaligned(211);
+            addr_of_mut!((*a).start).write_unaligned(120);
+            addr_of_mut!((*a).end).write_unaligned(125);
+            addr_of_mut!((*a).threadId).write_unaligned(77);
+            addr_of_mut!((*a).correlationId).write_unaligned(7);
+        }),
         record::<KernelRec>(|k| unsafe {
             addr_of_mut!((*k).kind).write_unaligned(Kind::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
             addr_of_mut!((*k).registersPerThread).write_unaligned(40);
@@ -181,6 +190,12 @@ fn records_and_nvtx_ranges_reach_the_raw_file_and_the_exit_handler_closes_it() {
     let r = find("R");
     assert_eq!(r[0][1..7], ["100", "110", "77", "5", "211", "0"]);
     assert_eq!(name(r[0][7]), "cudaLaunchKernel_v7000");
+    assert_eq!((r.len(), r[1][4], r[1][7]), (2, "7", r[0][7]));
+    let launch_names = find("N")
+        .iter()
+        .filter(|l| l[2] == "cudaLaunchKernel_v7000")
+        .count();
+    assert_eq!(launch_names, 1);
     assert_eq!(find("D").last().unwrap()[1], "2");
     raw.check_nvtx_and_end();
 }
