@@ -124,10 +124,11 @@ unsafe fn attr_name(a: *const EventAttributes) -> String {
 }
 
 fn emit(start_ns: u64, end_ns: u64, tid: u32, end_tid: u32, push_pop: bool, name: &str) {
-    out::with(|o, buf| {
-        let name_id = o.name_id(name, buf);
+    out::with(|o| {
+        let name_id = o.name_id(name);
+        let mut buf = String::new();
         rawfmt::range(
-            buf,
+            &mut buf,
             &RawRange {
                 start_ns,
                 end_ns,
@@ -137,6 +138,7 @@ fn emit(start_ns: u64, end_ns: u64, tid: u32, end_tid: u32, push_pop: bool, name
                 name_id,
             },
         );
+        o.write(&buf);
     });
 }
 

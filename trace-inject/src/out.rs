@@ -1,7 +1,10 @@
 //! The process's raw file: opened once (`$OPBENCH_TRACE_DIR/trace-<pid>.raw`), each write one
 //! `write(2)` of whole lines in append mode, so a killed process leaves only whole lines (or
 //! one torn last line, which readers drop). Kernel, API and range names are interned as `N`
-//! lines the first time they appear.
+//! lines, written the moment a name is first seen: every line that uses the name is written
+//! later, whichever thread writes it. CUPTI's buffers are decoded without holding the lock
+//! (only each name lookup takes it), so the program's threads recording NVTX ranges meanwhile
+//! wait for no more than one lookup or one write.
 
 use crate::rawfmt;
 use std::collections::HashMap;
@@ -31,15 +34,17 @@ pub static OUT: Mutex<Out> = Mutex::new(Out {
 });
 
 impl Out {
-    /// The id of `name`, appending its `N` line to `buf` the first time.
-    pub fn name_id(&mut self, name: &str, buf: &mut String) -> u32 {
+    /// The id of `name`; the first time, its `N` line goes to the file at once.
+    pub fn name_id(&mut self, name: &str) -> u32 {
         let names = self.names.get_or_insert_with(HashMap::new);
         if let Some(&id) = names.get(name) {
             return id;
         }
         let id = names.len() as u32;
-        rawfmt::string(buf, id, name);
         names.insert(name.to_string(), id);
+        let mut line = String::new();
+        rawfmt::string(&mut line, id, name);
+        self.write(&line);
         id
     }
 
@@ -101,15 +106,23 @@ pub fn warn(text: &str) {
     o.write(&buf);
 }
 
-/// Appends lines built by `f` (which may intern names) in one write.
-pub fn with(f: impl FnOnce(&mut Out, &mut String)) {
+/// Runs `f` on the open file's state (None when no file is open or it was closed).
+pub fn with<R>(f: impl FnOnce(&mut Out) -> R) -> Option<R> {
     let mut o = lock();
     if o.file.is_none() || o.finished {
-        return;
+        return None;
     }
-    let mut buf = String::with_capacity(1 << 16);
-    f(&mut o, &mut buf);
-    o.write(&buf);
+    Some(f(&mut o))
+}
+
+/// The id of `name` (its `N` line written the first time); None without an open file.
+pub fn intern(name: &str) -> Option<u32> {
+    with(|o| o.name_id(name))
+}
+
+/// Appends whole lines in one write.
+pub fn append(lines: &str) {
+    with(|o| o.write(lines));
 }
 
 /// The last lines: dropped-record total and the clean end.

@@ -2,7 +2,7 @@
 //! completes them. Each record's kind is read as a plain integer before its layout is used;
 //! only the fields every CUDA 13.x version of the record has are read.
 
-use crate::out::{self, Out};
+use crate::out;
 use crate::rawfmt::{self, RawApi, RawGpu, RawGraph, RawKernel, RawMem, RawSync};
 use cudarc::cupti::sys::{
     self, CUpti_Activity, CUpti_ActivityAPI as ApiRec, CUpti_ActivityDevice5 as DeviceRec,
@@ -41,23 +41,29 @@ pub unsafe extern "C" fn buffer_completed(
         return;
     }
     let _ = std::panic::catch_unwind(|| {
-        out::with(|o, buf| {
-            let mut rec: *mut CUpti_Activity = std::ptr::null_mut();
-            // SAFETY: buffer/valid come from CUPTI; the loop ends when no record is left.
-            while unsafe { sys::cuptiActivityGetNextRecord(buffer, valid, &mut rec) }
-                == sys::CUptiResult::CUPTI_SUCCESS
-            {
-                // SAFETY: rec points at a complete record inside the buffer.
-                unsafe { decode(rec, o, buf) };
+        let mut buf = String::with_capacity(1 << 20);
+        let mut rec: *mut CUpti_Activity = std::ptr::null_mut();
+        // SAFETY: buffer/valid come from CUPTI; the loop ends when no record is left.
+        while unsafe { sys::cuptiActivityGetNextRecord(buffer, valid, &mut rec) }
+            == sys::CUptiResult::CUPTI_SUCCESS
+        {
+            // SAFETY: rec points at a complete record inside the buffer.
+            if unsafe { decode(rec, &mut buf) }.is_none() {
+                return; // the file is closed: nothing to write to
             }
-            let mut dropped = 0usize;
-            // SAFETY: ctx/stream are the ones CUPTI gave for this buffer.
-            let r = unsafe { sys::cuptiActivityGetNumDroppedRecords(ctx, stream, &mut dropped) };
-            if r == sys::CUptiResult::CUPTI_SUCCESS && dropped > 0 {
+        }
+        let mut dropped = 0usize;
+        // SAFETY: ctx/stream are the ones CUPTI gave for this buffer.
+        let r = unsafe { sys::cuptiActivityGetNumDroppedRecords(ctx, stream, &mut dropped) };
+        if r == sys::CUptiResult::CUPTI_SUCCESS && dropped > 0 {
+            if let Some(total) = out::with(|o| {
                 o.dropped += dropped as u64;
-                rawfmt::dropped(buf, o.dropped);
+                o.dropped
+            }) {
+                rawfmt::dropped(&mut buf, total);
             }
-        });
+        }
+        out::append(&buf);
     });
     // SAFETY: allocated in buffer_requested with the same layout.
     unsafe { dealloc(buffer, layout()) };
@@ -74,19 +80,15 @@ unsafe fn text(p: *const std::ffi::c_char, or: &str) -> String {
     }
 }
 
-fn api_name(o: &mut Out, buf: &mut String, domain: Domain, cbid: u32) -> u32 {
+/// The name id of an API function (CUPTI's name looked up once per function); None without
+/// an open file.
+fn api_name(domain: Domain, cbid: u32) -> Option<u32> {
     let key = (domain == Domain::CUPTI_CB_DOMAIN_DRIVER_API, cbid);
-    if let Some(&id) = o.api_names.as_ref().and_then(|m| m.get(&key)) {
-        return id;
+    if let Some(id) = out::with(|o| o.api_names.as_ref().and_then(|m| m.get(&key).copied())) {
+        if id.is_some() {
+            return id;
+        }
     }
-    let id = lookup_api_name(o, buf, domain, cbid);
-    o.api_names
-        .get_or_insert_with(Default::default)
-        .insert(key, id);
-    id
-}
-
-fn lookup_api_name(o: &mut Out, buf: &mut String, domain: Domain, cbid: u32) -> u32 {
     let mut p: *const std::ffi::c_char = std::ptr::null();
     // SAFETY: p is a valid out-pointer; CUPTI returns a static string.
     let r = unsafe { sys::cuptiGetCallbackName(domain, cbid, &mut p) };
@@ -101,14 +103,21 @@ fn lookup_api_name(o: &mut Out, buf: &mut String, domain: Domain, cbid: u32) -> 
     } else {
         name
     };
-    o.name_id(&name, buf)
+    out::with(|o| {
+        let id = o.name_id(&name);
+        o.api_names
+            .get_or_insert_with(Default::default)
+            .insert(key, id);
+        id
+    })
 }
 
-/// Appends the line of one record (kinds not recorded are skipped).
+/// Appends the line of one record to `buf` (kinds not recorded are skipped). None when the
+/// file is closed (a name could not be interned).
 ///
 /// # Safety
 /// `rec` must point at a valid CUPTI activity record.
-unsafe fn decode(rec: *const CUpti_Activity, o: &mut Out, buf: &mut String) {
+unsafe fn decode(rec: *const CUpti_Activity, buf: &mut String) -> Option<()> {
     // SAFETY (whole body): rec is a valid record of the kind read first; fields are read
     // unaligned from the packed layouts.
     unsafe {
@@ -118,7 +127,7 @@ unsafe fn decode(rec: *const CUpti_Activity, o: &mut Out, buf: &mut String) {
         {
             let k = rec as *const KernelRec;
             let name = text(addr_of!((*k).name).read_unaligned(), "<unnamed kernel>");
-            let name_id = o.name_id(&name, buf);
+            let name_id = out::intern(&name)?;
             rawfmt::kernel(
                 buf,
                 &RawKernel {
@@ -200,7 +209,7 @@ unsafe fn decode(rec: *const CUpti_Activity, o: &mut Out, buf: &mut String) {
             } else {
                 Domain::CUPTI_CB_DOMAIN_RUNTIME_API
             };
-            let name_id = api_name(o, buf, domain, cbid);
+            let name_id = api_name(domain, cbid)?;
             rawfmt::api(
                 buf,
                 driver,
@@ -241,4 +250,5 @@ unsafe fn decode(rec: *const CUpti_Activity, o: &mut Out, buf: &mut String) {
             );
         }
     }
+    Some(())
 }
