@@ -686,12 +686,8 @@ fn sigterm_to_trace_reaches_the_command_and_ctrl_c_does_not_stop_trace() {
             .spawn()
             .unwrap()
     };
-    let signal = |pid: u32, s: &str| {
-        assert!(Command::new("kill")
-            .args([s, &pid.to_string()])
-            .status()
-            .unwrap()
-            .success());
+    let signal = |pid: u32, s: nix::sys::signal::Signal| {
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), s).unwrap();
     };
     // Signals go to trace once the command runs (its first act is to create `started`).
     let started = dir.path().join("started");
@@ -710,7 +706,7 @@ fn sigterm_to_trace_reaches_the_command_and_ctrl_c_does_not_stop_trace() {
          done; exit 1"
     ));
     wait_started();
-    signal(c.id(), "-TERM");
+    signal(c.id(), nix::sys::signal::Signal::SIGTERM);
     let o = c.wait_with_output().unwrap();
     assert_eq!(
         o.status.code(),
@@ -721,7 +717,7 @@ fn sigterm_to_trace_reaches_the_command_and_ctrl_c_does_not_stop_trace() {
     // SIGINT to trace alone (not to the command): trace waits for the command's own end.
     let c = spawn(&format!("touch {s}; sleep 1; exit 4"));
     wait_started();
-    signal(c.id(), "-INT");
+    signal(c.id(), nix::sys::signal::Signal::SIGINT);
     let o = c.wait_with_output().unwrap();
     assert_eq!(
         o.status.code(),

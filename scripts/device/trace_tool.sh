@@ -13,6 +13,8 @@
 #      over the same steps (a separate process) and their summed time is within 1%.
 #   4. (with torch, observation only) torch.profiler started inside a traced process: what
 #      trace and the profiler each recorded.
+#   5. (with a CUDA build of llm_bench carried as $BIN/llm_bench) llm_bench --impl opbench
+#      traced unmodified.
 #
 # Usage (on the GPU machine, from the repo root): OUT=/some/dir bash scripts/device/trace_tool.sh
 # with target/release/trace, target/release/libopbench_trace_inject.so and
@@ -94,6 +96,19 @@ if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
   echo "profiler alone: $(cat "$OUT/torch_eager.profiler.json")"
 else
   echo "SKIPPED 3 and 4: no torch with CUDA here"
+fi
+if [ -x "$BIN/llm_bench" ]; then
+  # 5. llm_bench --impl opbench (a CUDA build of it carried as $BIN/llm_bench), traced
+  # unmodified: its exit code and a non-empty trace.
+  echo "=== $(date +%T) 5. llm_bench --impl opbench"
+  $TRACE --out "$OUT/llm_opbench" --name llm_bench-opbench -- "$BIN/llm_bench" --weights random \
+    --config tinyllama-1.1b --batch 1 --impl opbench --repeats 3 --out "$OUT/llm_point.json" \
+    --quiet 2>&1 | tail -14
+  rc=${PIPESTATUS[0]}
+  [ "$rc" = 0 ] && echo "PASS llm_bench exit 0" || { echo "FAIL llm_bench exit $rc"; fails=$((fails + 1)); }
+  check "llm kernels" "q('select count(*) from CUPTI_ACTIVITY_KIND_KERNEL') > 1000" "$OUT/llm_opbench"
+else
+  echo "SKIPPED 5: no $BIN/llm_bench (a --features cuda build) carried"
 fi
 echo "=== $(date +%T) done: $fails failed"
 exit $fails
