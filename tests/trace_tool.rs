@@ -427,10 +427,12 @@ fn without_a_gpu_the_command_runs_its_exit_code_passes_and_nothing_is_recorded()
         .arg(&out)
         .arg("--injection")
         .arg(&lib)
+        .arg("--cupti")
+        .arg(&lib)
         .arg("--")
         .args(["sh", "-c"])
         .arg(format!(
-            "echo \"$OPBENCH_TRACE_DIR\" > {}; exit 3",
+            "echo \"$OPBENCH_TRACE_DIR $OPBENCH_CUPTI_LIB\" > {}; exit 3",
             marker.display()
         ))
         .output()
@@ -440,7 +442,10 @@ fn without_a_gpu_the_command_runs_its_exit_code_passes_and_nothing_is_recorded()
     assert!(err.contains("nothing was recorded"), "{err}");
     // The command ran, told where to write.
     let told = std::fs::read_to_string(&marker).unwrap();
-    assert!(told.trim().ends_with("raw"), "{told}");
+    let (dir_told, cupti_told) = told.trim().split_once(' ').unwrap();
+    assert!(dir_told.ends_with("raw"), "{told}");
+    // The libcupti named with --cupti reaches the command.
+    assert_eq!(cupti_told, lib.to_str().unwrap(), "{told}");
     assert!(!out.join("trace.json").exists());
 }
 
@@ -519,6 +524,21 @@ fn bad_commands_folders_and_libraries_get_clear_errors() {
     ]);
     assert!(
         err.contains("nolib.so") && err.contains("does not exist"),
+        "{err}"
+    );
+    let (code, err) = run(&[
+        "--out",
+        o,
+        "--injection",
+        l,
+        "--cupti",
+        "/nonexistent/libcupti.so.13",
+        "--",
+        "true",
+    ]);
+    assert_eq!(code, Some(1));
+    assert!(
+        err.contains("--cupti /nonexistent/libcupti.so.13 does not exist"),
         "{err}"
     );
     let (code, err) = run(&["--out", o, "--injection", l]);

@@ -22,7 +22,8 @@
 set -uo pipefail
 OUT=${OUT:?set OUT to an output folder}
 BIN=${BIN:-target/release}
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64:${LD_LIBRARY_PATH:-}
+# trace finds libcupti.so.13 in /usr/local/cuda itself (OPBENCH_CUPTI_LIB); the workloads keep
+# their own library path (torch loads its bundled CUDA libraries), llm_bench gets cuBLAS's below.
 TRACE="$BIN/trace --injection $BIN/libopbench_trace_inject.so"
 mkdir -p "$OUT"
 { nvidia-smi --query-gpu=name,driver_version --format=csv
@@ -101,6 +102,7 @@ if [ -x "$BIN/llm_bench" ]; then
   # 5. llm_bench --impl opbench (a CUDA build of it carried as $BIN/llm_bench), traced
   # unmodified: its exit code and a non-empty trace.
   echo "=== $(date +%T) 5. llm_bench --impl opbench"
+  LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} \
   $TRACE --out "$OUT/llm_opbench" --name llm_bench-opbench -- "$BIN/llm_bench" --weights random \
     --config tinyllama-1.1b --batch 1 --impl opbench --repeats 3 --out "$OUT/llm_point.json" \
     --quiet 2>&1 | tail -14

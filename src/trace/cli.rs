@@ -23,8 +23,8 @@ use std::process::ExitStatus;
 ///
 /// CMD's exit status is trace's exit status (a CMD killed by a signal kills trace with it,
 /// once the outputs are written). Without a GPU CMD still runs and trace says nothing was
-/// recorded. libcupti must be loadable in CMD (LD_LIBRARY_PATH, e.g.
-/// /usr/local/cuda/extras/CUPTI/lib64); NVTX ranges need NVTX 3 (torch.cuda.nvtx, nvtx3).
+/// recorded. libcupti 13 is taken from the CUDA toolkit (--cupti names another); NVTX ranges
+/// need NVTX 3 (torch.cuda.nvtx, nvtx3).
 ///
 /// Examples:
 ///   trace --out out/gemm -- ./gemm_test 4096
@@ -44,6 +44,11 @@ pub struct Args {
     /// libopbench_trace_inject.so beside this binary).
     #[arg(long)]
     pub injection: Option<PathBuf>,
+    /// The libcupti the traced processes load (default: $OPBENCH_CUPTI_LIB, else
+    /// libcupti.so.13 of the CUDA toolkit in $CUDA_HOME, $CUDA_PATH, $CUDA_ROOT or
+    /// /usr/local/cuda; else the processes' own library path decides).
+    #[arg(long, value_name = "PATH")]
+    pub cupti: Option<PathBuf>,
     /// How CUDA graphs are recorded: `node`, every kernel of a graph (with its graph id);
     /// `graph`, one record per graph execution (less overhead; CUPTI may then record no kernels
     /// outside graphs either, which the run's warnings say).
@@ -260,8 +265,21 @@ pub fn run(args: Args) -> Result<Exit> {
         );
     }
     let lib = tool::find_injection(args.injection.as_deref())?;
+    let cupti = tool::find_cupti(args.cupti.as_deref())?;
+    match &cupti {
+        Some(p) => eprintln!("trace: libcupti: {}", p.display()),
+        None => eprintln!(
+            "trace: libcupti: none found in a CUDA toolkit (--cupti PATH names one); the traced \
+             processes look it up on their library path"
+        ),
+    }
     let raw = tool::prepare_out(&args.out, args.overwrite)?;
-    let status = tool::run_traced(&args.cmd, &lib, &raw, args.graphs.as_str())?;
+    let rec = tool::Recording {
+        lib: &lib,
+        cupti: cupti.as_deref(),
+        graphs: args.graphs.as_str(),
+    };
+    let status = tool::run_traced(&args.cmd, &rec, &raw)?;
     eprintln!(
         "trace: the command ended: {}",
         tool::describe_status(status)

@@ -29,6 +29,10 @@ pub fn is_raw_file_name(name: &str) -> bool {
 /// The environment variable that names the output folder for the injection library.
 pub const OUT_DIR_ENV: &str = "OPBENCH_TRACE_DIR";
 
+/// The libcupti the injection library loads by path before anything else (set by `trace`
+/// when it finds one), so the traced program's library path need not reach it.
+pub const CUPTI_LIB_ENV: &str = "OPBENCH_CUPTI_LIB";
+
 /// How CUDA graphs are recorded: "node" (default: every kernel of a graph, with its graph id)
 /// or "graph" (one record per graph execution: less overhead, no per-kernel view).
 pub const GRAPHS_ENV: &str = "OPBENCH_TRACE_GRAPHS";

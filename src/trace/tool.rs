@@ -4,7 +4,7 @@
 //! Chrome trace-event JSON.
 
 use super::raw::raw_files;
-use super::rawfmt::{GRAPHS_ENV, OUT_DIR_ENV};
+use super::rawfmt::{CUPTI_LIB_ENV, GRAPHS_ENV, OUT_DIR_ENV};
 use super::report::{analyze_workload, WorkloadAnalysis};
 use super::workload::Workload;
 use crate::artifact::ArtifactWriter;
@@ -80,6 +80,39 @@ pub fn find_injection(flag: Option<&Path>) -> Result<PathBuf> {
         .with_context(|| format!("resolving {}", p.display()))
 }
 
+/// The libcupti the traced processes load (`rawfmt::CUPTI_LIB_ENV`): `--cupti`, else
+/// `$OPBENCH_CUPTI_LIB`, else the first `libcupti.so.13` of a CUDA toolkit (`$CUDA_HOME`,
+/// `$CUDA_PATH`, `$CUDA_ROOT`, /usr/local/cuda: `lib64/` or `extras/CUPTI/lib64/`). None: the
+/// processes look libcupti up on their own library path.
+pub fn find_cupti(flag: Option<&Path>) -> Result<Option<PathBuf>> {
+    if let Some(p) = flag {
+        if !p.is_file() {
+            bail!(
+                "--cupti {} does not exist: give the path of libcupti.so.13 (in a CUDA 13 \
+                 toolkit, lib64/ or extras/CUPTI/lib64/)",
+                p.display()
+            );
+        }
+        return Ok(Some(p.to_path_buf()));
+    }
+    if let Some(p) = std::env::var_os(CUPTI_LIB_ENV) {
+        return Ok(Some(PathBuf::from(p)));
+    }
+    let roots = ["CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"]
+        .iter()
+        .filter_map(std::env::var_os)
+        .map(PathBuf::from)
+        .chain([PathBuf::from("/usr/local/cuda")]);
+    Ok(roots
+        .flat_map(|r| {
+            [
+                r.join("lib64/libcupti.so.13"),
+                r.join("extras/CUPTI/lib64/libcupti.so.13"),
+            ]
+        })
+        .find(|p| p.is_file()))
+}
+
 /// What the outputs say about the run that recorded them.
 pub struct RunFacts<'a> {
     /// The workload's name in the artifact.
@@ -152,9 +185,18 @@ pub fn prepare_out(out: &Path, overwrite: bool) -> Result<PathBuf> {
     Ok(raw)
 }
 
-/// Runs `cmd` with the injection library `lib`, every process writing into `raw`, CUDA graphs
-/// recorded per `graphs` ("node" or "graph", `rawfmt::GRAPHS_ENV`).
-pub fn run_traced(cmd: &[OsString], lib: &Path, raw: &Path, graphs: &str) -> Result<ExitStatus> {
+/// How the traced processes record.
+pub struct Recording<'a> {
+    /// The injection library.
+    pub lib: &'a Path,
+    /// The libcupti they load (None: their library path decides).
+    pub cupti: Option<&'a Path>,
+    /// "node" or "graph" (`rawfmt::GRAPHS_ENV`).
+    pub graphs: &'a str,
+}
+
+/// Runs `cmd` under `rec`, every process writing its raw file into `raw`.
+pub fn run_traced(cmd: &[OsString], rec: &Recording, raw: &Path) -> Result<ExitStatus> {
     let Some((prog, args)) = cmd.split_first() else {
         bail!("no command to trace: give it after `--`, e.g. `trace -- python3 train.py`");
     };
@@ -163,11 +205,14 @@ pub fn run_traced(cmd: &[OsString], lib: &Path, raw: &Path, graphs: &str) -> Res
         .with_context(|| format!("resolving {}", raw.display()))?;
     let mut c = Command::new(prog);
     c.args(args)
-        .env("CUDA_INJECTION64_PATH", lib)
+        .env("CUDA_INJECTION64_PATH", rec.lib)
         // NVTX loads the same library for its ranges (its own NVTX entry point).
-        .env("NVTX_INJECTION64_PATH", lib)
+        .env("NVTX_INJECTION64_PATH", rec.lib)
         .env(OUT_DIR_ENV, &raw)
-        .env(GRAPHS_ENV, graphs);
+        .env(GRAPHS_ENV, rec.graphs);
+    if let Some(p) = rec.cupti {
+        c.env(CUPTI_LIB_ENV, p);
+    }
     if let Some(earlier) = std::env::var_os("CUDA_INJECTION64_PATH") {
         eprintln!(
             "trace: warning: CUDA_INJECTION64_PATH was {earlier:?}; the command runs with \

@@ -291,6 +291,10 @@ pub unsafe extern "C" fn InitializeInjectionNvtx2(
         let Some(get_export_table) = get_export_table else {
             return 0;
         };
+        if let Err(e) = crate::preload_cupti() {
+            eprintln!("opbench trace: NVTX ranges not recorded: {e}");
+            return 0;
+        }
         let mut version = 0u32;
         // SAFETY: version is a valid out-pointer.
         unsafe {

@@ -139,7 +139,8 @@ fn build_fake(dir: &Path) {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake_cupti.c");
     let out = dir.join("libcupti.so");
     let st = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-        .args(["-shared", "-fPIC", "-O1", "-o"])
+        // A soname, as the real one has: loaded by path, it is then found by name.
+        .args(["-shared", "-fPIC", "-O1", "-Wl,-soname,libcupti.so", "-o"])
         .arg(&out)
         .arg(&src)
         .status()
@@ -255,4 +256,39 @@ fn a_process_with_nvtx_and_no_cuda_closes_its_file_at_exit() {
     build_fake(tmp.path());
     let text = common::run_child(NAME, tmp.path());
     common::Raw::new(&text).check_nvtx_and_end();
+}
+
+#[test]
+fn a_libcupti_named_by_path_is_used_without_the_library_path() {
+    const NAME: &str = "a_libcupti_named_by_path_is_used_without_the_library_path";
+    if std::env::var_os(common::CHILD_ENV).is_some() {
+        assert_eq!(opbench_trace_inject::InitializeInjection(), 1);
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let lib_dir = tmp.path().join("lib");
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir_all(&lib_dir).unwrap();
+    std::fs::create_dir_all(&empty).unwrap();
+    build_fake(&lib_dir);
+    let lib = lib_dir.join("libcupti.so");
+    let lib = lib.to_str().unwrap();
+    let text = common::run_child_with(NAME, &empty, &[("OPBENCH_CUPTI_LIB", lib)]);
+    let raw = common::Raw::new(&text);
+    assert_eq!(raw.lines[0][3], "130001", "{text}");
+    assert_eq!(raw.lines.last().unwrap()[..2], ["E", "exit"], "{text}");
+    // A path that does not load: said, and the file closed with the reason.
+    let text = common::run_child_with(
+        NAME,
+        &empty,
+        &[("OPBENCH_CUPTI_LIB", "/nonexistent/libcupti.so.13")],
+    );
+    let raw = common::Raw::new(&text);
+    assert_eq!(raw.lines[0][3], "0", "{text}");
+    let w = raw.tagged("W");
+    assert!(
+        w[0][1].contains("cannot load libcupti /nonexistent/libcupti.so.13"),
+        "{text}"
+    );
+    assert_eq!(raw.lines.last().unwrap()[..2], ["E", "refused"], "{text}");
 }

@@ -61,3 +61,26 @@ fn the_real_libcupti_resolves_and_times_nvtx_ranges() {
     assert!(start.abs_diff(now) < 3_600_000_000_000, "{start} vs {now}");
     raw.check_nvtx_and_end();
 }
+
+#[test]
+fn the_real_libcupti_loads_by_path_without_the_library_path() {
+    const NAME: &str = "the_real_libcupti_loads_by_path_without_the_library_path";
+    if std::env::var_os(common::CHILD_ENV).is_some() {
+        assert_eq!(opbench_trace_inject::InitializeInjection(), 1);
+        return;
+    }
+    let empty = tempfile::tempdir().unwrap();
+    let lib = cupti_dir().join("libcupti.so.13");
+    let text = common::run_child_with(
+        NAME,
+        empty.path(),
+        &[("OPBENCH_CUPTI_LIB", lib.to_str().unwrap())],
+    );
+    let raw = common::Raw::new(&text);
+    let version: u32 = raw.lines[0][3].parse().unwrap();
+    assert!((130000..140000).contains(&version), "{text}");
+    assert!(
+        !text.contains("panicked") && !text.contains("cannot load"),
+        "{text}"
+    );
+}
