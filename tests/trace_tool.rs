@@ -824,6 +824,8 @@ fn help_names_the_outputs_and_the_flags() {
         "--from-raw",
         "--diff",
         "--overwrite",
+        "--cupti",
+        "--graphs",
         "trace.json",
         "trace.sqlite",
         "timeline.trace.json",
