@@ -25,8 +25,19 @@ def annotate(model, root="model", push=None, pop=None):
 
         push = push or torch.cuda.nvtx.range_push
         pop = pop or torch.cuda.nvtx.range_pop
+    # A hook that returns something replaces the module's input (pre-hook) or output (hook),
+    # and torch's range_push/range_pop return the nesting depth: the hooks return None.
+    def opener(name):
+        def hook(_module, _args):
+            push(name)
+
+        return hook
+
+    def closer(_module, _args, _output):
+        pop()
+
     handles = []
     for module, name in range_names(model.named_modules(), root):
-        handles.append(module.register_forward_pre_hook(lambda _m, _a, n=name: push(n)))
-        handles.append(module.register_forward_hook(lambda _m, _a, _o: pop()))
+        handles.append(module.register_forward_pre_hook(opener(name)))
+        handles.append(module.register_forward_hook(closer))
     return handles

@@ -33,12 +33,17 @@ class Module:
         return hook
 
     def __call__(self, x):
+        # As nn.Module: a pre-hook's non-None result replaces the input, a hook's the output.
         for h in self.pre:
-            h(self, (x,))
+            r = h(self, (x,))
+            if r is not None:
+                x = r[0] if isinstance(r, tuple) else r
         for c in self.children.values():
             x = c(x)
         for h in self.post:
-            h(self, (x,), x)
+            r = h(self, (x,), x)
+            if r is not None:
+                x = r
         return x
 
 
@@ -46,11 +51,20 @@ class TraceModulesTest(unittest.TestCase):
     def test_ranges_are_named_by_module_path_and_nest_like_the_calls(self):
         model = Module(layers=Module(**{"0": Module(self_attn=Module()), "1": Module()}))
         events = []
-        handles = trace_modules.annotate(
-            model, push=lambda n: events.append(("push", n)), pop=lambda: events.append(("pop",))
-        )
+
+        # torch.cuda.nvtx.range_push/range_pop return the nesting depth, an int.
+        def push(n):
+            events.append(("push", n))
+            return len(events)
+
+        def pop():
+            events.append(("pop",))
+            return len(events)
+
+        handles = trace_modules.annotate(model, push=push, pop=pop)
         self.assertEqual(len(handles), 2 * 5)
-        model(1)
+        # The hooks leave the inputs and outputs alone.
+        self.assertEqual(model("x"), "x")
         self.assertEqual(
             events,
             [
