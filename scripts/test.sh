@@ -77,6 +77,11 @@ if [ "${OPBENCH_SKIP_CUDA:-0}" != "1" ]; then
     cargo build --release --features cuda --locked
     step "cargo clippy --features cuda"
     cargo clippy --release --features cuda --all-targets --locked -- -D warnings
+    # The CUPTI injection library of `trace` (its own small crate: about 30 s on 2 cores).
+    step "trace injection library (cargo build --release -p opbench-trace-inject)"
+    cargo build --release -p opbench-trace-inject --locked
+    cargo clippy --release -p opbench-trace-inject --all-targets --locked -- -D warnings
+    cargo test --release -p opbench-trace-inject --locked
     step "NVRTC compilation tests (scripts/test-nvrtc.sh)"
     bash scripts/test-nvrtc.sh 2>&1 | tee "$logs/nvrtc.log"
 fi

@@ -126,6 +126,15 @@ pub const DECLARED: &[Declared] = &[
         ],
         settings: &["layers", "layers_assigned"],
     },
+    Declared {
+        kind: "trace",
+        // A traced workload's rows: per process (by pid order), GPU, stream, kernel name and
+        // NVTX range; the pid and a row's rank by time change from run to run.
+        problem: &[
+            "process", "device", "stream", "kernel", "graph", "class", "range",
+        ],
+        settings: &["pid", "rank"],
+    },
 ];
 
 /// Whether `param` is a run setting of `kind` (not part of a point's identity).

@@ -85,3 +85,148 @@ pub fn chrome_trace(traced: &[ImplSteps], meta: Value) -> Value {
     }
     json!({"traceEvents": ev, "displayTimeUnit": "ns", "otherData": meta})
 }
+
+/// Writes a traced workload as Chrome trace-event JSON, streamed (a million kernels would not
+/// fit comfortably in a `serde_json::Value`): per process, a host process (its real pid) with
+/// one track per thread holding its API calls and NVTX ranges, and one GPU process per device
+/// (pid `GPU_PID_BASE * (device + 1) + pid`) with a track per stream. Times are µs from the
+/// earliest record of the workload.
+pub fn write_workload_chrome(
+    w: &super::workload::Workload,
+    meta: &Value,
+    out: &mut impl std::io::Write,
+) -> std::io::Result<()> {
+    let t0 = w
+        .processes
+        .iter()
+        .flat_map(|p| {
+            p.activities
+                .iter()
+                .map(|a| a.start_ns)
+                .chain(p.api.iter().map(|c| c.start_ns))
+                .chain(p.ranges.iter().map(|r| r.start_ns))
+                .chain(p.graphs.iter().map(|g| g.start_ns))
+        })
+        .min()
+        .unwrap_or(0);
+    let rel = |ns: u64| us(ns.saturating_sub(t0));
+    let q = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"?\"".into());
+    write!(
+        out,
+        "{{\"displayTimeUnit\":\"ns\",\"otherData\":{meta},\"traceEvents\":["
+    )?;
+    let mut first = true;
+    let mut sep = |out: &mut dyn std::io::Write| -> std::io::Result<()> {
+        if !std::mem::take(&mut first) {
+            out.write_all(b",\n")?;
+        }
+        Ok(())
+    };
+    for p in &w.processes {
+        sep(out)?;
+        write!(
+            out,
+            "{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{},\"tid\":0,\"args\":{{\"name\":\"pid {} host (API calls, NVTX)\"}}}}",
+            p.pid, p.pid
+        )?;
+        let devices: BTreeSet<(u32, u32)> = p
+            .activities
+            .iter()
+            .map(|a| (a.device, a.stream))
+            .chain(p.graphs.iter().map(|g| (g.device, g.stream)))
+            .collect();
+        let mut named = BTreeSet::new();
+        for &(d, st) in &devices {
+            let gpid = GPU_PID_BASE * (d as u64 + 1) + p.pid as u64;
+            if named.insert(d) {
+                sep(out)?;
+                write!(
+                    out,
+                    "{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{gpid},\"tid\":0,\"args\":{{\"name\":\"pid {} GPU {d}\"}}}}",
+                    p.pid
+                )?;
+            }
+            sep(out)?;
+            write!(
+                out,
+                "{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{gpid},\"tid\":{st},\"args\":{{\"name\":\"stream {st}\"}}}}"
+            )?;
+        }
+        for a in &p.activities {
+            let gpid = GPU_PID_BASE * (a.device as u64 + 1) + p.pid as u64;
+            sep(out)?;
+            let cat = match a.kind {
+                ActivityKind::Kernel => "kernel",
+                ActivityKind::Memcpy => "memcpy",
+                ActivityKind::Memset => "memset",
+            };
+            write!(
+                out,
+                "{{\"ph\":\"X\",\"pid\":{gpid},\"tid\":{},\"cat\":\"{cat}\",\"name\":{},\"ts\":{},\"dur\":{},\"args\":{{\"correlation\":{}",
+                a.stream,
+                q(&a.name),
+                rel(a.start_ns),
+                us(a.dur_ns()),
+                a.correlation_id
+            )?;
+            match a.kind {
+                ActivityKind::Kernel => write!(
+                    out,
+                    ",\"grid\":[{},{},{}],\"block\":[{},{},{}],\"registers\":{},\"graph\":{}}}}}",
+                    a.grid[0],
+                    a.grid[1],
+                    a.grid[2],
+                    a.block[0],
+                    a.block[1],
+                    a.block[2],
+                    a.registers_per_thread,
+                    a.graph_id
+                )?,
+                _ => write!(out, ",\"bytes\":{}}}}}", a.bytes)?,
+            }
+        }
+        for g in &p.graphs {
+            let gpid = GPU_PID_BASE * (g.device as u64 + 1) + p.pid as u64;
+            sep(out)?;
+            write!(
+                out,
+                "{{\"ph\":\"X\",\"pid\":{gpid},\"tid\":{},\"cat\":\"graph\",\"name\":\"CUDA graph {}\",\"ts\":{},\"dur\":{},\"args\":{{\"correlation\":{}}}}}",
+                g.stream,
+                g.graph_id,
+                rel(g.start_ns),
+                us(g.end_ns.saturating_sub(g.start_ns)),
+                g.correlation_id
+            )?;
+        }
+        for c in &p.api {
+            sep(out)?;
+            write!(
+                out,
+                "{{\"ph\":\"X\",\"pid\":{},\"tid\":{},\"cat\":\"{}\",\"name\":{},\"ts\":{},\"dur\":{},\"args\":{{\"correlation\":{}}}}}",
+                p.pid,
+                c.tid,
+                if c.driver { "driver" } else { "runtime" },
+                q(&c.name),
+                rel(c.start_ns),
+                us(c.dur_ns()),
+                c.correlation_id
+            )?;
+        }
+        for r in &p.ranges {
+            sep(out)?;
+            write!(
+                out,
+                "{{\"ph\":\"X\",\"pid\":{},\"tid\":{},\"cat\":\"nvtx\",\"name\":{},\"ts\":{},\"dur\":{}}}",
+                p.pid,
+                r.tid,
+                q(&r.name),
+                rel(r.start_ns),
+                us(r.end_ns.saturating_sub(r.start_ns))
+            )?;
+        }
+    }
+    out.write_all(b"]}\n")
+}
+
+/// GPU tracks get pids above any real one: `GPU_PID_BASE * (device + 1) + pid`.
+pub const GPU_PID_BASE: u64 = 1 << 32;

@@ -143,7 +143,7 @@ pub fn class_by_name(kind: ActivityKind, name: &str) -> OpClass {
         OpClass::Rmsnorm
     } else if has("rope") || has("rotary") {
         OpClass::Rope
-    } else if has("softmax") || has("flash") || has("attn") {
+    } else if has("softmax") || has("flash") || has("attn") || has("fmha") {
         OpClass::Attention
     } else if has("argmax") || has("argmin") || has("sample") || has("topk") {
         OpClass::Sampling
@@ -179,6 +179,9 @@ pub fn class_by_name(kind: ActivityKind, name: &str) -> OpClass {
         || n.starts_with("const_set")
         || n.starts_with("powf")
         || n.starts_with("elu")
+        // PyTorch's and Triton's pointwise kernels, for workloads traced by `trace`.
+        || has("elementwise")
+        || n.starts_with("triton_poi")
     {
         OpClass::Elementwise
     } else {
@@ -288,6 +291,18 @@ mod tests {
         assert_eq!(class_by_name(k, "is_u32_f16"), OpClass::Embedding);
         assert_eq!(class_by_name(k, "usilu_f16"), OpClass::Elementwise);
         assert_eq!(class_by_name(k, "mystery_kernel"), OpClass::Other);
+        assert_eq!(
+            class_by_name(k, "vectorized_elementwise_kernel"),
+            OpClass::Elementwise
+        );
+        assert_eq!(
+            class_by_name(k, "triton_poi_fused_add_0"),
+            OpClass::Elementwise
+        );
+        assert_eq!(
+            class_by_name(k, "fmha_cutlassF_f16_aligned"),
+            OpClass::Attention
+        );
         assert_eq!(class_by_name(ActivityKind::Memcpy, "x"), OpClass::Memcpy);
     }
 

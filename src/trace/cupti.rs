@@ -121,6 +121,12 @@ unsafe fn decode(rec: *const CUpti_Activity) -> Option<Activity> {
                 ],
                 bytes: 0,
                 correlation_id: addr_of!((*k).correlationId).read_unaligned(),
+                device: addr_of!((*k).deviceId).read_unaligned(),
+                graph_id: addr_of!((*k).graphId).read_unaligned(),
+                registers_per_thread: addr_of!((*k).registersPerThread).read_unaligned(),
+                static_shared_bytes: addr_of!((*k).staticSharedMemory).read_unaligned(),
+                dynamic_shared_bytes: addr_of!((*k).dynamicSharedMemory).read_unaligned(),
+                copy_kind: 0,
             })
         }
     } else if kind == Kind::CUPTI_ACTIVITY_KIND_MEMCPY as u32 {
@@ -144,6 +150,12 @@ unsafe fn decode(rec: *const CUpti_Activity) -> Option<Activity> {
                 block: [0; 3],
                 bytes: addr_of!((*m).bytes).read_unaligned(),
                 correlation_id: addr_of!((*m).correlationId).read_unaligned(),
+                device: addr_of!((*m).deviceId).read_unaligned(),
+                graph_id: addr_of!((*m).graphId).read_unaligned(),
+                registers_per_thread: 0,
+                static_shared_bytes: 0,
+                dynamic_shared_bytes: 0,
+                copy_kind: ck,
             })
         }
     } else if kind == Kind::CUPTI_ACTIVITY_KIND_MEMSET as u32 {
@@ -159,6 +171,12 @@ unsafe fn decode(rec: *const CUpti_Activity) -> Option<Activity> {
                 block: [0; 3],
                 bytes: addr_of!((*m).bytes).read_unaligned(),
                 correlation_id: addr_of!((*m).correlationId).read_unaligned(),
+                device: addr_of!((*m).deviceId).read_unaligned(),
+                graph_id: addr_of!((*m).graphId).read_unaligned(),
+                registers_per_thread: 0,
+                static_shared_bytes: 0,
+                dynamic_shared_bytes: 0,
+                copy_kind: 0,
             })
         }
     } else {

@@ -3,14 +3,31 @@
 //! busy/idle arithmetic, artifact rows, and the Chrome trace-event and compact exports.
 
 pub mod analyze;
+pub mod breakdown;
+pub mod by_class;
+pub mod calls;
 pub mod chrome;
 pub mod classify;
+pub mod cli;
 pub mod compact;
 #[cfg(feature = "cuda")]
 pub mod cupti;
+pub mod diff;
+pub mod idle;
+pub mod kernsum;
+pub mod launch;
 pub mod layout;
+pub mod names;
+pub mod ranges;
+pub mod raw;
+pub mod rawfmt;
 pub mod record;
+pub mod report;
 pub mod rows;
+pub mod sqlite;
+pub mod tool;
+pub mod workload;
+pub mod workload_rows;
 
 pub use analyze::{analyze_step, busy_ns, gaps_ns, ImplSteps, StepAnalysis};
 pub use classify::{class_by_name, Attribution, Half, Layer, OpClass};

@@ -27,6 +27,22 @@ pub struct Activity {
     /// Bytes copied or set (0 for kernels).
     pub bytes: u64,
     pub correlation_id: u32,
+    /// CUDA device ordinal (CUPTI's `deviceId`).
+    #[serde(default)]
+    pub device: u32,
+    /// The CUDA graph the activity ran in (0: launched on its own).
+    #[serde(default)]
+    pub graph_id: u32,
+    /// Kernels: registers per thread, static and dynamic shared memory per block (bytes).
+    #[serde(default)]
+    pub registers_per_thread: u16,
+    #[serde(default)]
+    pub static_shared_bytes: i32,
+    #[serde(default)]
+    pub dynamic_shared_bytes: i32,
+    /// Copies: CUPTI's `CUpti_ActivityMemcpyKind` (1 HtoD, 2 DtoH, 8 DtoD, 10 PtoP; 0 otherwise).
+    #[serde(default)]
+    pub copy_kind: u8,
 }
 
 impl Activity {
@@ -42,6 +58,12 @@ impl Activity {
             block: [1, 1, 1],
             bytes: 0,
             correlation_id: 0,
+            device: 0,
+            graph_id: 0,
+            registers_per_thread: 0,
+            static_shared_bytes: 0,
+            dynamic_shared_bytes: 0,
+            copy_kind: 0,
         }
     }
 

@@ -1,0 +1,43 @@
+"""NVTX ranges named by module path, for `trace`: `annotate(model)` wraps every nn.Module's
+forward in a range ("model.layers.3.self_attn"), so `trace` puts each kernel under the modules
+that launched it (trace_range rows, NVTX_EVENTS in trace.sqlite).
+
+    import trace_modules
+    handles = trace_modules.annotate(model)        # before the traced steps
+    ...
+    for h in handles: h.remove()                   # to stop
+
+Hooks run on the launching thread around the module's forward, as NVTX push/pop. Only the
+pure naming and nesting logic needs no torch; `annotate` imports torch when called."""
+
+
+def range_names(named_modules, root="model"):
+    """(module, range name) for each (name, module) of `named_modules()`: the root module is
+    `root`, the others `root.<their path>`."""
+    return [(m, f"{root}.{name}" if name else root) for name, m in named_modules]
+
+
+def annotate(model, root="model", push=None, pop=None):
+    """Registers a forward pre-hook (push) and a forward hook (pop) on every module of
+    `model`; returns the hook handles. `push`/`pop` default to torch.cuda.nvtx's."""
+    if push is None or pop is None:
+        import torch
+
+        push = push or torch.cuda.nvtx.range_push
+        pop = pop or torch.cuda.nvtx.range_pop
+    # A hook that returns something replaces the module's input (pre-hook) or output (hook),
+    # and torch's range_push/range_pop return the nesting depth: the hooks return None.
+    def opener(name):
+        def hook(_module, _args):
+            push(name)
+
+        return hook
+
+    def closer(_module, _args, _output):
+        pop()
+
+    handles = []
+    for module, name in range_names(model.named_modules(), root):
+        handles.append(module.register_forward_pre_hook(opener(name)))
+        handles.append(module.register_forward_hook(closer))
+    return handles

@@ -1,0 +1,97 @@
+"""A small PyTorch workload for checking `trace` on a GPU against torch.profiler (run in two
+separate processes by scripts/device/trace_tool.sh).
+
+  --mode trace:    the workload with module-path NVTX ranges (bench/trace_modules.py); the
+                   measured steps inside one NVTX range "steps", so `trace` counts their kernels
+                   in its trace_range row of that name.
+  --mode profile:  the same steps under torch.profiler (CUDA activities); prints
+                   {"kernels": N, "kernel_time_us": T} over those steps.
+--compile uses torch.compile (mode "reduce-overhead" with --graphs: CUDA graphs)."""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+import trace_modules  # noqa: E402
+
+
+class Block(nn.Module):
+    def __init__(self, d, heads):
+        super().__init__()
+        self.norm1 = nn.LayerNorm(d)
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+        self.norm2 = nn.LayerNorm(d)
+        self.up = nn.Linear(d, 4 * d)
+        self.down = nn.Linear(4 * d, d)
+        self.heads = heads
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.norm1(x)).split(d, dim=-1)
+        q, k, v = (z.view(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.proj(a.transpose(1, 2).reshape(b, t, d))
+        return x + self.down(F.gelu(self.up(self.norm2(x))))
+
+
+class Model(nn.Module):
+    def __init__(self, d=512, heads=8, layers=4):
+        super().__init__()
+        self.layers = nn.ModuleList(Block(d, heads) for _ in range(layers))
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--mode", choices=["trace", "profile"], required=True)
+    p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--compile", action="store_true")
+    p.add_argument("--graphs", action="store_true")
+    a = p.parse_args()
+    torch.manual_seed(0)
+    model = Model().cuda().half().eval()
+    if a.mode == "trace":
+        trace_modules.annotate(model)
+    fn = model
+    if a.compile:
+        fn = torch.compile(model, mode="reduce-overhead" if a.graphs else "default")
+    x = torch.randn(4, 128, 512, device="cuda", dtype=torch.half)
+    with torch.no_grad():
+        for _ in range(5):
+            fn(x)
+        torch.cuda.synchronize()
+        if a.mode == "trace":
+            torch.cuda.nvtx.range_push("steps")
+            for _ in range(a.steps):
+                fn(x)
+            torch.cuda.synchronize()
+            torch.cuda.nvtx.range_pop()
+            print(json.dumps({"steps": a.steps}))
+            return
+        from torch.profiler import ProfilerActivity, profile
+
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(a.steps):
+                fn(x)
+            torch.cuda.synchronize()
+    # Kineto's own events carry ns; FunctionEvent times are µs.
+    cuda = torch.autograd.DeviceType.CUDA
+    events = [e for e in prof.profiler.kineto_results.events() if e.device_type() == cuda]
+    kernels = [e for e in events if not e.name().startswith(("Memcpy", "Memset"))]
+    total_us = sum(e.duration_ns() for e in kernels) / 1e3
+    print(json.dumps({"kernels": len(kernels), "kernel_time_us": total_us}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,326 @@
+//! Arguments and body of the `trace` binary.
+
+use super::tool;
+use anyhow::{Context, Result};
+use clap::Parser;
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitStatus;
+
+/// Profile any CUDA workload, no Nsight needed: runs CMD with opbench's CUPTI injection
+/// library, recording every kernel, memcpy, memset, runtime/driver API call, synchronization
+/// and NVTX range of every process CMD starts (children included, one raw file each), then
+/// writes into --out:
+///   trace.json            a `trace` artifact (kernel summary as nsys' cuda_gpu_kern_sum,
+///                         temporal breakdown, idle time per stream, launch statistics, NVTX
+///                         range totals; see docs/artifacts.md)
+///   trace.sqlite          Nsight Systems' export tables and columns
+///                         (CUPTI_ACTIVITY_KIND_KERNEL, _MEMCPY, _MEMSET, _RUNTIME,
+///                         NVTX_EVENTS, StringIds, TARGET_INFO_GPU), so SQL written for
+///                         `nsys export --type sqlite` runs on it
+///   timeline.trace.json   Chrome trace events: open in ui.perfetto.dev
+///   raw/trace-PID.raw     what each process recorded (re-analyse with --from-raw)
+///
+/// CMD's exit status is trace's exit status (a CMD killed by a signal kills trace with it,
+/// once the outputs are written). Without a GPU CMD still runs and trace says nothing was
+/// recorded. libcupti 13 is taken from the CUDA toolkit (--cupti names another); NVTX ranges
+/// need NVTX 3 (torch.cuda.nvtx, nvtx3).
+///
+/// Examples:
+///   trace --out out/gemm -- ./gemm_test 4096
+///   trace --out out/llm --name tinyllama -- python3 generate.py
+///   trace --out out/again --from-raw out/llm/raw
+///   trace --diff out/before out/after
+#[derive(Debug, Parser)]
+#[command(name = "trace", verbatim_doc_comment)]
+pub struct Args {
+    /// Output folder (created if missing).
+    #[arg(long, default_value = "trace_out")]
+    pub out: PathBuf,
+    /// The workload's name in the artifact (default: CMD's file name).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// The injection library (default: $OPBENCH_TRACE_INJECTION, else
+    /// libopbench_trace_inject.so beside this binary).
+    #[arg(long)]
+    pub injection: Option<PathBuf>,
+    /// The libcupti the traced processes load (default: $OPBENCH_CUPTI_LIB, else
+    /// libcupti.so.13 of the CUDA toolkit in $CUDA_HOME, $CUDA_PATH, $CUDA_ROOT or
+    /// /usr/local/cuda; else the processes' own library path decides).
+    #[arg(long, value_name = "PATH")]
+    pub cupti: Option<PathBuf>,
+    /// How CUDA graphs are recorded: `node`, every kernel of a graph (with its graph id);
+    /// `graph`, one record per graph execution (less overhead; CUPTI may then record no kernels
+    /// outside graphs either, which the run's warnings say).
+    #[arg(long, value_enum, default_value_t = Graphs::Node)]
+    pub graphs: Graphs,
+    /// Replace output files that do not look like an earlier trace's.
+    #[arg(long)]
+    pub overwrite: bool,
+    /// Do not run anything: analyse the raw files already in this folder (a `raw/` of an
+    /// earlier run) and write the outputs into --out.
+    #[arg(long, value_name = "DIR", conflicts_with = "cmd")]
+    pub from_raw: Option<PathBuf>,
+    /// Do not run anything: compare the kernels of two traces (output folders of earlier runs,
+    /// or their raw/ folders) and print the kernels added, removed and changed.
+    #[arg(long, num_args = 2, value_names = ["BEFORE", "AFTER"], conflicts_with_all = ["cmd", "from_raw"])]
+    pub diff: Option<Vec<PathBuf>>,
+    /// With --diff: a kernel in both traces has changed when its total time moved by more than
+    /// this percentage (or its instance count changed).
+    #[arg(long, default_value_t = 5.0)]
+    pub diff_tol_pct: f64,
+    /// The command to trace and its arguments, after `--`.
+    #[arg(last = true, value_name = "CMD")]
+    pub cmd: Vec<OsString>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Graphs {
+    Node,
+    Graph,
+}
+
+impl Graphs {
+    /// The injection library's name for it (`rawfmt::GRAPHS_ENV`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Graphs::Node => "node",
+            Graphs::Graph => "graph",
+        }
+    }
+}
+
+/// What the process should end with.
+pub enum Exit {
+    Code(i32),
+    /// CMD died of this signal.
+    Signal(i32),
+}
+
+fn workload_name(args: &Args) -> String {
+    if let Some(n) = &args.name {
+        return n.clone();
+    }
+    args.cmd
+        .first()
+        .map(|c| {
+            PathBuf::from(c)
+                .file_name()
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or_else(|| c.to_string_lossy().into_owned())
+        })
+        .unwrap_or_else(|| "workload".into())
+}
+
+/// Analyses and writes what the processes recorded, and says so on stderr.
+fn report(
+    raw: &std::path::Path,
+    args: &Args,
+    name: &str,
+    status: Option<ExitStatus>,
+) -> Result<()> {
+    let w = super::raw::read_raw_dir(raw)?;
+    if w.processes.is_empty() {
+        if status.is_none() {
+            anyhow::bail!(
+                "no raw trace files (trace-PID.raw) in {}: give --from-raw the raw/ folder of an \
+                 earlier trace",
+                raw.display()
+            );
+        }
+        eprintln!(
+            "trace: nothing was recorded: no process of the command initialised CUDA (no GPU or \
+             CUDA driver on this machine, or the command does not use CUDA); no outputs written"
+        );
+        return Ok(());
+    }
+    let facts = tool::RunFacts {
+        workload: name,
+        command: &args.cmd,
+        status,
+        overwrite: args.overwrite,
+    };
+    let (a, files) = tool::write_outputs(&w, &args.out, &facts)?;
+    eprintln!(
+        "trace: {} process(es), {} kernels, {} dropped records",
+        a.processes.len(),
+        a.kernel_count(),
+        a.dropped_records()
+    );
+    for p in &a.processes {
+        for w in &p.warnings {
+            eprintln!("trace: warning: pid {}: {w}", p.pid);
+        }
+    }
+    for p in a.processes.iter().filter(|p| !p.complete) {
+        eprintln!(
+            "trace: warning: pid {} did not flush its trace (killed or crashed): its last \
+             second or so may be missing",
+            p.pid
+        );
+    }
+    if a.dropped_records() > 0 {
+        eprintln!(
+            "trace: warning: CUPTI dropped {} records: the trace is incomplete",
+            a.dropped_records()
+        );
+    }
+    for t in &a.temporal {
+        eprintln!(
+            "trace:   pid {} GPU {}: span {:.3} ms: compute {:.1}%, communication {:.1}%, memory \
+             {:.1}%, idle {:.1}%",
+            t.pid,
+            t.device,
+            t.span_ns as f64 / 1e6,
+            t.pct(t.compute_ns),
+            t.pct(t.communication_ns),
+            t.pct(t.memory_ns),
+            t.pct(t.idle_ns)
+        );
+    }
+    for k in a.kernels.iter().take(5) {
+        eprintln!(
+            "trace:   {:5.1}%  {:>9} x  {}",
+            k.time_pct,
+            k.instances,
+            crate::text::elide_to(&k.name, 90)
+        );
+    }
+    for f in files {
+        eprintln!("trace: wrote {}", f.display());
+    }
+    Ok(())
+}
+
+/// The raw folder of a trace: `dir/raw` when `dir` is an output folder, else `dir`.
+fn raw_of(dir: &std::path::Path) -> PathBuf {
+    let raw = dir.join(tool::RAW_DIR);
+    if raw.is_dir() {
+        raw
+    } else {
+        dir.to_path_buf()
+    }
+}
+
+/// `--diff BEFORE AFTER`: the kernel table of the two traces' differences.
+fn diff(dirs: &[PathBuf], tol_pct: f64) -> Result<()> {
+    let mut sums = Vec::new();
+    for d in dirs {
+        let raw = raw_of(d);
+        let w =
+            super::raw::read_raw_dir(&raw).with_context(|| format!("--diff {}", d.display()))?;
+        if w.processes.is_empty() {
+            anyhow::bail!(
+                "--diff {}: no raw trace files (trace-PID.raw) in {}; give an output folder of                  `trace` or its raw/ folder",
+                d.display(),
+                raw.display()
+            );
+        }
+        sums.push(super::kernsum::kernel_summary(w.kernels()));
+    }
+    let rows = super::diff::diff(&sums[0], &sums[1], tol_pct);
+    println!(
+        "{:<8} {:>10} {:>10} {:>14} {:>14} {:>12}  kernel",
+        "change", "count_a", "count_b", "total_us_a", "total_us_b", "delta_us"
+    );
+    for r in rows
+        .iter()
+        .filter(|r| r.change != super::diff::Change::Same)
+    {
+        println!(
+            "{:<8} {:>10} {:>10} {:>14.1} {:>14.1} {:>+12.1}  {}",
+            format!("{:?}", r.change).to_lowercase(),
+            r.instances_a,
+            r.instances_b,
+            r.total_ns_a as f64 / 1e3,
+            r.total_ns_b as f64 / 1e3,
+            r.delta_ns() as f64 / 1e3,
+            crate::text::elide_to(&r.name, 100)
+        );
+    }
+    let same = rows
+        .iter()
+        .filter(|r| r.change == super::diff::Change::Same)
+        .count();
+    println!("{same} kernel(s) unchanged (within {tol_pct}% and the same count)");
+    Ok(())
+}
+
+/// Runs the tool; the exit to end with.
+pub fn run(args: Args) -> Result<Exit> {
+    if let Some(d) = &args.diff {
+        diff(d, args.diff_tol_pct)?;
+        return Ok(Exit::Code(0));
+    }
+    let name = workload_name(&args);
+    if let Some(dir) = &args.from_raw {
+        tool::prepare_out_files(&args.out, args.overwrite)?;
+        report(dir, &args, &name, None).with_context(|| format!("--from-raw {}", dir.display()))?;
+        return Ok(Exit::Code(0));
+    }
+    if args.cmd.is_empty() {
+        anyhow::bail!(
+            "no command to trace: give it after `--`, e.g. `trace --out out -- python3 \
+             train.py` (or --from-raw DIR to re-analyse raw files)"
+        );
+    }
+    let lib = tool::find_injection(args.injection.as_deref())?;
+    let cupti = tool::find_cupti(args.cupti.as_deref())?;
+    match &cupti {
+        Some(p) => eprintln!("trace: libcupti: {}", p.display()),
+        None => eprintln!(
+            "trace: libcupti: none found in a CUDA toolkit (--cupti PATH names one); the traced \
+             processes look it up on their library path"
+        ),
+    }
+    let raw = tool::prepare_out(&args.out, args.overwrite)?;
+    let rec = tool::Recording {
+        lib: &lib,
+        cupti: cupti.as_deref(),
+        graphs: args.graphs.as_str(),
+    };
+    let status = tool::run_traced(&args.cmd, &rec, &raw)?;
+    eprintln!(
+        "trace: the command ended: {}",
+        tool::describe_status(status)
+    );
+    report(&raw, &args, &name, Some(status))?;
+    use std::os::unix::process::ExitStatusExt;
+    Ok(match (status.code(), status.signal()) {
+        (Some(c), _) => Exit::Code(c),
+        (None, Some(s)) => Exit::Signal(s),
+        _ => Exit::Code(1),
+    })
+}
+
+/// Ends this process as CMD ended: same exit code, or the same signal (reset to its default
+/// action and raised); signals that would dump a core exit with 128 + the signal instead.
+pub fn exit_as(e: Exit) -> ! {
+    match e {
+        Exit::Code(c) => std::process::exit(c),
+        Exit::Signal(s) => {
+            use nix::sys::signal::{self, SigHandler, Signal};
+            if let Ok(sig) = Signal::try_from(s) {
+                let no_core = matches!(
+                    sig,
+                    Signal::SIGKILL
+                        | Signal::SIGTERM
+                        | Signal::SIGINT
+                        | Signal::SIGHUP
+                        | Signal::SIGPIPE
+                        | Signal::SIGALRM
+                        | Signal::SIGUSR1
+                        | Signal::SIGUSR2
+                );
+                if no_core {
+                    // SAFETY: restoring the default action of a signal has no preconditions.
+                    unsafe {
+                        let _ = signal::signal(sig, SigHandler::SigDfl);
+                    }
+                    let _ = signal::raise(sig);
+                }
+            }
+            std::process::exit(128 + s)
+        }
+    }
+}

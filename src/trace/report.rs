@@ -1,0 +1,97 @@
+//! Every analysis of a traced workload in one value: kernel summary, time per class, temporal
+//! breakdown, idle
+//! time per stream, launch statistics, NVTX range totals, and what each process recorded.
+
+use super::breakdown::{temporal_breakdown, Temporal};
+use super::by_class::{class_totals, ClassTotal};
+use super::idle::{idle_by_stream, StreamIdle};
+use super::kernsum::{kernel_summary, KernelStat};
+use super::launch::{launch_stats, LaunchStats};
+use super::ranges::{range_totals, RangeTotal};
+use super::record::ActivityKind;
+use super::workload::Workload;
+use serde::{Deserialize, Serialize};
+
+/// What one process recorded, and whether all of it arrived.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessSummary {
+    pub pid: u32,
+    pub cupti_version: u32,
+    pub kernels: usize,
+    pub memcpys: usize,
+    pub memsets: usize,
+    /// Whole graph executions (graph-level tracing).
+    pub graph_execs: usize,
+    pub api_calls: usize,
+    pub syncs: usize,
+    pub nvtx_ranges: usize,
+    pub dropped_records: u64,
+    pub complete: bool,
+    pub torn_tail: bool,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadAnalysis {
+    pub processes: Vec<ProcessSummary>,
+    pub kernels: Vec<KernelStat>,
+    /// The same summary over whole graph executions ("CUDA graph 7"), graph-level tracing only.
+    pub graphs: Vec<KernelStat>,
+    pub classes: Vec<ClassTotal>,
+    pub temporal: Vec<Temporal>,
+    pub idle: Vec<StreamIdle>,
+    pub launch: LaunchStats,
+    pub ranges: Vec<RangeTotal>,
+}
+
+impl WorkloadAnalysis {
+    pub fn kernel_count(&self) -> usize {
+        self.processes.iter().map(|p| p.kernels).sum()
+    }
+
+    pub fn dropped_records(&self) -> u64 {
+        self.processes.iter().map(|p| p.dropped_records).sum()
+    }
+}
+
+pub fn analyze_workload(w: &Workload) -> WorkloadAnalysis {
+    let processes = w
+        .processes
+        .iter()
+        .map(|p| {
+            let count = |k| p.activities.iter().filter(|a| a.kind == k).count();
+            ProcessSummary {
+                pid: p.pid,
+                cupti_version: p.cupti_version,
+                kernels: count(ActivityKind::Kernel),
+                memcpys: count(ActivityKind::Memcpy),
+                memsets: count(ActivityKind::Memset),
+                graph_execs: p.graphs.len(),
+                api_calls: p.api.len(),
+                syncs: p.syncs.len(),
+                nvtx_ranges: p.ranges.len(),
+                dropped_records: p.dropped_records,
+                complete: p.complete,
+                torn_tail: p.torn_tail,
+                warnings: p.warnings.clone(),
+            }
+        })
+        .collect();
+    WorkloadAnalysis {
+        processes,
+        kernels: kernel_summary(w.kernels()),
+        graphs: {
+            let g: Vec<_> = w
+                .processes
+                .iter()
+                .flat_map(|p| p.graphs.iter().map(|g| g.as_activity()))
+                .collect();
+            kernel_summary(&g)
+        },
+        classes: class_totals(w),
+        temporal: temporal_breakdown(w),
+        idle: idle_by_stream(w),
+        launch: launch_stats(w),
+        ranges: range_totals(w),
+    }
+}

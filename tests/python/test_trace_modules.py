@@ -1,0 +1,90 @@
+"""bench/trace_modules.py without torch: range names by module path, and pushes and pops that
+nest like the forward calls, on a stand-in module tree with nn.Module's hook interface.
+Run: python3 -m unittest tests/python/test_trace_modules.py"""
+
+import sys
+import unittest
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "bench"))
+
+import trace_modules  # noqa: E402
+
+
+class Module:
+    """nn.Module's hook interface: named_modules, forward pre-hooks and hooks, __call__."""
+
+    def __init__(self, **children):
+        self.children = children
+        self.pre, self.post = [], []
+
+    def named_modules(self, prefix=""):
+        yield prefix, self
+        for name, child in self.children.items():
+            yield from child.named_modules(f"{prefix}.{name}" if prefix else name)
+
+    def register_forward_pre_hook(self, hook):
+        self.pre.append(hook)
+        return hook
+
+    def register_forward_hook(self, hook):
+        self.post.append(hook)
+        return hook
+
+    def __call__(self, x):
+        # As nn.Module: a pre-hook's non-None result replaces the input, a hook's the output.
+        for h in self.pre:
+            r = h(self, (x,))
+            if r is not None:
+                x = r[0] if isinstance(r, tuple) else r
+        for c in self.children.values():
+            x = c(x)
+        for h in self.post:
+            r = h(self, (x,), x)
+            if r is not None:
+                x = r
+        return x
+
+
+class TraceModulesTest(unittest.TestCase):
+    def test_ranges_are_named_by_module_path_and_nest_like_the_calls(self):
+        model = Module(layers=Module(**{"0": Module(self_attn=Module()), "1": Module()}))
+        events = []
+
+        # torch.cuda.nvtx.range_push/range_pop return the nesting depth, an int.
+        def push(n):
+            events.append(("push", n))
+            return len(events)
+
+        def pop():
+            events.append(("pop",))
+            return len(events)
+
+        handles = trace_modules.annotate(model, push=push, pop=pop)
+        self.assertEqual(len(handles), 2 * 5)
+        # The hooks leave the inputs and outputs alone.
+        self.assertEqual(model("x"), "x")
+        self.assertEqual(
+            events,
+            [
+                ("push", "model"),
+                ("push", "model.layers"),
+                ("push", "model.layers.0"),
+                ("push", "model.layers.0.self_attn"),
+                ("pop",),
+                ("pop",),
+                ("push", "model.layers.1"),
+                ("pop",),
+                ("pop",),
+                ("pop",),
+            ],
+        )
+
+    def test_the_root_takes_the_given_name(self):
+        names = [n for _, n in trace_modules.range_names(Module(a=Module()).named_modules(), "net")]
+        self.assertEqual(names, ["net", "net.a"])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,192 @@
+//! opbench's CUPTI injection library: loaded by the CUDA driver into every process that
+//! initialises CUDA when `CUDA_INJECTION64_PATH` names it (and by NVTX when
+//! `NVTX_INJECTION64_PATH` does), it records kernels, copies, memsets, runtime and driver API
+//! calls, synchronizations and NVTX ranges into `$OPBENCH_TRACE_DIR/trace-<pid>.raw`
+//! (`src/trace/rawfmt.rs` of the opbench crate), appending each buffer as CUPTI completes it
+//! and flushing every second, so a killed process loses at most about a second.
+//!
+//! Nothing here may unwind into C or abort the traced program: every entry point catches
+//! panics, and a failure is written to the raw file as a warning (`W`) line.
+
+#[path = "../../src/trace/rawfmt.rs"]
+#[allow(dead_code)]
+mod rawfmt;
+
+mod nvtx;
+mod out;
+mod records;
+
+pub use nvtx::InitializeInjectionNvtx2;
+
+use cudarc::cupti::sys::{self, CUpti_ActivityKind as Kind};
+use std::panic::catch_unwind;
+
+/// CUPTI API versions whose activity-record layouts this build reads: CUDA 13.x (the records
+/// of 13.1 and later extend those of 13.0 at their end).
+const CUPTI_MIN: u32 = 130000;
+const CUPTI_BELOW: u32 = 140000;
+
+/// Activity kinds recorded, and their names for warnings. With graph-level tracing
+/// (`OPBENCH_TRACE_GRAPHS=graph`) GRAPH_TRACE is enabled first (CUPTI may then refuse
+/// CONCURRENT_KERNEL, which is reported).
+const KINDS: [(Kind, &str); 7] = [
+    (Kind::CUPTI_ACTIVITY_KIND_DEVICE, "DEVICE"),
+    (
+        Kind::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+        "CONCURRENT_KERNEL",
+    ),
+    (Kind::CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY"),
+    (Kind::CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET"),
+    (Kind::CUPTI_ACTIVITY_KIND_RUNTIME, "RUNTIME"),
+    (Kind::CUPTI_ACTIVITY_KIND_DRIVER, "DRIVER"),
+    (Kind::CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "SYNCHRONIZATION"),
+];
+
+/// How often CUPTI hands over buffers that are not full, in ms.
+const FLUSH_PERIOD_MS: u32 = 1000;
+
+extern "C" {
+    fn atexit(cb: extern "C" fn()) -> i32;
+    fn dlopen(file: *const std::ffi::c_char, mode: i32) -> *mut std::ffi::c_void;
+    fn dlerror() -> *const std::ffi::c_char;
+}
+
+/// Loads the libcupti `OPBENCH_CUPTI_LIB` names (once), before cudarc first looks libcupti up
+/// by name: the dynamic loader then finds it already loaded, by its soname. Without the
+/// variable, cudarc searches the library path as usual.
+pub(crate) fn preload_cupti() -> Result<(), String> {
+    static DONE: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    DONE.get_or_init(|| {
+        let Some(path) = std::env::var_os(rawfmt::CUPTI_LIB_ENV) else {
+            return Ok(());
+        };
+        let shown = path.to_string_lossy().into_owned();
+        let c = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str()))
+            .map_err(|_| format!("{}={shown:?} holds a NUL byte", rawfmt::CUPTI_LIB_ENV))?;
+        const RTLD_NOW: i32 = 2;
+        const RTLD_GLOBAL: i32 = 0x100;
+        // SAFETY: dlopen with a valid C string; dlerror's string is read at once.
+        unsafe {
+            if dlopen(c.as_ptr(), RTLD_NOW | RTLD_GLOBAL).is_null() {
+                let e = dlerror();
+                let why = if e.is_null() {
+                    "unknown error".to_string()
+                } else {
+                    std::ffi::CStr::from_ptr(e).to_string_lossy().into_owned()
+                };
+                return Err(format!(
+                    "cannot load libcupti {shown}: {why}; nothing recorded"
+                ));
+            }
+        }
+        Ok(())
+    })
+    .clone()
+}
+
+fn init() -> Result<(), String> {
+    if let Err(e) = preload_cupti() {
+        // The file still opens (version unknown) so `trace` can show why nothing came.
+        out::start(0)?;
+        return Err(e);
+    }
+    let mut version = 0u32;
+    // SAFETY: version is a valid out-pointer.
+    let r = unsafe { sys::cuptiGetVersion(&mut version) };
+    if r != sys::CUptiResult::CUPTI_SUCCESS {
+        return Err(format!("cuptiGetVersion failed: {r:?}; nothing recorded"));
+    }
+    out::start(version)?;
+    if !(CUPTI_MIN..CUPTI_BELOW).contains(&version) {
+        return Err(format!(
+            "CUPTI API version {version} is outside {CUPTI_MIN}..{CUPTI_BELOW} (CUDA 13.x), \
+             whose record layouts this library reads: nothing recorded; rebuild the injection \
+             library against this CUDA"
+        ));
+    }
+    // SAFETY: plain CUPTI calls with valid arguments; the callbacks live for the process.
+    unsafe {
+        let _ = sys::cuptiSetThreadIdType(
+            sys::CUpti_ActivityThreadIdType::CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM,
+        );
+        let r = sys::cuptiActivityRegisterCallbacks(
+            Some(records::buffer_requested),
+            Some(records::buffer_completed),
+        );
+        if r != sys::CUptiResult::CUPTI_SUCCESS {
+            return Err(format!(
+                "cuptiActivityRegisterCallbacks: {r:?} (another profiler attached?); nothing \
+                 recorded"
+            ));
+        }
+        let graph_level = std::env::var(rawfmt::GRAPHS_ENV).is_ok_and(|v| v == "graph");
+        if graph_level {
+            let r = sys::cuptiActivityEnable(Kind::CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
+            if r != sys::CUptiResult::CUPTI_SUCCESS {
+                out::warn(&format!(
+                    "cuptiActivityEnable(GRAPH_TRACE): {r:?}: graphs recorded node by node"
+                ));
+            }
+        }
+        for (k, name) in KINDS {
+            let r = sys::cuptiActivityEnable(k);
+            if r != sys::CUptiResult::CUPTI_SUCCESS {
+                let why = if graph_level && k == Kind::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL {
+                    " (graph-level tracing is on: kernels outside graphs are not recorded)"
+                } else {
+                    ""
+                };
+                out::warn(&format!(
+                    "cuptiActivityEnable({name}): {r:?}: not recorded{why}"
+                ));
+            }
+        }
+        let r = sys::cuptiActivityFlushPeriod(FLUSH_PERIOD_MS);
+        if r != sys::CUptiResult::CUPTI_SUCCESS {
+            out::warn(&format!(
+                "cuptiActivityFlushPeriod: {r:?}: buffers are written only when full or at exit"
+            ));
+        }
+    }
+    register_exit();
+    Ok(())
+}
+
+/// Registers the exit handler once per process (from either entry point).
+pub(crate) fn register_exit() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: at_exit is a plain extern "C" function that lives for the process.
+        unsafe {
+            atexit(at_exit);
+        }
+    });
+}
+
+extern "C" fn at_exit() {
+    let _ = catch_unwind(|| {
+        // SAFETY: a plain CUPTI call; 1 = CUPTI_ACTIVITY_FLAG_FLUSH_FORCED.
+        unsafe {
+            let _ = sys::cuptiActivityFlushAll(1);
+        }
+        out::finish("exit");
+    });
+}
+
+/// Called by the CUDA driver when it initialises (cuInit) in a process whose
+/// `CUDA_INJECTION64_PATH` names this library. Returns 1 (success) in every case: a failure
+/// is written to the raw file, and the program runs on untraced.
+#[no_mangle]
+pub extern "C" fn InitializeInjection() -> i32 {
+    let refused = match catch_unwind(init) {
+        Ok(Ok(())) => None,
+        Ok(Err(e)) => Some(e),
+        Err(_) => Some("the injection library panicked while starting; nothing recorded".into()),
+    };
+    if let Some(e) = refused {
+        // Nothing more will come: the file ends here, complete (with the reason).
+        out::warn(&e);
+        out::finish("refused");
+    }
+    1
+}

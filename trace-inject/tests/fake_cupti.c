@@ -1,0 +1,87 @@
+/* A stand-in libcupti for the injection library's CPU test: the CUPTI functions the library
+ * calls, with activity records supplied by the test (fake_set_records) and handed over in one
+ * buffer when the library flushes. Result codes are CUPTI's: 0 success, 1 invalid parameter,
+ * 12 max limit reached (no more records). */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef void (*requested_fn)(uint8_t **buffer, size_t *size, size_t *max);
+typedef void (*completed_fn)(void *ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid);
+
+static requested_fn requested;
+static completed_fn completed;
+static const uint8_t *records;
+static const size_t *sizes;
+static size_t count;
+static size_t index_, offset;
+static uint64_t clock_ns = 1000000;
+
+static size_t align8(size_t n) { return (n + 7) & ~(size_t)7; }
+
+void fake_set_records(const uint8_t *data, const size_t *record_sizes, size_t n) {
+    records = data;
+    sizes = record_sizes;
+    count = n;
+}
+
+/* FAKE_CUPTI_VERSION stands for another CUPTI's version. */
+int cuptiGetVersion(uint32_t *v) {
+    const char *e = getenv("FAKE_CUPTI_VERSION");
+    *v = e ? (uint32_t)strtoul(e, NULL, 10) : 130001;
+    return 0;
+}
+int cuptiGetTimestamp(uint64_t *t) { clock_ns += 10; *t = clock_ns; return 0; }
+int cuptiSetThreadIdType(int type) { (void)type; return 0; }
+int cuptiActivityRegisterCallbacks(requested_fn r, completed_fn c) {
+    requested = r;
+    completed = c;
+    return 0;
+}
+/* Synchronization (38) is refused, as a CUPTI without it would; once graph-level tracing
+ * (51) is on, so is the concurrent-kernel kind (10), as CUPTI may do. */
+static int graph_trace_on;
+int cuptiActivityEnable(int kind) {
+    if (kind == 51) graph_trace_on = 1;
+    return kind == 38 || (kind == 10 && graph_trace_on) ? 1 : 0;
+}
+int cuptiActivityFlushPeriod(uint32_t ms) { (void)ms; return 0; }
+int cuptiActivityFlushAll(uint32_t flag) {
+    (void)flag;
+    if (!requested || !completed || count == 0) return 0;
+    uint8_t *buf = NULL;
+    size_t size = 0, max = 0, off = 0, i, src = 0;
+    requested(&buf, &size, &max);
+    for (i = 0; i < count; i++) {
+        memcpy(buf + off, records + src, sizes[i]);
+        off += align8(sizes[i]);
+        src += sizes[i];
+    }
+    count = 0;
+    completed(NULL, 0, buf, size, off);
+    return 0;
+}
+int cuptiActivityGetNextRecord(uint8_t *buffer, size_t valid, void **record) {
+    if (*record == NULL) {
+        index_ = 0;
+        offset = 0;
+    } else {
+        offset += align8(sizes[index_]);
+        index_ += 1;
+    }
+    if (offset >= valid) return 12;
+    *record = buffer + offset;
+    return 0;
+}
+int cuptiActivityGetNumDroppedRecords(void *ctx, uint32_t stream, size_t *dropped) {
+    (void)ctx;
+    (void)stream;
+    *dropped = 2;
+    return 0;
+}
+int cuptiGetCallbackName(int domain, uint32_t cbid, const char **name) {
+    (void)cbid;
+    *name = domain == 2 ? "cudaLaunchKernel_v7000" : "cuLaunchKernel";
+    return 0;
+}

@@ -1,0 +1,294 @@
+//! The injection library against a stand-in libcupti (`fake_cupti.c`, compiled with `cc`):
+//! records laid out with cudarc's CUDA 13.0 structs go through the buffer callbacks into the
+//! raw file, NVTX ranges through the NVTX injection entry, and the exit handler closes the file.
+//! The traced part runs in a child process (`common::run_child`: the library's state is per
+//! process, and libcupti is found through LD_LIBRARY_PATH, set before the process starts).
+
+use cudarc::cupti::sys::{
+    CUpti_ActivityAPI as ApiRec, CUpti_ActivityDevice5 as DeviceRec,
+    CUpti_ActivityGraphTrace2 as GraphRec, CUpti_ActivityKernel10 as KernelRec,
+    CUpti_ActivityKind as Kind, CUpti_ActivityMemcpy6 as MemcpyRec,
+    CUpti_ActivityMemset4 as MemsetRec,
+};
+use std::ffi::{c_char, c_int, c_void, CString};
+use std::path::Path;
+use std::process::Command;
+use std::ptr::addr_of_mut;
+
+mod common;
+
+extern "C" {
+    fn dlopen(file: *const c_char, mode: c_int) -> *mut c_void;
+    fn dlsym(handle: *mut c_void, name: *const c_char) -> *mut c_void;
+}
+
+/// A zeroed record of type `T` as bytes, filled by `f` through a raw pointer (no reference to
+/// a possibly invalid value is made).
+fn record<T>(f: impl FnOnce(*mut T)) -> Vec<u8> {
+    let mut v = vec![0u8; std::mem::size_of::<T>()];
+    f(v.as_mut_ptr() as *mut T);
+    v
+}
+
+/// The traced process: records handed to the fake, both entry points called, NVTX handlers
+/// used, then a normal exit (the library's exit handler flushes and closes the file).
+fn child() {
+    let lib = CString::new("libcupti.so").unwrap();
+    // SAFETY: dlopen/dlsym with valid C strings; the fake exports fake_set_records.
+    let set: unsafe extern "C" fn(*const u8, *const usize, usize) = unsafe {
+        let h = dlopen(lib.as_ptr(), 2 /* RTLD_NOW */);
+        assert!(
+            !h.is_null(),
+            "the fake libcupti.so was not found on LD_LIBRARY_PATH"
+        );
+        let sym = CString::new("fake_set_records").unwrap();
+        let p = dlsym(h, sym.as_ptr());
+        assert!(!p.is_null());
+        std::mem::transmute(p)
+    };
+    let kname: &'static CString = Box::leak(Box::new(CString::new("_Z6kernelPf").unwrap()));
+    let gname: &'static CString = Box::leak(Box::new(CString::new("Fake H100").unwrap()));
+    // SAFETY (every closure below): the pointer is to a zeroed buffer of the record's size;
+    // fields are written unaligned.
+    let recs: Vec<Vec<u8>> = vec![
+        record::<DeviceRec>(|d| unsafe {
+            addr_of_mut!((*d).kind).write_unaligned(Kind::CUPTI_ACTIVITY_KIND_DEVICE);
+            addr_of_mut!((*d).id).write_unaligned(0);
+            addr_of_mut!((*d).name).write_unaligned(gname.as_ptr());
+            addr_of_mut!((*d).computeCapabilityMajor).write_unaligned(9);
+            addr_of_mut!((*d).computeCapabilityMinor).write_unaligned(0);
+            addr_of_mut!((*d).numMultiprocessors).write_unaligned(132);
+            addr_of_mut!((*d).globalMemorySize).write_unaligned(80 << 30);
+        }),
+        record::<ApiRec>(|a| unsafe {
+            addr_of_mut!((*a).kind).write_unaligned(Kind::CUPTI_ACTIVITY_KIND_RUNTIME);
+            addr_of_mut!((*a).cbid).write_unaligned(211);
+            addr_of_mut!((*a).start).write_unaligned(100);
+            addr_of_mut!((*a).end).write_unaligned(110);
+            addr_of_mut!((*a).threadId).write_unaligned(77);
+            addr_of_mut!((*a).correlationId).write_unaligned(5);
+        }),
+        // A second call of the same function: its name is looked up and written once.
+        record::<ApiRec>(|a| unsafe {
+            addr_of_mut!((*a).kind).write_unaligned(Kind::CUPTI_ACTIVITY_KIND_RUNTIME);
+            addr_of_mut!((*a).cbid).write_unaligned(211);
+            addr_of_mut!((*a).start).write_unaligned(120);
+            addr_of_mut!((*a).end).write_unaligned(125);
+            addr_of_mut!((*a).threadId).write_unaligned(77);
+            addr_of_mut!((*a).correlationId).write_unaligned(7);
+        }),
+        record::<KernelRec>(|k| unsafe {
+            addr_of_mut!((*k).kind).write_unaligned(Kind::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+            addr_of_mut!((*k).registersPerThread).write_unaligned(40);
+            addr_of_mut!((*k).start).write_unaligned(200);
+            addr_of_mut!((*k).end).write_unaligned(260);
+            addr_of_mut!((*k).deviceId).write_unaligned(0);
+            addr_of_mut!((*k).streamId).write_unaligned(13);
+            addr_of_mut!((*k).gridX).write_unaligned(8);
+            addr_of_mut!((*k).gridY).write_unaligned(4);
+            addr_of_mut!((*k).gridZ).write_unaligned(2);
+            addr_of_mut!((*k).blockX).write_unaligned(128);
+            addr_of_mut!((*k).blockY).write_unaligned(1);
+            addr_of_mut!((*k).blockZ).write_unaligned(1);
+            addr_of_mut!((*k).staticSharedMemory).write_unaligned(1024);
+            addr_of_mut!((*k).dynamicSharedMemory).write_unaligned(4096);
+            addr_of_mut!((*k).correlationId).write_unaligned(5);
+            addr_of_mut!((*k).graphId).write_unaligned(9);
+            addr_of_mut!((*k).name).write_unaligned(kname.as_ptr());
+        }),
+        record::<MemcpyRec>(|m| unsafe {
+            addr_of_mut!((*m).kind).write_unaligned(Kind::CUPTI_ACTIVITY_KIND_MEMCPY);
+            addr_of_mut!((*m).copyKind).write_unaligned(1);
+            addr_of_mut!((*m).bytes).write_unaligned(65536);
+            addr_of_mut!((*m).start).write_unaligned(300);
+            addr_of_mut!((*m).end).write_unaligned(320);
+            addr_of_mut!((*m).streamId).write_unaligned(13);
+            addr_of_mut!((*m).correlationId).write_unaligned(6);
+        }),
+        record::<GraphRec>(|g| unsafe {
+            addr_of_mut!((*g).kind).write_unaligned(Kind::CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
+            addr_of_mut!((*g).correlationId).write_unaligned(8);
+            addr_of_mut!((*g).start).write_unaligned(400);
+            addr_of_mut!((*g).end).write_unaligned(480);
+            addr_of_mut!((*g).deviceId).write_unaligned(0);
+            addr_of_mut!((*g).graphId).write_unaligned(3);
+            addr_of_mut!((*g).streamId).write_unaligned(14);
+        }),
+        record::<MemsetRec>(|m| unsafe {
+            addr_of_mut!((*m).kind).write_unaligned(Kind::CUPTI_ACTIVITY_KIND_MEMSET);
+            addr_of_mut!((*m).value).write_unaligned(255);
+            addr_of_mut!((*m).bytes).write_unaligned(512);
+            addr_of_mut!((*m).start).write_unaligned(330);
+            addr_of_mut!((*m).end).write_unaligned(331);
+            addr_of_mut!((*m).streamId).write_unaligned(13);
+        }),
+    ];
+    let sizes: Vec<usize> = recs.iter().map(|r| r.len()).collect();
+    let data: &'static [u8] = Box::leak(recs.concat().into_boxed_slice());
+    let sizes: &'static [usize] = Box::leak(sizes.into_boxed_slice());
+    // SAFETY: the fake keeps the pointers; both are leaked.
+    unsafe { set(data.as_ptr(), sizes.as_ptr(), sizes.len()) };
+
+    assert_eq!(opbench_trace_inject::InitializeInjection(), 1);
+
+    common::exercise_nvtx();
+    // Returning ends the child test: its exit runs the library's exit handler.
+}
+
+fn build_fake(dir: &Path) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake_cupti.c");
+    let out = dir.join("libcupti.so");
+    let st = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+        // A soname, as the real one has: loaded by path, it is then found by name.
+        .args(["-shared", "-fPIC", "-O1", "-Wl,-soname,libcupti.so", "-o"])
+        .arg(&out)
+        .arg(&src)
+        .status()
+        .expect("a C compiler (cc) builds the fake libcupti");
+    assert!(st.success(), "compiling {}", src.display());
+}
+
+#[test]
+fn records_and_nvtx_ranges_reach_the_raw_file_and_the_exit_handler_closes_it() {
+    const NAME: &str = "records_and_nvtx_ranges_reach_the_raw_file_and_the_exit_handler_closes_it";
+    if std::env::var_os(common::CHILD_ENV).is_some() {
+        child();
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    build_fake(tmp.path());
+    let text = common::run_child(NAME, tmp.path());
+    let raw = common::Raw::new(&text);
+    let lines = &raw.lines;
+    let find = |tag: &str| raw.tagged(tag);
+    let name = |id: &str| raw.name(id);
+    // Header: format 1, the child's pid, the fake's CUPTI version.
+    assert_eq!(lines[0][0], "H");
+    assert_eq!((lines[0][1], lines[0][3]), ("1", "130001"));
+    let w = find("W");
+    assert!(w.iter().any(|l| l[1].contains("SYNCHRONIZATION")), "{text}");
+    assert_eq!(
+        find("G")[0][1..],
+        ["0", "Fake H100", "9", "0", "132", "85899345920"]
+    );
+    let k = find("K");
+    assert_eq!(k.len(), 1, "{text}");
+    // start end device stream corr grid(3) block(3) regs static dynamic graph name reserved
+    assert_eq!(
+        k[0][1..16],
+        ["200", "260", "0", "13", "5", "8", "4", "2", "128", "1", "1", "40", "1024", "4096", "9"]
+    );
+    assert_eq!(name(k[0][16]), "_Z6kernelPf");
+    let c = find("C");
+    assert_eq!(
+        c[0][1..10],
+        ["300", "320", "0", "13", "6", "65536", "1", "0", "0"]
+    );
+    let a = find("A");
+    assert_eq!(a[0][1..], ["400", "480", "0", "14", "8", "3"]);
+    let m = find("M");
+    assert_eq!((m[0][6], m[0][8]), ("512", "255"));
+    let r = find("R");
+    assert_eq!(r[0][1..7], ["100", "110", "77", "5", "211", "0"]);
+    assert_eq!(name(r[0][7]), "cudaLaunchKernel_v7000");
+    assert_eq!((r.len(), r[1][4], r[1][7]), (2, "7", r[0][7]));
+    let launch_names = find("N")
+        .iter()
+        .filter(|l| l[2] == "cudaLaunchKernel_v7000")
+        .count();
+    assert_eq!(launch_names, 1);
+    assert_eq!(find("D").last().unwrap()[1], "2");
+    raw.check_nvtx_and_end();
+}
+
+#[test]
+fn graph_level_tracing_is_asked_for_and_a_refused_kernel_kind_is_reported() {
+    const NAME: &str = "graph_level_tracing_is_asked_for_and_a_refused_kernel_kind_is_reported";
+    if std::env::var_os(common::CHILD_ENV).is_some() {
+        assert_eq!(opbench_trace_inject::InitializeInjection(), 1);
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    build_fake(tmp.path());
+    let text = common::run_child_with(NAME, tmp.path(), &[("OPBENCH_TRACE_GRAPHS", "graph")]);
+    let raw = common::Raw::new(&text);
+    let w = raw.tagged("W");
+    assert!(
+        w.iter()
+            .any(|l| l[1].contains("CONCURRENT_KERNEL")
+                && l[1].contains("graph-level tracing is on")),
+        "{text}"
+    );
+    // Without it, the kernel kind is enabled.
+    let text = common::run_child(NAME, tmp.path());
+    assert!(!text.contains("CONCURRENT_KERNEL"), "{text}");
+}
+
+#[test]
+fn another_cuptis_layouts_are_not_read_and_the_file_says_why() {
+    const NAME: &str = "another_cuptis_layouts_are_not_read_and_the_file_says_why";
+    if std::env::var_os(common::CHILD_ENV).is_some() {
+        assert_eq!(opbench_trace_inject::InitializeInjection(), 1);
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    build_fake(tmp.path());
+    let text = common::run_child_with(NAME, tmp.path(), &[("FAKE_CUPTI_VERSION", "120090")]);
+    let raw = common::Raw::new(&text);
+    assert_eq!(raw.lines[0][3], "120090");
+    let w = raw.tagged("W");
+    assert!(
+        w.len() == 1 && w[0][1].contains("outside 130000..140000"),
+        "{text}"
+    );
+    assert_eq!(raw.lines.last().unwrap()[..2], ["E", "refused"], "{text}");
+    assert!(raw.tagged("K").is_empty());
+}
+
+#[test]
+fn a_process_with_nvtx_and_no_cuda_closes_its_file_at_exit() {
+    const NAME: &str = "a_process_with_nvtx_and_no_cuda_closes_its_file_at_exit";
+    if std::env::var_os(common::CHILD_ENV).is_some() {
+        common::exercise_nvtx();
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    build_fake(tmp.path());
+    let text = common::run_child(NAME, tmp.path());
+    common::Raw::new(&text).check_nvtx_and_end();
+}
+
+#[test]
+fn a_libcupti_named_by_path_is_used_without_the_library_path() {
+    const NAME: &str = "a_libcupti_named_by_path_is_used_without_the_library_path";
+    if std::env::var_os(common::CHILD_ENV).is_some() {
+        assert_eq!(opbench_trace_inject::InitializeInjection(), 1);
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let lib_dir = tmp.path().join("lib");
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir_all(&lib_dir).unwrap();
+    std::fs::create_dir_all(&empty).unwrap();
+    build_fake(&lib_dir);
+    let lib = lib_dir.join("libcupti.so");
+    let lib = lib.to_str().unwrap();
+    let text = common::run_child_with(NAME, &empty, &[("OPBENCH_CUPTI_LIB", lib)]);
+    let raw = common::Raw::new(&text);
+    assert_eq!(raw.lines[0][3], "130001", "{text}");
+    assert_eq!(raw.lines.last().unwrap()[..2], ["E", "exit"], "{text}");
+    // A path that does not load: said, and the file closed with the reason.
+    let text = common::run_child_with(
+        NAME,
+        &empty,
+        &[("OPBENCH_CUPTI_LIB", "/nonexistent/libcupti.so.13")],
+    );
+    let raw = common::Raw::new(&text);
+    assert_eq!(raw.lines[0][3], "0", "{text}");
+    let w = raw.tagged("W");
+    assert!(
+        w[0][1].contains("cannot load libcupti /nonexistent/libcupti.so.13"),
+        "{text}"
+    );
+    assert_eq!(raw.lines.last().unwrap()[..2], ["E", "refused"], "{text}");
+}
