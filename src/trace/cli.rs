@@ -54,6 +54,12 @@ pub struct Args {
     /// outside graphs either, which the run's warnings say).
     #[arg(long, value_enum, default_value_t = Graphs::Node)]
     pub graphs: Graphs,
+    /// Which runtime and driver API calls are recorded: `work`, every call except queries that
+    /// neither enqueue GPU work nor wait for it (cudaGetDevice, cudaGetLastError,
+    /// cuCtxGetCurrent, ...: PyTorch makes dozens per kernel, and recording them slows an eager
+    /// workload); `all`, those too.
+    #[arg(long, value_enum, default_value_t = Api::Work)]
+    pub api: Api,
     /// Replace output files that do not look like an earlier trace's.
     #[arg(long)]
     pub overwrite: bool,
@@ -78,6 +84,22 @@ pub struct Args {
 pub enum Graphs {
     Node,
     Graph,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Api {
+    Work,
+    All,
+}
+
+impl Api {
+    /// The injection library's name for it (`rawfmt::API_ENV`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Api::Work => "work",
+            Api::All => "all",
+        }
+    }
 }
 
 impl Graphs {
@@ -278,6 +300,7 @@ pub fn run(args: Args) -> Result<Exit> {
         lib: &lib,
         cupti: cupti.as_deref(),
         graphs: args.graphs.as_str(),
+        api: args.api.as_str(),
     };
     let status = tool::run_traced(&args.cmd, &rec, &raw)?;
     eprintln!(

@@ -37,6 +37,11 @@ pub const CUPTI_LIB_ENV: &str = "OPBENCH_CUPTI_LIB";
 /// or "graph" (one record per graph execution: less overhead, no per-kernel view).
 pub const GRAPHS_ENV: &str = "OPBENCH_TRACE_GRAPHS";
 
+/// Which API calls are recorded: "work" (default: every runtime and driver call except
+/// queries that neither enqueue GPU work nor wait for it, such as cudaGetDevice or
+/// cuCtxGetCurrent) or "all".
+pub const API_ENV: &str = "OPBENCH_TRACE_API";
+
 /// One execution of a CUDA graph (graph-level tracing).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct RawGraph {

@@ -4,7 +4,7 @@
 //! Chrome trace-event JSON.
 
 use super::raw::raw_files;
-use super::rawfmt::{CUPTI_LIB_ENV, GRAPHS_ENV, OUT_DIR_ENV};
+use super::rawfmt::{API_ENV, CUPTI_LIB_ENV, GRAPHS_ENV, OUT_DIR_ENV};
 use super::report::{analyze_workload, WorkloadAnalysis};
 use super::workload::Workload;
 use crate::artifact::ArtifactWriter;
@@ -193,6 +193,8 @@ pub struct Recording<'a> {
     pub cupti: Option<&'a Path>,
     /// "node" or "graph" (`rawfmt::GRAPHS_ENV`).
     pub graphs: &'a str,
+    /// "work" or "all" (`rawfmt::API_ENV`).
+    pub api: &'a str,
 }
 
 /// Runs `cmd` under `rec`, every process writing its raw file into `raw`.
@@ -209,7 +211,8 @@ pub fn run_traced(cmd: &[OsString], rec: &Recording, raw: &Path) -> Result<ExitS
         // NVTX loads the same library for its ranges (its own NVTX entry point).
         .env("NVTX_INJECTION64_PATH", rec.lib)
         .env(OUT_DIR_ENV, &raw)
-        .env(GRAPHS_ENV, rec.graphs);
+        .env(GRAPHS_ENV, rec.graphs)
+        .env(API_ENV, rec.api);
     if let Some(p) = rec.cupti {
         c.env(CUPTI_LIB_ENV, p);
     }

@@ -1,7 +1,8 @@
 //! opbench's CUPTI injection library: loaded by the CUDA driver into every process that
 //! initialises CUDA when `CUDA_INJECTION64_PATH` names it (and by NVTX when
 //! `NVTX_INJECTION64_PATH` does), it records kernels, copies, memsets, runtime and driver API
-//! calls, synchronizations and NVTX ranges into `$OPBENCH_TRACE_DIR/trace-<pid>.raw`
+//! calls (queries left out unless `OPBENCH_TRACE_API=all`: `api_filter.rs`),
+//! synchronizations and NVTX ranges into `$OPBENCH_TRACE_DIR/trace-<pid>.raw`
 //! (`src/trace/rawfmt.rs` of the opbench crate), appending each buffer as CUPTI completes it
 //! and flushing every second, so a killed process loses at most about a second.
 //!
@@ -12,6 +13,7 @@
 #[allow(dead_code)]
 mod rawfmt;
 
+mod api_filter;
 mod nvtx;
 mod out;
 mod records;
@@ -139,6 +141,11 @@ fn init() -> Result<(), String> {
                 out::warn(&format!(
                     "cuptiActivityEnable({name}): {r:?}: not recorded{why}"
                 ));
+            }
+        }
+        if !api_filter::record_all() {
+            for w in api_filter::leave_out_queries() {
+                out::warn(&w);
             }
         }
         let r = sys::cuptiActivityFlushPeriod(FLUSH_PERIOD_MS);

@@ -80,8 +80,24 @@ int cuptiActivityGetNumDroppedRecords(void *ctx, uint32_t stream, size_t *droppe
     *dropped = 2;
     return 0;
 }
+/* Callback ids 3 and 4 of each domain are queries (cudaGetDevice, cuCtxGetCurrent, ...);
+ * every other id is named as the launch call. */
 int cuptiGetCallbackName(int domain, uint32_t cbid, const char **name) {
+    if (cbid == 3) *name = domain == 2 ? "cudaGetDevice_v3020" : "cuCtxGetCurrent";
+    else if (cbid == 4) *name = domain == 2 ? "cudaGetLastError_v3020" : "cuDeviceGetAttribute";
+    else *name = domain == 2 ? "cudaLaunchKernel_v7000" : "cuLaunchKernel";
+    return 0;
+}
+/* How many callback ids of each domain (1 driver, 2 runtime) had their records turned off. */
+static int api_off[3];
+int fake_api_off(int domain) { return api_off[domain]; }
+int cuptiActivityEnableRuntimeApi(uint32_t cbid, uint8_t enable) {
     (void)cbid;
-    *name = domain == 2 ? "cudaLaunchKernel_v7000" : "cuLaunchKernel";
+    if (!enable) api_off[2]++;
+    return 0;
+}
+int cuptiActivityEnableDriverApi(uint32_t cbid, uint8_t enable) {
+    (void)cbid;
+    if (!enable) api_off[1]++;
     return 0;
 }

@@ -224,6 +224,50 @@ fn graph_level_tracing_is_asked_for_and_a_refused_kernel_kind_is_reported() {
     assert!(!text.contains("CONCURRENT_KERNEL"), "{text}");
 }
 
+/// The child: starts the library, then reads from the fake how many callback ids of each
+/// domain (driver, runtime) had their records turned off, and checks them against `want`.
+fn api_child(want: i32) {
+    assert_eq!(opbench_trace_inject::InitializeInjection(), 1);
+    let lib = CString::new("libcupti.so").unwrap();
+    let sym = CString::new("fake_api_off").unwrap();
+    // SAFETY: dlopen/dlsym with valid C strings; the fake exports fake_api_off(int).
+    let off: unsafe extern "C" fn(c_int) -> c_int = unsafe {
+        let h = dlopen(lib.as_ptr(), 2 /* RTLD_NOW */);
+        assert!(!h.is_null());
+        let p = dlsym(h, sym.as_ptr());
+        assert!(!p.is_null());
+        std::mem::transmute(p)
+    };
+    // SAFETY: a plain C function of the fake.
+    let (driver, runtime) = unsafe { (off(1), off(2)) };
+    assert_eq!(
+        (driver, runtime),
+        (want, want),
+        "records turned off (driver, runtime)"
+    );
+}
+
+#[test]
+fn query_calls_are_left_out_unless_every_call_is_asked_for() {
+    const NAME: &str = "query_calls_are_left_out_unless_every_call_is_asked_for";
+    if std::env::var_os(common::CHILD_ENV).is_some() {
+        // The fake names callback ids 3 and 4 of each domain as queries.
+        api_child(
+            if std::env::var("OPBENCH_TRACE_API").as_deref() == Ok("all") {
+                0
+            } else {
+                2
+            },
+        );
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    build_fake(tmp.path());
+    let text = common::run_child(NAME, tmp.path());
+    assert!(!text.contains("leaving out"), "{text}");
+    common::run_child_with(NAME, tmp.path(), &[("OPBENCH_TRACE_API", "all")]);
+}
+
 #[test]
 fn another_cuptis_layouts_are_not_read_and_the_file_says_why() {
     const NAME: &str = "another_cuptis_layouts_are_not_read_and_the_file_says_why";

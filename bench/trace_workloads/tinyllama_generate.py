@@ -1,0 +1,139 @@
+"""Greedy generation with a TinyLlama-1.1B-architecture model through Hugging Face transformers:
+the PyTorch workload `trace` is checked and measured on (scripts/device/trace_workloads.sh,
+docs/notes/trace_tool.md). Unmodified transformers code; nothing in it knows about `trace`.
+
+  --mode run      generate --runs times after --warmup; the timed generations sit inside one
+                  NVTX range "steps" (so `trace` totals their kernels in its trace_range row of
+                  that name); prints JSON with the median milliseconds per generated token.
+  --mode profile  the same generations under torch.profiler (CUDA activities) instead of the
+                  range; prints JSON with the kernel count and summed kernel time over them.
+  --compile       a static KV cache, with which transformers' generate compiles the forward
+                  itself (torch.compile, mode "reduce-overhead": CUDA graphs), the setup
+                  transformers documents for compiled generation.
+  --modules       NVTX ranges named by module path (bench/trace_modules.py), in both modes so
+                  the two run the same kernels; eager only (hooks break compiled graphs).
+
+Weights: --model names a local folder or a Hugging Face id (from_pretrained: the real download
+path); without it the model is TinyLlama-1.1B's architecture with random weights, which needs
+no download and launches the same kernels."""
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+# TinyLlama/TinyLlama-1.1B-Chat-v1.0's config.json, the fields that shape the computation.
+TINYLLAMA = dict(
+    vocab_size=32000,
+    hidden_size=2048,
+    intermediate_size=5632,
+    num_hidden_layers=22,
+    num_attention_heads=32,
+    num_key_value_heads=4,
+    max_position_embeddings=2048,
+    rms_norm_eps=1e-5,
+    rope_theta=10000.0,
+    hidden_act="silu",
+    tie_word_embeddings=False,
+)
+
+
+def load_model(args, torch):
+    import transformers
+
+    if args.model:
+        model = transformers.AutoModelForCausalLM.from_pretrained(args.model, dtype=torch.float16)
+    else:
+        config = transformers.LlamaConfig(**TINYLLAMA)
+        torch.manual_seed(0)
+        with torch.device("cuda"):
+            model = transformers.LlamaForCausalLM(config).to(torch.float16)
+    return model.cuda().eval()
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--mode", choices=["run", "profile"], default="run")
+    p.add_argument("--model", help="local folder or Hugging Face id (default: random TinyLlama-1.1B weights)")
+    p.add_argument("--batch", type=int, default=1)
+    p.add_argument("--prompt-tokens", type=int, default=32)
+    p.add_argument("--new-tokens", type=int, default=16)
+    p.add_argument("--warmup", type=int, default=2, help="untimed generations first (compilation, graph capture)")
+    p.add_argument("--runs", type=int, default=3, help="timed generations")
+    p.add_argument("--compile", action="store_true")
+    p.add_argument("--modules", action="store_true")
+    a = p.parse_args()
+    if a.compile and a.modules:
+        p.error("--modules needs eager mode: module hooks break torch.compile's graphs")
+    for name in ("batch", "prompt_tokens", "new_tokens", "runs"):
+        if getattr(a, name) < 1:
+            p.error(f"--{name.replace('_', '-')} must be at least 1")
+
+    import torch
+
+    if not torch.cuda.is_available():
+        sys.exit("tinyllama_generate.py: no CUDA GPU visible to PyTorch")
+    model = load_model(a, torch)
+    if a.modules:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+        import trace_modules
+
+        trace_modules.annotate(model)
+    gen = dict(max_new_tokens=a.new_tokens, min_new_tokens=a.new_tokens, do_sample=False)
+    if a.compile:
+        import transformers
+
+        model.generation_config.cache_implementation = "static"
+        model.generation_config.compile_config = transformers.CompileConfig(
+            fullgraph=True, mode="reduce-overhead"
+        )
+    g = torch.Generator(device="cuda").manual_seed(1)
+    ids = torch.randint(0, model.config.vocab_size, (a.batch, a.prompt_tokens), device="cuda", generator=g)
+    mask = torch.ones_like(ids)
+
+    def generate():
+        out = model.generate(input_ids=ids, attention_mask=mask, **gen)
+        if out.shape[1] != a.prompt_tokens + a.new_tokens:
+            sys.exit(f"generated {out.shape[1] - a.prompt_tokens} tokens, asked for {a.new_tokens}")
+
+    with torch.no_grad():
+        for _ in range(a.warmup):
+            generate()
+        torch.cuda.synchronize()
+        if a.compile and not torch._dynamo.utils.counters["stats"]["unique_graphs"]:
+            sys.exit("tinyllama_generate.py: --compile, but generate compiled nothing (transformers did not compile the forward)")
+        if a.mode == "run":
+            ms = []
+            torch.cuda.nvtx.range_push("steps")
+            for _ in range(a.runs):
+                t0 = time.perf_counter()
+                generate()
+                torch.cuda.synchronize()
+                ms.append((time.perf_counter() - t0) * 1e3)
+            torch.cuda.nvtx.range_pop()
+            print(json.dumps({
+                "runs": a.runs,
+                "new_tokens": a.new_tokens,
+                "ms_per_token_median": statistics.median(ms) / a.new_tokens,
+                "ms_per_generation": ms,
+            }))
+            return
+        from torch.profiler import ProfilerActivity, profile
+
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(a.runs):
+                generate()
+            torch.cuda.synchronize()
+    cuda = torch.autograd.DeviceType.CUDA
+    events = [e for e in prof.profiler.kineto_results.events() if e.device_type() == cuda]
+    kernels = [e for e in events if not e.name().startswith(("Memcpy", "Memset"))]
+    print(json.dumps({
+        "kernels": len(kernels),
+        "kernel_time_us": sum(e.duration_ns() for e in kernels) / 1e3,
+    }))
+
+
+if __name__ == "__main__":
+    main()

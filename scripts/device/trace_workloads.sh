@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# scripts/device/trace_workloads.sh: the workloads `trace` must profile unmodified, traced on one
+# GPU in one call, with the agreement and overhead checks (each printing PASS or FAIL):
+#   tiny       an nvcc-built binary (scripts/device/trace_tool_tiny.cu)
+#   eager      transformers, TinyLlama-1.1B architecture, eager generate with module ranges;
+#              kernels in range "steps" against torch.profiler over the same generations (a
+#              separate process): count equal, summed time within 1%
+#   graphs     the same with torch.compile and CUDA graphs (static cache), same check
+#   triton     a Triton kernel script (bench/trace_workloads/triton_softmax.py)
+#   llm        llm_bench --impl opbench (CUDA graphs), when $BIN/llm_bench is carried
+#   overhead   eager generate traced against untraced, 5 alternating runs each: median ms per
+#              token at most 5% slower; llm_bench's decode step (CUDA graphs) with --graphs
+#              graph, 5 alternating runs each: at most 2% slower
+# The multi-rank job is scripts/device/trace_torchrun.sh (a 2-GPU machine).
+#
+# Usage (GPU machine, repo root): OUT=DIR BIN=DIR bash scripts/device/trace_workloads.sh
+# BIN holds trace, libopbench_trace_inject.so, trace_tool_tiny and optionally llm_bench
+# (docs/notes/trace_tool.md says how to build them). WORKLOADS picks steps (default: all).
+# Every output folder is packed into $OUT/trace_workloads.tar.xz (trace.json, trace.sqlite and
+# the logs; raw files and timelines left out for size, except where KEEP_TIMELINE=1).
+set -uo pipefail
+OUT=${OUT:?set OUT to an output folder}
+BIN=${BIN:-target/release}
+W=${WORK:-/tmp/trace_workloads}
+TRACE="$BIN/trace --injection $BIN/libopbench_trace_inject.so"
+steps=" ${WORKLOADS:-tiny eager graphs triton llm overhead} "
+want() { [[ "$steps" == *" $1 "* ]]; }
+rm -rf "$W"; mkdir -p "$W" "$OUT"
+exec > >(tee "$OUT/trace_workloads.log") 2>&1
+nvidia-smi --query-gpu=name,uuid,driver_version,clocks.max.sm --format=csv,noheader
+fails=0
+pass() { echo "PASS $*"; }
+fail() { echo "FAIL $*"; fails=$((fails + 1)); }
+# The trace_range row of `range` in folder $1's artifact: "kernels kernel_time_us".
+range_of() {
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+a = json.load(open(f"{sys.argv[1]}/trace.json"))
+for r in a["results"]:
+    if r["benchmark"] == "trace_range" and r["params"].get("range") == sys.argv[2]:
+        print(r["metrics"]["kernels"], r["metrics"]["kernel_time_us"]); break
+else:
+    print("none none")
+PY
+}
+# Profiler JSON ($2) against the trace's "steps" range in folder $1.
+agree() {
+  read -r tk tt < <(range_of "$1" steps)
+  read -r pk pt < <(python3 -c "import json,sys; p=json.load(open(sys.argv[1])); print(p['kernels'], p['kernel_time_us'])" "$2")
+  echo "$3: trace steps: $tk kernels, $tt us; torch.profiler: $pk kernels, $pt us"
+  python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) == float(sys.argv[2]) else 1)" "$tk" "$pk" 2>/dev/null \
+    && pass "$3 kernel count $tk = $pk" || fail "$3 kernel count $tk != $pk"
+  python3 -c "import sys; t,p=float(sys.argv[1]),float(sys.argv[2]); d=t/p-1; print(f'time ratio {d*100:+.2f}%'); sys.exit(0 if abs(d)<=0.01 else 1)" "$tt" "$pt" \
+    && pass "$3 kernel time within 1%" || fail "$3 kernel time not within 1%"
+}
+gen=bench/trace_workloads/tinyllama_generate.py
+
+if want tiny; then
+  echo "=== $(date +%T) tiny (nvcc-built binary)"
+  $TRACE --out "$W/tiny" --name trace_tool_tiny -- "$BIN/trace_tool_tiny" 2>&1 | tail -6
+fi
+if want eager; then
+  echo "=== $(date +%T) eager: transformers generate, module ranges"
+  python3 $gen --mode profile --modules > "$W/eager.profiler.json" 2> "$W/eager.profiler.log" || { tail "$W/eager.profiler.log"; fail "eager profile run"; }
+  $TRACE --out "$W/eager" --name tinyllama-eager -- python3 $gen --mode run --modules 2>&1 | tail -8
+  agree "$W/eager" "$W/eager.profiler.json" eager
+fi
+if want graphs; then
+  echo "=== $(date +%T) graphs: torch.compile + CUDA graphs"
+  python3 $gen --mode profile --compile > "$W/graphs.profiler.json" 2> "$W/graphs.profiler.log" || { tail "$W/graphs.profiler.log"; fail "graphs profile run"; }
+  $TRACE --out "$W/graphs" --name tinyllama-compile-graphs -- python3 $gen --mode run --compile 2>&1 | tail -8
+  agree "$W/graphs" "$W/graphs.profiler.json" graphs
+fi
+if want triton; then
+  echo "=== $(date +%T) triton"
+  $TRACE --out "$W/triton" --name triton-softmax -- python3 bench/trace_workloads/triton_softmax.py 2>&1 | tail -6
+  read -r tk _ < <(range_of "$W/triton" steps)
+  [ "${tk%.0}" = 100 ] && pass "triton: 100 kernels in steps" || fail "triton: $tk kernels in steps, want 100"
+fi
+llm_args=(--weights random --config tinyllama-1.1b --batch 1 --impl opbench --repeats 3 --quiet)
+if want llm && [ -x "$BIN/llm_bench" ]; then
+  echo "=== $(date +%T) llm_bench --impl opbench"
+  LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} \
+    $TRACE --out "$W/llm" --name llm_bench-opbench -- "$BIN/llm_bench" "${llm_args[@]}" --out "$W/llm_point.json" 2>&1 | tail -8
+fi
+if want overhead; then
+  echo "=== $(date +%T) overhead: eager generate, 5 alternating runs each"
+  : > "$W/overhead_eager.txt"
+  for i in 1 2 3 4 5; do
+    python3 $gen --mode run --runs 3 | tee -a "$W/overhead_eager.txt" | sed 's/^/untraced /'
+    $TRACE --out "$W/ov_eager_$i" -- python3 $gen --mode run --runs 3 2>/dev/null | grep '^{' | sed 's/^/traced /' | tee -a "$W/overhead_eager.txt"
+  done
+  python3 - "$W/overhead_eager.txt" <<'PY' && pass "eager overhead <= 5%" || fail "eager overhead > 5%"
+import json, statistics, sys
+u, t = [], []
+for line in open(sys.argv[1]):
+    kind, _, js = line.partition(" ") if line.startswith("traced") else ("untraced", "", line)
+    (t if kind == "traced" else u).append(json.loads(js)["ms_per_token_median"])
+mu, mt = statistics.median(u), statistics.median(t)
+print(f"eager ms/token: untraced {u} median {mu:.3f}; traced {t} median {mt:.3f}; overhead {(mt/mu-1)*100:+.2f}%")
+sys.exit(0 if len(u) >= 5 and len(t) >= 5 and mt / mu - 1 <= 0.05 else 1)
+PY
+  if [ -x "$BIN/llm_bench" ]; then
+    echo "=== $(date +%T) overhead: llm_bench decode (CUDA graphs), --graphs graph, 5 alternating runs each"
+    for i in 1 2 3 4 5; do
+      LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} "$BIN/llm_bench" "${llm_args[@]}" --out "$W/ov_llm_u$i.json" >/dev/null 2>&1
+      LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} $TRACE --out "$W/ov_llm_$i" --graphs graph -- \
+        "$BIN/llm_bench" "${llm_args[@]}" --out "$W/ov_llm_t$i.json" >/dev/null 2>&1
+    done
+    python3 - "$W" <<'PY' && pass "graph-level overhead <= 2%" || fail "graph-level overhead > 2%"
+import json, statistics, sys
+def step_ms(path):
+    a = json.load(open(path))
+    vals = [r["stats"]["decode_step_ms"]["p50"] for r in a["results"]
+            if r.get("status") == "ok" and "decode_step_ms" in r.get("stats", {})]
+    return statistics.median(vals)
+u = [step_ms(f"{sys.argv[1]}/ov_llm_u{i}.json") for i in range(1, 6)]
+t = [step_ms(f"{sys.argv[1]}/ov_llm_t{i}.json") for i in range(1, 6)]
+mu, mt = statistics.median(u), statistics.median(t)
+print(f"llm_bench decode ms/step: untraced {u} median {mu:.4f}; traced (graph level) {t} median {mt:.4f}; overhead {(mt/mu-1)*100:+.2f}%")
+sys.exit(0 if mt / mu - 1 <= 0.02 else 1)
+PY
+  fi
+fi
+echo "=== $(date +%T) packing"
+( cd "$W" && find . -name '*.raw' -delete; [ "${KEEP_TIMELINE:-0}" = 1 ] || find . -name 'timeline.trace.json' -delete
+  find . -maxdepth 1 -name 'ov_*' -type d -exec rm -rf {} + ; tar -cJf "$OUT/trace_workloads.tar.xz" . )
+ls -la "$OUT"
+echo "=== $(date +%T) done: $fails failed"
+exit $fails
