@@ -3,7 +3,9 @@
 //! `NVTX_INJECTION64_PATH` does), it records kernels, copies, memsets, runtime and driver API
 //! calls, synchronizations and NVTX ranges into `$OPBENCH_TRACE_DIR/trace-<pid>.raw`
 //! (`src/trace/rawfmt.rs` of the opbench crate), appending each buffer as CUPTI completes it
-//! and flushing every second, so a killed process loses at most about a second.
+//! and asking CUPTI for its buffers every second (`flush`), so a killed process loses at most
+//! about a second. Preloaded by `trace` as well (`LD_PRELOAD`), it steps aside when the program
+//! starts its own CUPTI subscriber (`handover`).
 //!
 //! Nothing here may unwind into C or abort the traced program: every entry point catches
 //! panics, and a failure is written to the raw file as a warning (`W`) line.
@@ -12,10 +14,13 @@
 #[allow(dead_code)]
 mod rawfmt;
 
+mod flush;
+mod handover;
 mod nvtx;
 mod out;
 mod records;
 
+pub use handover::cuptiActivityRegisterCallbacks;
 pub use nvtx::InitializeInjectionNvtx2;
 
 use cudarc::cupti::sys::{self, CUpti_ActivityKind as Kind};
@@ -42,8 +47,20 @@ const KINDS: [(Kind, &str); 7] = [
     (Kind::CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "SYNCHRONIZATION"),
 ];
 
-/// How often CUPTI hands over buffers that are not full, in ms.
+/// How often CUPTI looks for full buffers of complete records, in ms (buffers that are not
+/// full are asked for by the `flush` thread).
 const FLUSH_PERIOD_MS: u32 = 1000;
+
+/// Whether graph-level tracing was asked for (`OPBENCH_TRACE_GRAPHS=graph`).
+fn graph_level() -> bool {
+    std::env::var(rawfmt::GRAPHS_ENV).is_ok_and(|v| v == "graph")
+}
+
+/// The activity kinds `init` enables (and a hand-over disables).
+pub(crate) fn enabled_kinds() -> Vec<Kind> {
+    let graph = graph_level().then_some(Kind::CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
+    graph.into_iter().chain(KINDS.map(|(k, _)| k)).collect()
+}
 
 extern "C" {
     fn atexit(cb: extern "C" fn()) -> i32;
@@ -97,6 +114,14 @@ fn init() -> Result<(), String> {
         return Err(format!("cuptiGetVersion failed: {r:?}; nothing recorded"));
     }
     out::start(version)?;
+    if handover::handed_over() {
+        handover::write_lost(0);
+        return Err(
+            "the program registered its own CUPTI activity callbacks before CUDA \
+                    started: nothing recorded"
+                .into(),
+        );
+    }
     if !(CUPTI_MIN..CUPTI_BELOW).contains(&version) {
         return Err(format!(
             "CUPTI API version {version} is outside {CUPTI_MIN}..{CUPTI_BELOW} (CUDA 13.x), \
@@ -109,6 +134,7 @@ fn init() -> Result<(), String> {
         let _ = sys::cuptiSetThreadIdType(
             sys::CUpti_ActivityThreadIdType::CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM,
         );
+        // cudarc's binding: libcupti's own function, not this library's interposed one.
         let r = sys::cuptiActivityRegisterCallbacks(
             Some(records::buffer_requested),
             Some(records::buffer_completed),
@@ -119,7 +145,7 @@ fn init() -> Result<(), String> {
                  recorded"
             ));
         }
-        let graph_level = std::env::var(rawfmt::GRAPHS_ENV).is_ok_and(|v| v == "graph");
+        let graph_level = graph_level();
         if graph_level {
             let r = sys::cuptiActivityEnable(Kind::CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
             if r != sys::CUptiResult::CUPTI_SUCCESS {
@@ -144,9 +170,13 @@ fn init() -> Result<(), String> {
         let r = sys::cuptiActivityFlushPeriod(FLUSH_PERIOD_MS);
         if r != sys::CUptiResult::CUPTI_SUCCESS {
             out::warn(&format!(
-                "cuptiActivityFlushPeriod: {r:?}: buffers are written only when full or at exit"
+                "cuptiActivityFlushPeriod: {r:?}: full buffers wait for the next flush"
             ));
         }
+    }
+    handover::recording_started();
+    if let Err(e) = flush::start() {
+        out::warn(&e);
     }
     register_exit();
     Ok(())
@@ -165,9 +195,13 @@ pub(crate) fn register_exit() {
 
 extern "C" fn at_exit() {
     let _ = catch_unwind(|| {
-        // SAFETY: a plain CUPTI call; 1 = CUPTI_ACTIVITY_FLAG_FLUSH_FORCED.
-        unsafe {
-            let _ = sys::cuptiActivityFlushAll(1);
+        flush::stop();
+        // After a hand-over CUPTI's buffers are the program's: not flushed from here.
+        if !handover::handed_over() {
+            // SAFETY: a plain CUPTI call; 1 = CUPTI_ACTIVITY_FLAG_FLUSH_FORCED.
+            unsafe {
+                let _ = sys::cuptiActivityFlushAll(1);
+            }
         }
         out::finish("exit");
     });
