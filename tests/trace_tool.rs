@@ -635,8 +635,8 @@ fn raw_files_become_a_valid_artifact_sqlite_and_chrome_json() {
         "{err}"
     );
     assert!(
-        err.contains("pid 23: incomplete: recording stopped 0.000 s after its first record")
-            && err.contains("(its own profiler)"),
+        err.contains("pid 23: incomplete: recording stopped 0.020 ms after its first record")
+            && err.contains("Why: its own profiler"),
         "{err}"
     );
     let art = opbench::artifact::read_artifact(&out.join("trace.json")).unwrap();

@@ -46,11 +46,15 @@ impl ProcessSummary {
     pub fn missing(&self) -> Vec<String> {
         let mut v = Vec::new();
         if let Some(t) = self.lost_after_ns {
+            let after = if t >= 1_000_000_000 {
+                format!("{:.3} s", t as f64 / 1e9)
+            } else {
+                format!("{:.3} ms", t as f64 / 1e6)
+            };
             v.push(format!(
-                "recording stopped {:.3} s after its first record, the process going on: \
-                 everything it did later is missing ({})",
-                t as f64 / 1e9,
-                self.lost_why.as_deref().unwrap_or("no reason given")
+                "recording stopped {after} after its first record, the process going on: \
+                 everything it did later is missing. Why: {}",
+                self.lost_why.as_deref().unwrap_or("not said")
             ));
         }
         if !self.flushed {
