@@ -92,6 +92,7 @@ fn the_fixture_site_has_the_pages_and_charts_it_promises() {
             "kernels.html",
             "llm-trace.html",
             "history.html",
+            "trace-tiny-llm-2rank.html",
             "kind-softmax.html"
         ]
     );

@@ -190,7 +190,7 @@ fn the_site_has_downloads_assets_contexts_and_the_pinned_plotly() {
     assert!(gemm.contains("src=\"assets&#x2F;plotly-cartesian-4.1.1.min.js\""));
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(p.join("summary.json")).unwrap()).unwrap();
-    assert_eq!(summary["artifacts"].as_array().unwrap().len(), 8);
+    assert_eq!(summary["artifacts"].as_array().unwrap().len(), 9);
 
     let (cdn, _) = render(root().join("tests/fixtures/artifacts"), PlotlyMode::Cdn);
     let gemm = std::fs::read_to_string(cdn.path().join("gemm.html")).unwrap();

@@ -450,6 +450,44 @@ fn without_a_gpu_the_command_runs_its_exit_code_passes_and_nothing_is_recorded()
 }
 
 #[test]
+fn a_shared_object_injection_library_is_preloaded_ahead_of_the_commands_preloads() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = dir.path().join("libinject.so");
+    let st = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+        .args(["-shared", "-fPIC", "-x", "c", "/dev/null", "-o"])
+        .arg(&lib)
+        .status()
+        .expect("a C compiler (cc) builds an empty shared object");
+    assert!(st.success());
+    let lib = lib.canonicalize().unwrap();
+    let marker = dir.path().join("preload");
+    let run = |injection: &Path, earlier: Option<&Path>| {
+        let mut c = trace_bin();
+        c.arg("--out")
+            .arg(dir.path().join("out"))
+            .arg("--overwrite")
+            .arg("--injection")
+            .arg(injection)
+            .arg("--")
+            .args(["sh", "-c"])
+            .arg(format!("echo \"$LD_PRELOAD\" > {}", marker.display()));
+        c.env_remove("LD_PRELOAD");
+        if let Some(e) = earlier {
+            c.env("LD_PRELOAD", e);
+        }
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        std::fs::read_to_string(&marker).unwrap().trim().to_string()
+    };
+    assert_eq!(run(&lib, None), lib.to_str().unwrap());
+    // The command's own preloads stay, after the library (the empty object loads anywhere).
+    let both = run(&lib, Some(&lib));
+    assert_eq!(both, format!("{}:{}", lib.display(), lib.display()));
+    // A file that is not a shared object is not preloaded.
+    assert_eq!(run(&fake_lib(dir.path()), None), "");
+}
+
+#[test]
 fn a_command_killed_by_a_signal_kills_trace_with_the_same_signal() {
     use std::os::unix::process::ExitStatusExt;
     let dir = tempfile::tempdir().unwrap();
@@ -566,6 +604,16 @@ fn raw_files_become_a_valid_artifact_sqlite_and_chrome_json() {
     let text = std::fs::read_to_string(&p22).unwrap();
     let cut = text.rfind("\nE\t").unwrap();
     std::fs::write(&p22, format!("{}K\t5", &text[..cut + 1])).unwrap();
+    // A third whose recording stopped 20 µs after its first record (the program started its
+    // own CUPTI subscriber), ending cleanly.
+    synth_process(&raw, 23, 10, &NAMES[..1]);
+    let p23 = raw.join(rawfmt::file_name(23));
+    let text = std::fs::read_to_string(&p23).unwrap();
+    let cut = text.rfind("\nE\t").unwrap();
+    let mut lost = String::new();
+    rawfmt::lost(&mut lost, 1_020_000, "its own profiler");
+    let text = format!("{}{lost}{}", &text[..cut + 1], &text[cut + 1..]);
+    std::fs::write(&p23, text).unwrap();
     let out = dir.path().join("out");
     let o = trace_bin()
         .arg("--out")
@@ -577,12 +625,20 @@ fn raw_files_become_a_valid_artifact_sqlite_and_chrome_json() {
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
-    assert!(err.contains("2 process(es), 2010 kernels"), "{err}");
+    assert!(err.contains("3 process(es), 2020 kernels"), "{err}");
     assert!(
         err.contains("pid 21 GPU 0: span") && err.contains("idle"),
         "{err}"
     );
-    assert!(err.contains("pid 22 did not flush"), "{err}");
+    assert!(
+        err.contains("pid 22: incomplete: the process ended without flushing"),
+        "{err}"
+    );
+    assert!(
+        err.contains("pid 23: incomplete: recording stopped 0.020 ms after its first record")
+            && err.contains("Why: its own profiler"),
+        "{err}"
+    );
     let art = opbench::artifact::read_artifact(&out.join("trace.json")).unwrap();
     assert_eq!(art.kind, "trace");
     opbench::artifact::validate(&art).unwrap();
@@ -623,6 +679,25 @@ fn raw_files_become_a_valid_artifact_sqlite_and_chrome_json() {
         .notes
         .iter()
         .any(|n| n.contains("pid 22") && n.contains("killed")));
+    let p23 = art
+        .results
+        .iter()
+        .find(|r| r.benchmark == "trace_process" && r.param_str("pid").as_deref() == Some("23"))
+        .unwrap();
+    assert_eq!(
+        (p23.metrics["complete"], p23.metrics["flushed"]),
+        (0.0, 1.0)
+    );
+    assert!((p23.metrics["lost_after_s"] - 20e-6).abs() < 1e-12);
+    let db = rusqlite::Connection::open(out.join("trace.sqlite")).unwrap();
+    let lost: (Option<i64>, i64) = db
+        .query_row(
+            "SELECT lostFrom, complete FROM OPBENCH_TRACE_PROCESS WHERE pid = 23",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(lost, (Some(1_020_000), 0));
     let v: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("timeline.trace.json")).unwrap()).unwrap();
     assert!(v["traceEvents"].as_array().unwrap().len() > 4_000);

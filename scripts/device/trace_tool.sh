@@ -6,13 +6,17 @@
 #      agree; its exit code 3 passes through.
 #   1b. tiny with --graphs graph: 5 graph executions (what CUPTI does with kernels outside
 #      graphs then is printed).
-#   2. tiny killed with SIGKILL mid-run: the raw file holds the counted part, no end line, and
-#      trace reports the process incomplete.
+#   2. tiny killed with SIGKILL 4 s into its run: the raw file holds the counted part (the
+#      injection library's flush thread wrote it), no end line, and trace reports the process
+#      incomplete.
 #   3. (with torch) a small transformer, eager, then torch.compile, then torch.compile with
-#      CUDA graphs: the kernels `trace` counts in the NVTX range "steps" equal torch.profiler's
-#      over the same steps (a separate process) and their summed time is within 1%.
-#   4. (with torch, observation only) torch.profiler started inside a traced process: what
-#      trace and the profiler each recorded.
+#      CUDA graphs, the same program in both processes (module ranges, the range "steps"): the
+#      kernels `trace` counts in "steps" equal torch.profiler's over the same steps (a separate
+#      process) and their summed time is within 1%; the counts per kernel name that differ are
+#      printed (scripts/device/trace_tool_names.py).
+#   4. (with torch) torch.profiler started inside a traced process: the profiler records what
+#      it records alone (the injection library steps aside), trace keeps what came before and
+#      reports the process incomplete from then.
 #   5. (with a CUDA build of llm_bench carried as $BIN/llm_bench) llm_bench --impl opbench
 #      traced unmodified.
 #
@@ -75,7 +79,7 @@ python3 -c "import sqlite3; c = sqlite3.connect('$OUT/tiny_graphs/trace.sqlite')
 echo "=== $(date +%T) 2. SIGKILL"
 $TRACE --out "$OUT/killed" -- sh -c "$BIN/trace_tool_tiny 0 loop & sleep 4; kill -KILL \$!; wait" \
   2>&1 | tee "$OUT/killed.log"
-grep -q "did not flush" "$OUT/killed.log" && echo "PASS reported incomplete" || { echo "FAIL not reported incomplete"; fails=$((fails + 1)); }
+grep -q "ended without flushing" "$OUT/killed.log" && echo "PASS reported incomplete" || { echo "FAIL not reported incomplete"; fails=$((fails + 1)); }
 check killed "q('select complete from OPBENCH_TRACE_PROCESS') == 0 and q('select count(*) from CUPTI_ACTIVITY_KIND_KERNEL') >= 115" "$OUT/killed"
 
 if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
@@ -88,13 +92,22 @@ if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
     p=$(cat "$OUT/torch_$variant.profiler.json")
     check "torch $variant count" "row('trace_range', range='steps')['kernels'] == $p['kernels']" "$OUT/torch_$variant"
     check "torch $variant time" "abs(row('trace_range', range='steps')['kernel_time_us'] / $p['kernel_time_us'] - 1) <= 0.01" "$OUT/torch_$variant"
+    check "torch $variant complete" "q('select complete from OPBENCH_TRACE_PROCESS order by complete limit 1') == 1" "$OUT/torch_$variant"
+    python3 scripts/device/trace_tool_names.py "$OUT/torch_$variant/trace.sqlite" "$OUT/torch_$variant.profiler.json"
   done
-  # 4. Not a pass/fail check: the workload starting its own CUPTI subscriber (torch.profiler)
-  # inside a traced process. What each side recorded is printed for the notes.
-  echo "=== $(date +%T) 4. torch.profiler inside a traced process (observation)"
+  # 4. The workload starting its own CUPTI subscriber (torch.profiler) inside a traced process.
+  echo "=== $(date +%T) 4. torch.profiler inside a traced process"
   $TRACE --out "$OUT/torch_profiler_inside" --name torch-profiler-inside -- \
-    python3 scripts/device/trace_tool_torch.py --mode profile 2>&1 | tail -12
-  echo "profiler alone: $(cat "$OUT/torch_eager.profiler.json")"
+    python3 scripts/device/trace_tool_torch.py --mode profile > "$OUT/torch_profiler_inside.json" \
+    2> "$OUT/torch_profiler_inside.log"
+  tail -14 "$OUT/torch_profiler_inside.log"
+  inside=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['kernels'])" "$OUT/torch_profiler_inside.json")
+  alone=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['kernels'])" "$OUT/torch_eager.profiler.json")
+  echo "profiler inside a traced process: $inside kernels; alone: $alone"
+  [ "$inside" = "$alone" ] && echo "PASS the profiler inside records what it records alone" || { echo "FAIL profiler inside $inside != alone $alone"; fails=$((fails + 1)); }
+  grep -q "incomplete: recording stopped" "$OUT/torch_profiler_inside.log" && echo "PASS reported: recording stopped" || { echo "FAIL no 'recording stopped' report"; fails=$((fails + 1)); }
+  # Before the profiler starts: model set-up and 5 warm-up steps of 40 kernels each.
+  check "inside: earlier records kept" "q('select complete from OPBENCH_TRACE_PROCESS where lostFrom is not null') == 0 and q('select count(*) from CUPTI_ACTIVITY_KIND_KERNEL') >= 200" "$OUT/torch_profiler_inside"
 else
   echo "SKIPPED 3 and 4: no torch with CUDA here"
 fi

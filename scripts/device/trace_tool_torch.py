@@ -1,11 +1,12 @@
 """A small PyTorch workload for checking `trace` on a GPU against torch.profiler (run in two
-separate processes by scripts/device/trace_tool.sh).
+separate processes by scripts/device/trace_tool.sh). Both modes run the same program: the
+module-path NVTX ranges of bench/trace_modules.py and the measured steps inside one NVTX range
+"steps" (under torch.compile the module hooks do nothing inside compiled code in either mode).
 
-  --mode trace:    the workload with module-path NVTX ranges (bench/trace_modules.py); the
-                   measured steps inside one NVTX range "steps", so `trace` counts their kernels
-                   in its trace_range row of that name.
+  --mode trace:    the workload alone; `trace` counts the kernels of its trace_range row
+                   "steps".
   --mode profile:  the same steps under torch.profiler (CUDA activities); prints
-                   {"kernels": N, "kernel_time_us": T} over those steps.
+                   {"kernels": N, "kernel_time_us": T, "by_name": {name: count}} over them.
 --compile uses torch.compile (mode "reduce-overhead" with --graphs: CUDA graphs)."""
 
 import argparse
@@ -61,37 +62,40 @@ def main():
     a = p.parse_args()
     torch.manual_seed(0)
     model = Model().cuda().half().eval()
-    if a.mode == "trace":
-        trace_modules.annotate(model)
+    trace_modules.annotate(model)
     fn = model
     if a.compile:
         fn = torch.compile(model, mode="reduce-overhead" if a.graphs else "default")
     x = torch.randn(4, 128, 512, device="cuda", dtype=torch.half)
+
+    def steps():
+        torch.cuda.nvtx.range_push("steps")
+        for _ in range(a.steps):
+            fn(x)
+        torch.cuda.synchronize()
+        torch.cuda.nvtx.range_pop()
+
     with torch.no_grad():
         for _ in range(5):
             fn(x)
         torch.cuda.synchronize()
         if a.mode == "trace":
-            torch.cuda.nvtx.range_push("steps")
-            for _ in range(a.steps):
-                fn(x)
-            torch.cuda.synchronize()
-            torch.cuda.nvtx.range_pop()
+            steps()
             print(json.dumps({"steps": a.steps}))
             return
         from torch.profiler import ProfilerActivity, profile
 
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            for _ in range(a.steps):
-                fn(x)
-            torch.cuda.synchronize()
+            steps()
     # Kineto's own events carry ns; FunctionEvent times are µs.
     cuda = torch.autograd.DeviceType.CUDA
     events = [e for e in prof.profiler.kineto_results.events() if e.device_type() == cuda]
     kernels = [e for e in events if not e.name().startswith(("Memcpy", "Memset"))]
     total_us = sum(e.duration_ns() for e in kernels) / 1e3
-    print(json.dumps({"kernels": len(kernels), "kernel_time_us": total_us}))
-
+    by_name = {}
+    for e in kernels:
+        by_name[e.name()] = by_name.get(e.name(), 0) + 1
+    print(json.dumps({"kernels": len(kernels), "kernel_time_us": total_us, "by_name": by_name}))
 
 if __name__ == "__main__":
     main()

@@ -5,6 +5,7 @@
 
 use super::breakdown::{kernel_type, KernelType};
 use super::classify::{class_by_name, OpClass};
+use super::record::Activity;
 use super::workload::Workload;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -29,18 +30,23 @@ fn name(c: OpClass) -> &'static str {
     }
 }
 
+/// The class of an activity (what `class_totals` sums by).
+pub fn activity_class(a: &Activity) -> &'static str {
+    if kernel_type(a) == KernelType::Communication {
+        "communication"
+    } else {
+        name(class_by_name(a.kind, &a.name))
+    }
+}
+
 /// Totals per class, by time descending.
 pub fn class_totals(w: &Workload) -> Vec<ClassTotal> {
     let mut cache: HashMap<(super::record::ActivityKind, &str), &'static str> = HashMap::new();
     let mut by: HashMap<&'static str, (u64, u64)> = HashMap::new();
     for a in w.processes.iter().flat_map(|p| &p.activities) {
-        let c = *cache.entry((a.kind, a.name.as_str())).or_insert_with(|| {
-            if kernel_type(a) == KernelType::Communication {
-                "communication"
-            } else {
-                name(class_by_name(a.kind, &a.name))
-            }
-        });
+        let c = *cache
+            .entry((a.kind, a.name.as_str()))
+            .or_insert_with(|| activity_class(a));
         let e = by.entry(c).or_default();
         e.0 += 1;
         e.1 += a.dur_ns();

@@ -174,18 +174,10 @@ fn report(
             eprintln!("trace: warning: pid {}: {w}", p.pid);
         }
     }
-    for p in a.processes.iter().filter(|p| !p.complete) {
-        eprintln!(
-            "trace: warning: pid {} did not flush its trace (killed or crashed): its last \
-             second or so may be missing",
-            p.pid
-        );
-    }
-    if a.dropped_records() > 0 {
-        eprintln!(
-            "trace: warning: CUPTI dropped {} records: the trace is incomplete",
-            a.dropped_records()
-        );
+    for p in &a.processes {
+        for m in p.missing() {
+            eprintln!("trace: warning: pid {}: incomplete: {m}", p.pid);
+        }
     }
     for t in &a.temporal {
         eprintln!(

@@ -203,13 +203,23 @@ pub fn parse_raw(text: &str) -> Result<ProcessTrace> {
             }
             "D" => p.dropped_records = p.dropped_records.max(f.num()?),
             "W" => p.warnings.push(unescape(f.next_str()?)),
-            "E" => p.complete = true,
+            "E" => p.flushed = true,
+            "L" => {
+                // The earliest stop counts (the library writes one; two would be a bug).
+                let t: u64 = f.num()?;
+                let why = unescape(f.next_str()?);
+                if p.lost_from_ns.is_none_or(|e| t < e) {
+                    p.lost_from_ns = Some(t);
+                    p.lost_why = Some(why);
+                }
+            }
             other => bail!("line {n}: unknown record tag {other:?}"),
         }
     }
     if !saw_header {
         bail!("no header line: the file is empty or not a raw trace file");
     }
+    p.complete = p.flushed && p.lost_from_ns.is_none();
     Ok(p)
 }
 
@@ -417,6 +427,23 @@ mod tests {
         let p = parse_raw(&text).unwrap();
         assert!(!p.complete && p.torn_tail);
         assert_eq!(p.activities.len(), 3);
+    }
+
+    #[test]
+    fn a_process_whose_recording_stopped_early_reads_as_incomplete_from_then() {
+        let mut text = sample();
+        lost(&mut text, 160, "its own \"profiler\"\tstarted");
+        lost(&mut text, 170, "again");
+        end(&mut text, "exit");
+        let p = parse_raw(&text).unwrap();
+        assert!(p.flushed && !p.complete);
+        assert_eq!(p.lost_from_ns, Some(160), "the earliest stop counts");
+        assert_eq!(p.lost_why.as_deref(), Some("its own \"profiler\"\tstarted"));
+        // The first record is the runtime call at 100.
+        assert_eq!(p.lost_after_ns(), Some(60));
+        let mut text = sample();
+        lost(&mut text, 0, "before CUDA started");
+        assert_eq!(parse_raw(&text).unwrap().lost_after_ns(), Some(0));
     }
 
     #[test]

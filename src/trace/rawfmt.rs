@@ -5,7 +5,8 @@
 //! Lines: `H` header (format version, pid, CUPTI version), `N` a string (id, text), `G` a GPU,
 //! `K` kernel, `A` a whole CUDA graph's execution (graph-level tracing), `C` memcpy, `M` memset, `R` runtime API call, `V` driver API call, `Y`
 //! synchronization, `P` NVTX range, `D` dropped-record count so far, `W` a warning of the
-//! injection library, `E` clean end. A process
+//! injection library, `L` recording stopped early (CUPTI time, why: the program started its
+//! own CUPTI subscriber), `E` clean end. A process
 //! killed mid-write leaves a last line without its newline; readers drop it, and a file
 //! without `E` reads as incomplete.
 
@@ -41,6 +42,11 @@ pub const GRAPHS_ENV: &str = "OPBENCH_TRACE_GRAPHS";
 /// queries that neither enqueue GPU work nor wait for it, such as cudaGetDevice or
 /// cuCtxGetCurrent) or "all".
 pub const API_ENV: &str = "OPBENCH_TRACE_API";
+
+/// Restricts the activity kinds recorded to those named (comma-separated: DEVICE,
+/// CONCURRENT_KERNEL, MEMCPY, MEMSET, RUNTIME, DRIVER, SYNCHRONIZATION), to measure what each
+/// costs a workload; each kind left out is named in a warning. Unset: all.
+pub const KINDS_ENV: &str = "OPBENCH_TRACE_KINDS";
 
 /// One execution of a CUDA graph (graph-level tracing).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -293,6 +299,12 @@ pub fn dropped(o: &mut String, total: u64) {
 /// A message from the injection library (a refusal, a kind CUPTI would not record).
 pub fn warning(o: &mut String, text: &str) {
     let _ = writeln!(o, "W\t{}", escape(text));
+}
+
+/// Recording stopped at CUPTI time `ns` (0: before it started) for the reason `why`: no
+/// activity after that is in the file, though the process went on.
+pub fn lost(o: &mut String, ns: u64, why: &str) {
+    let _ = writeln!(o, "L\t{ns}\t{}", escape(why));
 }
 
 /// The process ended and flushed everything (`why`: "exit", "atexit").

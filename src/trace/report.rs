@@ -26,9 +26,52 @@ pub struct ProcessSummary {
     pub syncs: usize,
     pub nvtx_ranges: usize,
     pub dropped_records: u64,
+    /// Everything the process did was recorded (flushed, and recording never stopped early).
     pub complete: bool,
+    /// The process flushed its trace at exit (false: killed or crashed).
+    #[serde(default)]
+    pub flushed: bool,
+    /// Recording stopped this long after the process's first record, the process going on
+    /// (`ProcessTrace::lost_after_ns`), and why.
+    #[serde(default)]
+    pub lost_after_ns: Option<u64>,
+    #[serde(default)]
+    pub lost_why: Option<String>,
     pub torn_tail: bool,
     pub warnings: Vec<String>,
+}
+
+impl ProcessSummary {
+    /// What is missing from this process's trace, in words (None: nothing).
+    pub fn missing(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        if let Some(t) = self.lost_after_ns {
+            let after = if t >= 1_000_000_000 {
+                format!("{:.3} s", t as f64 / 1e9)
+            } else {
+                format!("{:.3} ms", t as f64 / 1e6)
+            };
+            v.push(format!(
+                "recording stopped {after} after its first record, the process going on: \
+                 everything it did later is missing. Why: {}",
+                self.lost_why.as_deref().unwrap_or("not said")
+            ));
+        }
+        if !self.flushed {
+            v.push(
+                "the process ended without flushing its trace (killed or crashed): up to its \
+                 last ~1 s of records may be missing"
+                    .to_string(),
+            );
+        }
+        if self.dropped_records > 0 {
+            v.push(format!(
+                "CUPTI dropped {} records (buffers full)",
+                self.dropped_records
+            ));
+        }
+        v
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -72,6 +115,9 @@ pub fn analyze_workload(w: &Workload) -> WorkloadAnalysis {
                 nvtx_ranges: p.ranges.len(),
                 dropped_records: p.dropped_records,
                 complete: p.complete,
+                flushed: p.flushed,
+                lost_after_ns: p.lost_after_ns(),
+                lost_why: p.lost_why.clone(),
                 torn_tail: p.torn_tail,
                 warnings: p.warnings.clone(),
             }

@@ -55,7 +55,7 @@ CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER
   endGlobalTid INTEGER, textId INTEGER, domainId INTEGER);
 CREATE TABLE OPBENCH_TRACE_PROCESS (globalPid INTEGER NOT NULL, pid INTEGER NOT NULL,
   cuptiVersion INTEGER, droppedRecords INTEGER NOT NULL, complete INTEGER NOT NULL,
-  tornTail INTEGER NOT NULL);
+  tornTail INTEGER NOT NULL, flushed INTEGER NOT NULL, lostFrom INTEGER, lostWhy TEXT);
 ";
 
 /// nsys' `ENUM_CUDA_MEMCPY_OPER` rows (CUPTI's memcpy kinds).
@@ -176,8 +176,9 @@ pub fn fill(c: &mut Connection, w: &Workload) -> Result<()> {
             "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, endGlobalTid, \
              textId) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         )?;
-        let mut proc =
-            tx.prepare("INSERT INTO OPBENCH_TRACE_PROCESS VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?;
+        let mut proc = tx.prepare(
+            "INSERT INTO OPBENCH_TRACE_PROCESS VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        )?;
         // Per kernel name: (mangled, demangled, short) string ids, computed once.
         let mut name_ids: HashMap<&str, (i64, i64, i64)> = HashMap::new();
         for p in &w.processes {
@@ -188,7 +189,10 @@ pub fn fill(c: &mut Connection, w: &Workload) -> Result<()> {
                 p.cupti_version,
                 p.dropped_records as i64,
                 p.complete,
-                p.torn_tail
+                p.torn_tail,
+                p.flushed,
+                p.lost_from_ns.map(|t| t as i64),
+                p.lost_why
             ])?;
             for g in &p.gpus {
                 if seen_gpu.insert(g.id) {

@@ -216,6 +216,9 @@ pub fn run_traced(cmd: &[OsString], rec: &Recording, raw: &Path) -> Result<ExitS
     if let Some(p) = rec.cupti {
         c.env(CUPTI_LIB_ENV, p);
     }
+    if let Some(v) = preload_with(rec.lib, std::env::var_os("LD_PRELOAD")) {
+        c.env("LD_PRELOAD", v);
+    }
     if let Some(earlier) = std::env::var_os("CUDA_INJECTION64_PATH") {
         eprintln!(
             "trace: warning: CUDA_INJECTION64_PATH was {earlier:?}; the command runs with \
@@ -239,6 +242,29 @@ pub fn run_traced(cmd: &[OsString], rec: &Recording, raw: &Path) -> Result<ExitS
     child
         .wait()
         .with_context(|| format!("waiting for {prog:?}"))
+}
+
+/// `LD_PRELOAD` for the command: the injection library ahead of what was there. Preloaded, the
+/// library's `cuptiActivityRegisterCallbacks` comes before libcupti's, so a program that starts
+/// its own CUPTI subscriber (torch.profiler) makes the library step aside (its output is then
+/// marked incomplete from that time) instead of the program's profiler recording nothing.
+/// None (nothing changed) when `lib` is not an ELF shared object: the dynamic loader would
+/// only complain in every process.
+fn preload_with(lib: &Path, earlier: Option<OsString>) -> Option<OsString> {
+    let mut magic = [0u8; 4];
+    let elf = std::fs::File::open(lib)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
+        .is_ok()
+        && magic == *b"\x7fELF";
+    if !elf {
+        return None;
+    }
+    let mut v = OsString::from(lib);
+    if let Some(e) = earlier.filter(|e| !e.is_empty()) {
+        v.push(":");
+        v.push(e);
+    }
+    Some(v)
 }
 
 /// While the command runs, `trace` outlives the signals meant to end it, so it can still write
@@ -395,16 +421,9 @@ fn notes(facts: &RunFacts, a: &WorkloadAnalysis) -> Vec<String> {
                 p.pid
             ));
         }
-        if p.dropped_records > 0 {
+        for m in p.missing() {
             v.push(format!(
-                "pid {}: CUPTI dropped {} records: the trace of this process is incomplete",
-                p.pid, p.dropped_records
-            ));
-        }
-        if !p.complete {
-            v.push(format!(
-                "pid {}: the process ended without flushing its trace (killed or crashed): \
-                 up to its last ~1 s of records may be missing",
+                "pid {}: the trace of this process is incomplete: {m}",
                 p.pid
             ));
         }

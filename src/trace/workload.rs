@@ -110,9 +110,20 @@ pub struct ProcessTrace {
     pub ranges: Vec<NvtxRange>,
     /// Records CUPTI reported dropped (buffers full): not in the lists above.
     pub dropped_records: u64,
+    /// Everything the process did is here: it flushed and closed its file (`flushed`) and
+    /// recording never stopped early (`lost_from_ns` is None).
+    pub complete: bool,
     /// The process flushed and closed its file (an `E` line); false when it was killed or
     /// crashed, so the last second or so may be missing.
-    pub complete: bool,
+    #[serde(default)]
+    pub flushed: bool,
+    /// Recording stopped at this CUPTI time (0: before it started) while the process went on
+    /// (an `L` line): no activity after it is here. `lost_why` says why (the program started
+    /// its own CUPTI subscriber, e.g. torch.profiler).
+    #[serde(default)]
+    pub lost_from_ns: Option<u64>,
+    #[serde(default)]
+    pub lost_why: Option<String>,
     /// A last line cut off mid-write (process killed), left out.
     pub torn_tail: bool,
     /// What the injection library reported (CUPTI refused a kind, version not supported).
@@ -125,6 +136,19 @@ impl ProcessTrace {
         self.activities
             .iter()
             .filter(|a| a.kind == ActivityKind::Kernel)
+    }
+
+    /// The earliest start of any GPU activity or API call (None: nothing recorded).
+    pub fn first_ns(&self) -> Option<u64> {
+        let gpu = self.activities.iter().map(|a| a.start_ns);
+        gpu.chain(self.api.iter().map(|a| a.start_ns)).min()
+    }
+
+    /// How long after its first record recording stopped early (`lost_from_ns`), in ns: 0
+    /// when it stopped before anything was recorded.
+    pub fn lost_after_ns(&self) -> Option<u64> {
+        let t = self.lost_from_ns?;
+        Some(self.first_ns().map_or(0, |f| t.saturating_sub(f)))
     }
 }
 

@@ -39,25 +39,29 @@ pub fn workload_rows(a: &WorkloadAnalysis, workload: &str) -> Vec<ResultRow> {
         .map(|(i, p)| (p.pid, i))
         .collect();
     for (i, p) in a.processes.iter().enumerate() {
-        out.push(
-            row(
-                "trace_process",
-                workload,
-                &[
-                    ("kernels", p.kernels as f64),
-                    ("memcpys", p.memcpys as f64),
-                    ("memsets", p.memsets as f64),
-                    ("graph_execs", p.graph_execs as f64),
-                    ("api_calls", p.api_calls as f64),
-                    ("syncs", p.syncs as f64),
-                    ("nvtx_ranges", p.nvtx_ranges as f64),
-                    ("dropped_records", p.dropped_records as f64),
-                    ("complete", p.complete as u8 as f64),
-                ],
-            )
-            .param("process", i)
-            .param("pid", p.pid as usize),
-        );
+        let mut r = row(
+            "trace_process",
+            workload,
+            &[
+                ("kernels", p.kernels as f64),
+                ("memcpys", p.memcpys as f64),
+                ("memsets", p.memsets as f64),
+                ("graph_execs", p.graph_execs as f64),
+                ("api_calls", p.api_calls as f64),
+                ("syncs", p.syncs as f64),
+                ("nvtx_ranges", p.nvtx_ranges as f64),
+                ("dropped_records", p.dropped_records as f64),
+                ("complete", p.complete as u8 as f64),
+                ("flushed", p.flushed as u8 as f64),
+            ],
+        )
+        .param("process", i)
+        .param("pid", p.pid as usize);
+        // Only where recording stopped early: seconds after the process's first record.
+        if let Some(t) = p.lost_after_ns {
+            r.metrics.insert("lost_after_s".into(), t as f64 / 1e9);
+        }
+        out.push(r);
     }
     for t in &a.temporal {
         let s = t.span_ns as f64;

@@ -61,7 +61,7 @@ class TraceModulesTest(unittest.TestCase):
             events.append(("pop",))
             return len(events)
 
-        handles = trace_modules.annotate(model, push=push, pop=pop)
+        handles = trace_modules.annotate(model, push=push, pop=pop, compiling=lambda: False)
         self.assertEqual(len(handles), 2 * 5)
         # The hooks leave the inputs and outputs alone.
         self.assertEqual(model("x"), "x")
@@ -80,6 +80,22 @@ class TraceModulesTest(unittest.TestCase):
                 ("pop",),
             ],
         )
+
+    def test_the_hooks_do_nothing_while_torch_compile_traces(self):
+        model = Module(layers=Module(**{"0": Module()}))
+        events = []
+        compiling = [True]
+        trace_modules.annotate(
+            model,
+            push=lambda n: events.append(("push", n)),
+            pop=lambda: events.append(("pop",)),
+            compiling=lambda: compiling[0],
+        )
+        self.assertEqual(model("x"), "x")
+        self.assertEqual(events, [], "no range (and no graph break) in traced code")
+        compiling[0] = False
+        model("x")
+        self.assertEqual(len(events), 6, "eager calls get their ranges")
 
     def test_the_root_takes_the_given_name(self):
         names = [n for _, n in trace_modules.range_names(Module(a=Module()).named_modules(), "net")]

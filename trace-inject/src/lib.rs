@@ -4,7 +4,9 @@
 //! calls (queries left out unless `OPBENCH_TRACE_API=all`: `api_filter.rs`),
 //! synchronizations and NVTX ranges into `$OPBENCH_TRACE_DIR/trace-<pid>.raw`
 //! (`src/trace/rawfmt.rs` of the opbench crate), appending each buffer as CUPTI completes it
-//! and flushing every second, so a killed process loses at most about a second.
+//! and asking CUPTI for its buffers every second (`flush`), so a killed process loses at most
+//! about a second. Preloaded by `trace` as well (`LD_PRELOAD`), it steps aside when the program
+//! starts its own CUPTI subscriber (`handover`).
 //!
 //! Nothing here may unwind into C or abort the traced program: every entry point catches
 //! panics, and a failure is written to the raw file as a warning (`W`) line.
@@ -14,10 +16,13 @@
 mod rawfmt;
 
 mod api_filter;
+mod flush;
+mod handover;
 mod nvtx;
 mod out;
 mod records;
 
+pub use handover::cuptiActivityRegisterCallbacks;
 pub use nvtx::InitializeInjectionNvtx2;
 
 use cudarc::cupti::sys::{self, CUpti_ActivityKind as Kind};
@@ -44,8 +49,32 @@ const KINDS: [(Kind, &str); 7] = [
     (Kind::CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "SYNCHRONIZATION"),
 ];
 
-/// How often CUPTI hands over buffers that are not full, in ms.
+/// The activity kinds `OPBENCH_TRACE_KINDS` (comma-separated names of `KINDS`) restricts the
+/// recording to, for measuring what each costs; None: all of them.
+fn only_kinds() -> Option<Vec<String>> {
+    let v = std::env::var(rawfmt::KINDS_ENV).ok()?;
+    Some(
+        v.split(',')
+            .map(|s| s.trim().to_ascii_uppercase())
+            .filter(|s| !s.is_empty())
+            .collect(),
+    )
+}
+
+/// How often CUPTI looks for full buffers of complete records, in ms (buffers that are not
+/// full are asked for by the `flush` thread).
 const FLUSH_PERIOD_MS: u32 = 1000;
+
+/// Whether graph-level tracing was asked for (`OPBENCH_TRACE_GRAPHS=graph`).
+fn graph_level() -> bool {
+    std::env::var(rawfmt::GRAPHS_ENV).is_ok_and(|v| v == "graph")
+}
+
+/// The activity kinds `init` enables (and a hand-over disables).
+pub(crate) fn enabled_kinds() -> Vec<Kind> {
+    let graph = graph_level().then_some(Kind::CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
+    graph.into_iter().chain(KINDS.map(|(k, _)| k)).collect()
+}
 
 extern "C" {
     fn atexit(cb: extern "C" fn()) -> i32;
@@ -99,6 +128,14 @@ fn init() -> Result<(), String> {
         return Err(format!("cuptiGetVersion failed: {r:?}; nothing recorded"));
     }
     out::start(version)?;
+    if handover::handed_over() {
+        handover::write_lost(0);
+        return Err(
+            "the program registered its own CUPTI activity callbacks before CUDA \
+                    started: nothing recorded"
+                .into(),
+        );
+    }
     if !(CUPTI_MIN..CUPTI_BELOW).contains(&version) {
         return Err(format!(
             "CUPTI API version {version} is outside {CUPTI_MIN}..{CUPTI_BELOW} (CUDA 13.x), \
@@ -111,6 +148,7 @@ fn init() -> Result<(), String> {
         let _ = sys::cuptiSetThreadIdType(
             sys::CUpti_ActivityThreadIdType::CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM,
         );
+        // cudarc's binding: libcupti's own function, not this library's interposed one.
         let r = sys::cuptiActivityRegisterCallbacks(
             Some(records::buffer_requested),
             Some(records::buffer_completed),
@@ -121,7 +159,7 @@ fn init() -> Result<(), String> {
                  recorded"
             ));
         }
-        let graph_level = std::env::var(rawfmt::GRAPHS_ENV).is_ok_and(|v| v == "graph");
+        let graph_level = graph_level();
         if graph_level {
             let r = sys::cuptiActivityEnable(Kind::CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
             if r != sys::CUptiResult::CUPTI_SUCCESS {
@@ -130,7 +168,16 @@ fn init() -> Result<(), String> {
                 ));
             }
         }
+        let only = only_kinds();
         for (k, name) in KINDS {
+            if only.as_ref().is_some_and(|o| !o.iter().any(|n| n == name)) {
+                out::warn(&format!(
+                    "{name} not recorded: {} names only {}",
+                    rawfmt::KINDS_ENV,
+                    only.as_ref().map(|o| o.join(",")).unwrap_or_default()
+                ));
+                continue;
+            }
             let r = sys::cuptiActivityEnable(k);
             if r != sys::CUptiResult::CUPTI_SUCCESS {
                 let why = if graph_level && k == Kind::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL {
@@ -151,9 +198,13 @@ fn init() -> Result<(), String> {
         let r = sys::cuptiActivityFlushPeriod(FLUSH_PERIOD_MS);
         if r != sys::CUptiResult::CUPTI_SUCCESS {
             out::warn(&format!(
-                "cuptiActivityFlushPeriod: {r:?}: buffers are written only when full or at exit"
+                "cuptiActivityFlushPeriod: {r:?}: full buffers wait for the next flush"
             ));
         }
+    }
+    handover::recording_started();
+    if let Err(e) = flush::start() {
+        out::warn(&e);
     }
     register_exit();
     Ok(())
@@ -172,9 +223,13 @@ pub(crate) fn register_exit() {
 
 extern "C" fn at_exit() {
     let _ = catch_unwind(|| {
-        // SAFETY: a plain CUPTI call; 1 = CUPTI_ACTIVITY_FLAG_FLUSH_FORCED.
-        unsafe {
-            let _ = sys::cuptiActivityFlushAll(1);
+        flush::stop();
+        // After a hand-over CUPTI's buffers are the program's: not flushed from here.
+        if !handover::handed_over() {
+            // SAFETY: a plain CUPTI call; 1 = CUPTI_ACTIVITY_FLAG_FLUSH_FORCED.
+            unsafe {
+                let _ = sys::cuptiActivityFlushAll(1);
+            }
         }
         out::finish("exit");
     });

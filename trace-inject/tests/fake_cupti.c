@@ -1,7 +1,10 @@
 /* A stand-in libcupti for the injection library's CPU test: the CUPTI functions the library
  * calls, with activity records supplied by the test (fake_set_records) and handed over in one
- * buffer when the library flushes. Result codes are CUPTI's: 0 success, 1 invalid parameter,
- * 12 max limit reached (no more records). */
+ * buffer when someone flushes with cuptiActivityFlushAll. As in the real CUPTI, the periodic
+ * flush (cuptiActivityFlushPeriod) never hands over a buffer that is not full: the records
+ * here never fill one. The fake_* functions let the test see what the library did: kinds
+ * enabled now, whose callbacks are registered, whether cuptiFinalize was called. Result codes
+ * are CUPTI's: 0 success, 1 invalid parameter, 12 max limit reached (no more records). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -34,18 +37,29 @@ int cuptiGetVersion(uint32_t *v) {
 }
 int cuptiGetTimestamp(uint64_t *t) { clock_ns += 10; *t = clock_ns; return 0; }
 int cuptiSetThreadIdType(int type) { (void)type; return 0; }
+static int registrations, finalized;
 int cuptiActivityRegisterCallbacks(requested_fn r, completed_fn c) {
     requested = r;
     completed = c;
+    registrations++;
     return 0;
 }
+int fake_registrations(void) { return registrations; }
+int fake_finalized(void) { return finalized; }
+int fake_completed_is(completed_fn c) { return completed == c; }
+int cuptiFinalize(void) { finalized = 1; requested = NULL; completed = NULL; return 0; }
 /* Synchronization (38) is refused, as a CUPTI without it would; once graph-level tracing
  * (51) is on, so is the concurrent-kernel kind (10), as CUPTI may do. */
 static int graph_trace_on;
+static uint64_t enabled; /* one bit per kind (every kind used is below 64) */
 int cuptiActivityEnable(int kind) {
     if (kind == 51) graph_trace_on = 1;
-    return kind == 38 || (kind == 10 && graph_trace_on) ? 1 : 0;
+    if (kind == 38 || (kind == 10 && graph_trace_on)) return 1;
+    enabled |= (uint64_t)1 << kind;
+    return 0;
 }
+int cuptiActivityDisable(int kind) { enabled &= ~((uint64_t)1 << kind); return 0; }
+int fake_enabled(void) { return __builtin_popcountll(enabled); }
 int cuptiActivityFlushPeriod(uint32_t ms) { (void)ms; return 0; }
 int cuptiActivityFlushAll(uint32_t flag) {
     (void)flag;

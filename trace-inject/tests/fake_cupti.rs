@@ -10,48 +10,20 @@ use cudarc::cupti::sys::{
     CUpti_ActivityKind as Kind, CUpti_ActivityMemcpy6 as MemcpyRec,
     CUpti_ActivityMemset4 as MemsetRec,
 };
-use std::ffi::{c_char, c_int, c_void, CString};
-use std::path::Path;
-use std::process::Command;
+use std::ffi::CString;
 use std::ptr::addr_of_mut;
 
 mod common;
 
-extern "C" {
-    fn dlopen(file: *const c_char, mode: c_int) -> *mut c_void;
-    fn dlsym(handle: *mut c_void, name: *const c_char) -> *mut c_void;
-}
-
-/// A zeroed record of type `T` as bytes, filled by `f` through a raw pointer (no reference to
-/// a possibly invalid value is made).
-fn record<T>(f: impl FnOnce(*mut T)) -> Vec<u8> {
-    let mut v = vec![0u8; std::mem::size_of::<T>()];
-    f(v.as_mut_ptr() as *mut T);
-    v
-}
-
 /// The traced process: records handed to the fake, both entry points called, NVTX handlers
 /// used, then a normal exit (the library's exit handler flushes and closes the file).
 fn child() {
-    let lib = CString::new("libcupti.so").unwrap();
-    // SAFETY: dlopen/dlsym with valid C strings; the fake exports fake_set_records.
-    let set: unsafe extern "C" fn(*const u8, *const usize, usize) = unsafe {
-        let h = dlopen(lib.as_ptr(), 2 /* RTLD_NOW */);
-        assert!(
-            !h.is_null(),
-            "the fake libcupti.so was not found on LD_LIBRARY_PATH"
-        );
-        let sym = CString::new("fake_set_records").unwrap();
-        let p = dlsym(h, sym.as_ptr());
-        assert!(!p.is_null());
-        std::mem::transmute(p)
-    };
     let kname: &'static CString = Box::leak(Box::new(CString::new("_Z6kernelPf").unwrap()));
     let gname: &'static CString = Box::leak(Box::new(CString::new("Fake H100").unwrap()));
     // SAFETY (every closure below): the pointer is to a zeroed buffer of the record's size;
     // fields are written unaligned.
     let recs: Vec<Vec<u8>> = vec![
-        record::<DeviceRec>(|d| unsafe {
+        common::record::<DeviceRec>(|d| unsafe {
             addr_of_mut!((*d).kind).write_unaligned(Kind::CUPTI_ACTIVITY_KIND_DEVICE);
             addr_of_mut!((*d).id).write_unaligned(0);
             addr_of_mut!((*d).name).write_unaligned(gname.as_ptr());
@@ -60,7 +32,7 @@ fn child() {
             addr_of_mut!((*d).numMultiprocessors).write_unaligned(132);
             addr_of_mut!((*d).globalMemorySize).write_unaligned(80 << 30);
         }),
-        record::<ApiRec>(|a| unsafe {
+        common::record::<ApiRec>(|a| unsafe {
             addr_of_mut!((*a).kind).write_unaligned(Kind::CUPTI_ACTIVITY_KIND_RUNTIME);
             addr_of_mut!((*a).cbid).write_unaligned(211);
             addr_of_mut!((*a).start).write_unaligned(100);
@@ -69,7 +41,7 @@ fn child() {
             addr_of_mut!((*a).correlationId).write_unaligned(5);
         }),
         // A second call of the same function: its name is looked up and written once.
-        record::<ApiRec>(|a| unsafe {
+        common::record::<ApiRec>(|a| unsafe {
             addr_of_mut!((*a).kind).write_unaligned(Kind::CUPTI_ACTIVITY_KIND_RUNTIME);
             addr_of_mut!((*a).cbid).write_unaligned(211);
             addr_of_mut!((*a).start).write_unaligned(120);
@@ -77,7 +49,7 @@ fn child() {
             addr_of_mut!((*a).threadId).write_unaligned(77);
             addr_of_mut!((*a).correlationId).write_unaligned(7);
         }),
-        record::<KernelRec>(|k| unsafe {
+        common::record::<KernelRec>(|k| unsafe {
             addr_of_mut!((*k).kind).write_unaligned(Kind::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
             addr_of_mut!((*k).registersPerThread).write_unaligned(40);
             addr_of_mut!((*k).start).write_unaligned(200);
@@ -96,7 +68,7 @@ fn child() {
             addr_of_mut!((*k).graphId).write_unaligned(9);
             addr_of_mut!((*k).name).write_unaligned(kname.as_ptr());
         }),
-        record::<MemcpyRec>(|m| unsafe {
+        common::record::<MemcpyRec>(|m| unsafe {
             addr_of_mut!((*m).kind).write_unaligned(Kind::CUPTI_ACTIVITY_KIND_MEMCPY);
             addr_of_mut!((*m).copyKind).write_unaligned(1);
             addr_of_mut!((*m).bytes).write_unaligned(65536);
@@ -105,7 +77,7 @@ fn child() {
             addr_of_mut!((*m).streamId).write_unaligned(13);
             addr_of_mut!((*m).correlationId).write_unaligned(6);
         }),
-        record::<GraphRec>(|g| unsafe {
+        common::record::<GraphRec>(|g| unsafe {
             addr_of_mut!((*g).kind).write_unaligned(Kind::CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
             addr_of_mut!((*g).correlationId).write_unaligned(8);
             addr_of_mut!((*g).start).write_unaligned(400);
@@ -114,7 +86,7 @@ fn child() {
             addr_of_mut!((*g).graphId).write_unaligned(3);
             addr_of_mut!((*g).streamId).write_unaligned(14);
         }),
-        record::<MemsetRec>(|m| unsafe {
+        common::record::<MemsetRec>(|m| unsafe {
             addr_of_mut!((*m).kind).write_unaligned(Kind::CUPTI_ACTIVITY_KIND_MEMSET);
             addr_of_mut!((*m).value).write_unaligned(255);
             addr_of_mut!((*m).bytes).write_unaligned(512);
@@ -123,29 +95,12 @@ fn child() {
             addr_of_mut!((*m).streamId).write_unaligned(13);
         }),
     ];
-    let sizes: Vec<usize> = recs.iter().map(|r| r.len()).collect();
-    let data: &'static [u8] = Box::leak(recs.concat().into_boxed_slice());
-    let sizes: &'static [usize] = Box::leak(sizes.into_boxed_slice());
-    // SAFETY: the fake keeps the pointers; both are leaked.
-    unsafe { set(data.as_ptr(), sizes.as_ptr(), sizes.len()) };
+    common::set_records("libcupti.so", recs);
 
     assert_eq!(opbench_trace_inject::InitializeInjection(), 1);
 
     common::exercise_nvtx();
     // Returning ends the child test: its exit runs the library's exit handler.
-}
-
-fn build_fake(dir: &Path) {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake_cupti.c");
-    let out = dir.join("libcupti.so");
-    let st = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-        // A soname, as the real one has: loaded by path, it is then found by name.
-        .args(["-shared", "-fPIC", "-O1", "-Wl,-soname,libcupti.so", "-o"])
-        .arg(&out)
-        .arg(&src)
-        .status()
-        .expect("a C compiler (cc) builds the fake libcupti");
-    assert!(st.success(), "compiling {}", src.display());
 }
 
 #[test]
@@ -156,7 +111,7 @@ fn records_and_nvtx_ranges_reach_the_raw_file_and_the_exit_handler_closes_it() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    build_fake(tmp.path());
+    common::build_fake(tmp.path());
     let text = common::run_child(NAME, tmp.path());
     let raw = common::Raw::new(&text);
     let lines = &raw.lines;
@@ -209,7 +164,7 @@ fn graph_level_tracing_is_asked_for_and_a_refused_kernel_kind_is_reported() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    build_fake(tmp.path());
+    common::build_fake(tmp.path());
     let text = common::run_child_with(NAME, tmp.path(), &[("OPBENCH_TRACE_GRAPHS", "graph")]);
     let raw = common::Raw::new(&text);
     let w = raw.tagged("W");
@@ -228,16 +183,9 @@ fn graph_level_tracing_is_asked_for_and_a_refused_kernel_kind_is_reported() {
 /// domain (driver, runtime) had their records turned off, and checks them against `want`.
 fn api_child(want: i32) {
     assert_eq!(opbench_trace_inject::InitializeInjection(), 1);
-    let lib = CString::new("libcupti.so").unwrap();
-    let sym = CString::new("fake_api_off").unwrap();
-    // SAFETY: dlopen/dlsym with valid C strings; the fake exports fake_api_off(int).
-    let off: unsafe extern "C" fn(c_int) -> c_int = unsafe {
-        let h = dlopen(lib.as_ptr(), 2 /* RTLD_NOW */);
-        assert!(!h.is_null());
-        let p = dlsym(h, sym.as_ptr());
-        assert!(!p.is_null());
-        std::mem::transmute(p)
-    };
+    // SAFETY: the fake exports fake_api_off(int) -> int.
+    let off: unsafe extern "C" fn(std::ffi::c_int) -> std::ffi::c_int =
+        unsafe { common::fake_fn("libcupti.so", "fake_api_off") };
     // SAFETY: a plain C function of the fake.
     let (driver, runtime) = unsafe { (off(1), off(2)) };
     assert_eq!(
@@ -262,7 +210,7 @@ fn query_calls_are_left_out_unless_every_call_is_asked_for() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    build_fake(tmp.path());
+    common::build_fake(tmp.path());
     let text = common::run_child(NAME, tmp.path());
     assert!(!text.contains("leaving out"), "{text}");
     common::run_child_with(NAME, tmp.path(), &[("OPBENCH_TRACE_API", "all")]);
@@ -276,7 +224,7 @@ fn another_cuptis_layouts_are_not_read_and_the_file_says_why() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    build_fake(tmp.path());
+    common::build_fake(tmp.path());
     let text = common::run_child_with(NAME, tmp.path(), &[("FAKE_CUPTI_VERSION", "120090")]);
     let raw = common::Raw::new(&text);
     assert_eq!(raw.lines[0][3], "120090");
@@ -297,7 +245,7 @@ fn a_process_with_nvtx_and_no_cuda_closes_its_file_at_exit() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    build_fake(tmp.path());
+    common::build_fake(tmp.path());
     let text = common::run_child(NAME, tmp.path());
     common::Raw::new(&text).check_nvtx_and_end();
 }
@@ -314,7 +262,7 @@ fn a_libcupti_named_by_path_is_used_without_the_library_path() {
     let empty = tmp.path().join("empty");
     std::fs::create_dir_all(&lib_dir).unwrap();
     std::fs::create_dir_all(&empty).unwrap();
-    build_fake(&lib_dir);
+    common::build_fake(&lib_dir);
     let lib = lib_dir.join("libcupti.so");
     let lib = lib.to_str().unwrap();
     let text = common::run_child_with(NAME, &empty, &[("OPBENCH_CUPTI_LIB", lib)]);

@@ -10,6 +10,7 @@ mod llm;
 mod overview;
 mod spread;
 mod trace;
+mod workload;
 
 pub use common::{NamedTable, Section};
 pub use history::{commit_url, HistoryOptions, HistoryView};
@@ -175,12 +176,25 @@ pub const HISTORY_FILE: &str = "history.html";
 /// The entry key of the history page (no artifact kind contains a NUL).
 const HISTORY_KIND: &str = "\u{0}history";
 
+/// The artifact kind of `trace` (workload traces): one page per workload, not per kind.
+const WORKLOAD_TRACE_KIND: &str = "trace";
+
+/// The entry key of a workload's trace page: this prefix, then the workload.
+const WORKLOAD_KEY: &str = "\u{0}trace:";
+
 /// Builds every page: the overview, one per known kind (with or without data), one per
 /// other kind present.
 pub fn build_all(store: &Store, meta: &SiteMeta, hopts: &HistoryOptions) -> Vec<PageContext> {
     let hist = history::prepare(std::path::Path::new(&meta.artifacts_dir), hopts);
     let history_runs = hist.runs;
-    let palette = Palette::new(store.points.iter().map(|p| p.imp()));
+    // A traced workload's name is no implementation: it takes no colour from the others.
+    let palette = Palette::new(
+        store
+            .points
+            .iter()
+            .filter(|p| p.artifact().kind != WORKLOAD_TRACE_KIND)
+            .map(|p| p.imp()),
+    );
     let mut entries: Vec<(String, String, String)> = vec![(
         String::new(),
         "index.html".to_string(),
@@ -195,8 +209,14 @@ pub fn build_all(store: &Store, meta: &SiteMeta, hopts: &HistoryOptions) -> Vec<
         "History".to_string(),
     ));
     let mut used: Vec<String> = entries.iter().map(|e| e.1.clone()).collect();
+    let traces = store.of_kind(WORKLOAD_TRACE_KIND);
+    for w in workload::workloads(&traces) {
+        let file = unique_file(&workload::file_stem(&w), &used);
+        used.push(file.clone());
+        entries.push((format!("{WORKLOAD_KEY}{w}"), file, format!("Trace: {w}")));
+    }
     for kind in store.kinds() {
-        if KIND_PAGES.iter().any(|(k, _, _)| *k == kind) {
+        if KIND_PAGES.iter().any(|(k, _, _)| *k == kind) || kind == WORKLOAD_TRACE_KIND {
             continue;
         }
         let file = unique_file(&format!("kind-{}", slug(kind)), &used);
@@ -214,6 +234,8 @@ pub fn build_all(store: &Store, meta: &SiteMeta, hopts: &HistoryOptions) -> Vec<
                     store.points.len()
                 } else if kind == HISTORY_KIND {
                     history_runs
+                } else if let Some(w) = kind.strip_prefix(WORKLOAD_KEY) {
+                    traces.iter().filter(|p| p.imp() == w).count()
                 } else {
                     store
                         .points
@@ -251,6 +273,9 @@ pub fn build_all(store: &Store, meta: &SiteMeta, hopts: &HistoryOptions) -> Vec<
             "kernels" => kernels::build(&mut page, &points, &palette),
             "llm_trace" => trace::build(&mut page, &points, &palette),
             HISTORY_KIND => history::build(&mut page, &hist),
+            k if k.starts_with(WORKLOAD_KEY) => {
+                workload::build(&mut page, &k[WORKLOAD_KEY.len()..], &traces)
+            }
             other => generic::build(&mut page, other, &points, &palette),
         }
         pages.push(page);

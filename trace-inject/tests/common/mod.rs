@@ -4,10 +4,94 @@
 
 #![allow(dead_code)]
 
+use cudarc::cupti::sys::{CUpti_ActivityKernel10 as KernelRec, CUpti_ActivityKind as Kind};
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::path::Path;
 use std::process::Command;
 use std::ptr::addr_of_mut;
+
+extern "C" {
+    fn dlopen(file: *const c_char, mode: c_int) -> *mut c_void;
+    fn dlsym(handle: *mut c_void, name: *const c_char) -> *mut c_void;
+}
+
+/// Builds the fake libcupti (`fake_cupti.c`) as `dir/libcupti.so`.
+pub fn build_fake(dir: &Path) {
+    build_fake_as(dir, "libcupti.so");
+}
+
+/// Builds the fake libcupti as `dir/file`, `file` also its soname (as the real one has one:
+/// loaded by path, it is then found by that name).
+pub fn build_fake_as(dir: &Path, file: &str) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake_cupti.c");
+    let out = dir.join(file);
+    let st = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+        .args([
+            "-shared",
+            "-fPIC",
+            "-O1",
+            &format!("-Wl,-soname,{file}"),
+            "-o",
+        ])
+        .arg(&out)
+        .arg(&src)
+        .status()
+        .expect("a C compiler (cc) builds the fake libcupti");
+    assert!(st.success(), "compiling {}", src.display());
+}
+
+/// Function `name` of the fake libcupti `lib` (a soname on LD_LIBRARY_PATH, or a path).
+///
+/// # Safety
+/// `F` must be the function's C signature.
+pub unsafe fn fake_fn<F: Copy>(lib: &str, name: &str) -> F {
+    let l = CString::new(lib).unwrap();
+    let n = CString::new(name).unwrap();
+    // SAFETY: dlopen/dlsym with valid C strings; per the contract for F.
+    unsafe {
+        let h = dlopen(l.as_ptr(), 2 /* RTLD_NOW */);
+        assert!(!h.is_null(), "the fake {lib} was not found");
+        let p = dlsym(h, n.as_ptr());
+        assert!(!p.is_null(), "{name} not in {lib}");
+        std::mem::transmute_copy(&p)
+    }
+}
+
+/// Hands `recs` to the fake libcupti `lib`, to be delivered at its next flush (leaked: the
+/// fake keeps the pointers).
+pub fn set_records(lib: &str, recs: Vec<Vec<u8>>) {
+    let sizes: Vec<usize> = recs.iter().map(|r| r.len()).collect();
+    let data: &'static [u8] = Box::leak(recs.concat().into_boxed_slice());
+    let sizes: &'static [usize] = Box::leak(sizes.into_boxed_slice());
+    // SAFETY: fake_set_records' C signature; both buffers are leaked.
+    unsafe {
+        let set: unsafe extern "C" fn(*const u8, *const usize, usize) =
+            fake_fn(lib, "fake_set_records");
+        set(data.as_ptr(), sizes.as_ptr(), sizes.len());
+    }
+}
+
+/// A zeroed record of type `T` as bytes, filled by `f` through a raw pointer (no reference to
+/// a possibly invalid value is made).
+pub fn record<T>(f: impl FnOnce(*mut T)) -> Vec<u8> {
+    let mut v = vec![0u8; std::mem::size_of::<T>()];
+    f(v.as_mut_ptr() as *mut T);
+    v
+}
+
+/// A kernel record named `name` (its string leaked: CUPTI's names live as long as CUPTI).
+pub fn kernel_record(name: &str, start_ns: u64, end_ns: u64) -> Vec<u8> {
+    let name: &'static CString = Box::leak(Box::new(CString::new(name).unwrap()));
+    // SAFETY: a zeroed buffer of the record's size; fields written unaligned.
+    record::<KernelRec>(|k| unsafe {
+        addr_of_mut!((*k).kind).write_unaligned(Kind::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+        addr_of_mut!((*k).start).write_unaligned(start_ns);
+        addr_of_mut!((*k).end).write_unaligned(end_ns);
+        addr_of_mut!((*k).streamId).write_unaligned(7);
+        addr_of_mut!((*k).correlationId).write_unaligned(1);
+        addr_of_mut!((*k).name).write_unaligned(name.as_ptr());
+    })
+}
 
 /// Set in the child process; names the test that runs there.
 pub const CHILD_ENV: &str = "OPBENCH_INJECT_TEST_CHILD";
@@ -135,6 +219,18 @@ pub fn run_child(name: &str, cupti_dir: &Path) -> String {
 
 /// `run_child` with more environment variables for the child.
 pub fn run_child_with(name: &str, cupti_dir: &Path, env: &[(&str, &str)]) -> String {
+    let (status, text, log) = run_child_status(name, cupti_dir, env);
+    assert!(status.success(), "{log}");
+    text
+}
+
+/// Like `run_child_with`, for a child that may not end well: its exit status, the raw file's
+/// text and the child's output.
+pub fn run_child_status(
+    name: &str,
+    cupti_dir: &Path,
+    env: &[(&str, &str)],
+) -> (std::process::ExitStatus, String, String) {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("raw");
     std::fs::create_dir(&out).unwrap();
@@ -151,13 +247,12 @@ pub fn run_child_with(name: &str, cupti_dir: &Path, env: &[(&str, &str)]) -> Str
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     );
-    assert!(o.status.success(), "{log}");
     let files: Vec<_> = std::fs::read_dir(&out)
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
     assert_eq!(files.len(), 1, "{files:?}\n{log}");
-    std::fs::read_to_string(&files[0]).unwrap()
+    (o.status, std::fs::read_to_string(&files[0]).unwrap(), log)
 }
 
 /// A raw file split into lines of fields.

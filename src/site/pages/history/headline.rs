@@ -257,12 +257,51 @@ pub fn generic(points: &[HistoryPoint]) -> Vec<(ChartMeta, Value)> {
         .collect()
 }
 
+/// Workload traces (`trace`): per workload, the GPU time of its top kernels (the artifact's
+/// trace_kernel rows: each kernel's median duration times its instances, summed; the band sums
+/// the medians' 95% intervals the same way). One chart per workload instead of one per kernel.
+pub fn trace(points: &[HistoryPoint]) -> Vec<(ChartMeta, Value)> {
+    let mut by: BTreeMap<String, (Triple, usize)> = BTreeMap::new();
+    for p in points
+        .iter()
+        .filter(|p| ok(p) && p.benchmark == "trace_kernel")
+    {
+        let (Some(s), Some(&n)) = (stat(p, &["time_us"]), p.metrics.get("instances")) else {
+            continue;
+        };
+        let e = by.entry(p.implementation.clone()).or_default();
+        e.0 .0 += n * s.p50;
+        e.0 .1 += n * s.median_ci95[0];
+        e.0 .2 += n * s.median_ci95[1];
+        e.1 += 1;
+    }
+    by.into_iter()
+        .map(|(w, ((v, lo, hi), kernels))| {
+            let meta = ChartMeta {
+                order: w.clone(),
+                title: format!("{w}: GPU time of its top kernels"),
+                quantity: "kernel time (µs)".into(),
+                higher_is_better: false,
+                group: String::new(),
+            };
+            let value = Value {
+                v,
+                lo,
+                hi,
+                points: kernels,
+            };
+            (meta, value)
+        })
+        .collect()
+}
+
 /// The headline values of one run.
 pub fn of_run(record: &HistoryRecord) -> Vec<(ChartMeta, Value)> {
     match record.kind.as_str() {
         "layernorm" => layernorm(&record.points),
         "gemm" => gemm(&record.points),
         "llm" => llm(&record.points),
+        "trace" => trace(&record.points),
         _ => generic(&record.points),
     }
 }
@@ -308,6 +347,32 @@ mod tests {
             },
         );
         p
+    }
+
+    #[test]
+    fn a_trace_is_one_chart_per_workload_of_its_kernels_time() {
+        let kernel = |w: &str, med: f64, n: f64| {
+            let mut p = point(w, &[], ("time_us", med, med - 1.0, med + 2.0));
+            p.benchmark = "trace_kernel".into();
+            p.metrics.insert("instances".into(), n);
+            p
+        };
+        let mut other = point("a", &[], ("time_us", 99.0, 98.0, 100.0));
+        other.benchmark = "trace_process".into();
+        let v = trace(&[
+            kernel("a", 10.0, 3.0),
+            kernel("a", 5.0, 2.0),
+            kernel("b", 2.0, 1.0),
+            other,
+        ]);
+        assert_eq!(v.len(), 2, "one chart per workload");
+        let (m, a) = &v[0];
+        assert_eq!(m.title, "a: GPU time of its top kernels");
+        assert!(!m.higher_is_better);
+        assert_eq!(a.points, 2);
+        assert!((a.v - 40.0).abs() < 1e-9, "3 x 10 + 2 x 5");
+        assert!((a.lo - (3.0 * 9.0 + 2.0 * 4.0)).abs() < 1e-9);
+        assert!((a.hi - (3.0 * 12.0 + 2.0 * 7.0)).abs() < 1e-9);
     }
 
     #[test]

@@ -1,4 +1,6 @@
-//! The trace's operation classes: their display order and one colour each.
+//! The trace's operation classes: their display order and one colour each (the LLM trace's
+//! classes, then the names `trace` gives them for any workload: gemm, norm, copy,
+//! communication).
 
 use crate::site::palette::Palette;
 
@@ -15,6 +17,10 @@ pub const CLASSES: &[&str] = &[
     "memcpy",
     "memset",
     "other",
+    "gemm",
+    "norm",
+    "copy",
+    "communication",
 ];
 
 /// A class's position in `CLASSES`; unknown classes after every known one.
@@ -26,7 +32,7 @@ pub fn class_rank(class: &str) -> usize {
 /// of them the reds kept for ceilings and failures; unknown classes take the palette's.
 const CLASS_COLORS: &[&str] = &[
     "#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
-    "#7f7f7f", "#c7c7c7", "#393b79",
+    "#7f7f7f", "#c7c7c7", "#393b79", "#1f77b4", "#9467bd", "#2ca02c", "#637939",
 ];
 
 pub fn class_color(class: &str) -> String {

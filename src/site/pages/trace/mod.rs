@@ -5,7 +5,7 @@
 
 mod activity;
 mod by_class;
-mod classes;
+pub mod classes;
 mod compare;
 mod file;
 mod idle;

@@ -1,0 +1,48 @@
+//! Kernel time per NVTX range: the module paths of bench/trace_modules.py
+//! ("model.layers.3.self_attn") and any other range, inclusive and self, as a table.
+
+use super::rows::{dims, m0, p_str, WorkloadRows};
+use crate::site::fmt;
+use crate::site::pages::common::NamedTable;
+use crate::site::pages::plain_table;
+
+pub fn table(rows: &WorkloadRows) -> NamedTable {
+    let body = rows
+        .of("trace_range")
+        .into_iter()
+        .map(|p| {
+            let cells = vec![
+                p_str(p, "range"),
+                fmt::count(m0(p, "instances")),
+                fmt::count(m0(p, "kernels")),
+                fmt::num(m0(p, "kernel_time_us")),
+                fmt::count(m0(p, "self_kernels")),
+                fmt::num(m0(p, "self_kernel_time_us")),
+                fmt::num(m0(p, "range_time_us")),
+            ];
+            (cells, dims(&rows.workload, None))
+        })
+        .collect();
+    NamedTable {
+        id: "wt-modules".into(),
+        title: "Kernel time per module (NVTX range)".into(),
+        caption: "A kernel belongs to the ranges open on the host thread that launched it (its \
+                  launch call, by correlation id), as nsys projects NVTX ranges onto the GPU. \
+                  Inclusive: every enclosing range counts it (once per name); self: only the \
+                  innermost. Range time: the ranges' summed host durations. From trace_range, \
+                  by inclusive kernel time."
+            .into(),
+        table: plain_table(
+            &[
+                "range",
+                "instances",
+                "kernels",
+                "kernel time (µs)",
+                "self kernels",
+                "self kernel time (µs)",
+                "range time (µs)",
+            ],
+            body,
+        ),
+    }
+}
