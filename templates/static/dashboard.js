@@ -455,14 +455,29 @@
     layout.yaxis.categoryorder = "array";
     layout.yaxis.categoryarray = ["all activity"].concat(lanes);
     layout.height = Math.max(260, 110 + 34 * (lanes.length + 1));
-    // A thousand 2 µs bars merge into one block at full width: open on the first 150
-    // activities so the gaps show; the mode bar's autoscale shows the whole window.
+    // A thousand 2 µs bars merge into one block at full width: with more than 150 activities,
+    // open on a run of them so the gaps show (150, or a quarter of them when fewer than 600).
+    // Which run: the densest (shortest span) from the first kernel on, which is the workload's
+    // steady loop, where a multi-process job's first milliseconds are set-up copies and
+    // memsets; the mode bar's autoscale shows the whole window.
+    var SHOWN = Math.min(150, Math.max(30, Math.floor(all.base.length / 4)));
     if (all.base.length > 150) {
-      var ends = all.base.map(function (b, i) { return b + all.x[i]; });
-      var starts = all.base.slice().sort(function (a, b) { return a - b; });
-      var cut = starts[149];
-      var end = Math.max.apply(null, ends.filter(function (e, i) { return all.base[i] <= cut; }));
-      layout.xaxis.range = [Math.min(0, starts[0]), end];
+      var starts = all.base.map(function (b, i) { return [b, b + all.x[i]]; });
+      starts.sort(function (a, b) { return a[0] - b[0]; });
+      var firstKernel = Infinity;
+      traces.forEach(function (tr) {
+        if (tr.name === "all activity" || tr.name === "memcpy" || tr.name === "memset") return;
+        tr.base.forEach(function (b) { if (b < firstKernel) firstKernel = b; });
+      });
+      var best = 0, bestSpan = Infinity;
+      for (var i = 0; i + SHOWN <= starts.length; i++) {
+        if (starts[i][0] < firstKernel && i + SHOWN < starts.length) continue;
+        var span = starts[i + SHOWN - 1][0] - starts[i][0];
+        if (span < bestSpan) { bestSpan = span; best = i; }
+      }
+      var s0 = starts[best][0], end = s0;
+      for (var j = best; j < best + SHOWN; j++) end = Math.max(end, starts[j][1]);
+      layout.xaxis.range = best === 0 ? [Math.min(0, s0), end] : [s0 - 0.02 * (end - s0), end];
       layout.xaxis.autorange = false;
     }
     legendRule(layout, traces, c);
