@@ -7,6 +7,10 @@
 //! its activity kinds and passes the call on to the libcupti the program meant: the program's
 //! profiler gets its records as it would untraced, and `trace` reports this process's output
 //! as incomplete from that time. NVTX ranges are still recorded (they do not go through CUPTI).
+//! Kineto subscribes to CUPTI's callback API (`cuptiSubscribe`) before it registers activity
+//! callbacks, and CUPTI refuses that subscription (CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+//! while this library's session is attached: `cuptiSubscribe` is interposed too, and there the
+//! library always detaches (`cuptiFinalize`) before passing the call on.
 
 use crate::{flush, out, rawfmt};
 use cudarc::cupti::sys::{self, CUptiResult};
@@ -15,6 +19,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Set once the program registered its own callbacks: this library records no more activity.
 static HANDED_OVER: AtomicBool = AtomicBool::new(false);
+/// Why the library stepped aside (`WHY` or `WHY_SUBSCRIBE`), once it has.
+static WHY_SET: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
 /// Set by `InitializeInjection` once this library's callbacks and kinds are in place.
 static RECORDING: AtomicBool = AtomicBool::new(false);
 
@@ -23,7 +29,19 @@ type RegisterFn = unsafe extern "C" fn(
     sys::CUpti_BuffersCallbackCompleteFunc,
 ) -> CUptiResult;
 
+type SubscribeFn = unsafe extern "C" fn(
+    *mut sys::CUpti_SubscriberHandle,
+    sys::CUpti_CallbackFunc,
+    *mut c_void,
+) -> CUptiResult;
+
 const NAME: &CStr = c"cuptiActivityRegisterCallbacks";
+const SUBSCRIBE: &CStr = c"cuptiSubscribe";
+
+/// What the `L` line and `trace` say when the program subscribes to CUPTI's callback API.
+pub const WHY_SUBSCRIBE: &str = "the program subscribed to CUPTI (cuptiSubscribe: torch.profiler \
+    or another CUDA profiler inside it); the tracer stepped aside so that the program's profiler \
+    records as it would untraced";
 
 /// What the `L` line and `trace` say.
 pub const WHY: &str = "the program registered its own CUPTI activity callbacks \
@@ -56,10 +74,15 @@ pub fn handed_over() -> bool {
     HANDED_OVER.load(Ordering::SeqCst)
 }
 
-/// Writes the `L` line: nothing recorded from CUPTI time `ns` on (0: from the start).
-pub fn write_lost(ns: u64) {
+/// Why the library stepped aside (for the `L` line written once the file is open).
+pub fn why() -> &'static str {
+    WHY_SET.get().copied().unwrap_or(WHY)
+}
+
+/// Writes the `L` line: nothing recorded from CUPTI time `ns` on (0: from the start), and why.
+pub fn write_lost(ns: u64, why: &str) {
     let mut line = String::new();
-    rawfmt::lost(&mut line, ns, WHY);
+    rawfmt::lost(&mut line, ns, why);
     out::append(&line);
 }
 
@@ -88,16 +111,16 @@ unsafe extern "C" fn collect_cupti(
     0
 }
 
-/// The `cuptiActivityRegisterCallbacks` of every loaded libcupti: the next definition in the
-/// global lookup order first, then each libcupti in load order (one the program loaded
-/// privately, RTLD_LOCAL, is not in the global order).
-fn candidates() -> Vec<RegisterFn> {
+/// The function `name` of every loaded libcupti: the next definition in the global lookup
+/// order first, then each libcupti in load order (one the program loaded privately,
+/// RTLD_LOCAL, is not in the global order).
+fn candidates(name: &CStr) -> Vec<*mut c_void> {
     let mut v = Vec::new();
     // SAFETY: dlsym/dlopen with valid C strings; RTLD_NOLOAD only finds loaded objects.
     unsafe {
-        let p = dlsym(RTLD_NEXT, NAME.as_ptr());
+        let p = dlsym(RTLD_NEXT, name.as_ptr());
         if !p.is_null() {
-            v.push(std::mem::transmute::<*mut c_void, RegisterFn>(p));
+            v.push(p);
         }
         let mut paths: Vec<std::ffi::CString> = Vec::new();
         dl_iterate_phdr(collect_cupti, &mut paths as *mut _ as *mut c_void);
@@ -106,36 +129,38 @@ fn candidates() -> Vec<RegisterFn> {
             if h.is_null() {
                 continue;
             }
-            let p = dlsym(h, NAME.as_ptr());
+            let p = dlsym(h, name.as_ptr());
             if !p.is_null() {
-                v.push(std::mem::transmute::<*mut c_void, RegisterFn>(p));
+                v.push(p);
             }
         }
     }
     v
 }
 
-/// The function of the libcupti this library records with (None if it never loaded one).
-fn ours() -> Option<RegisterFn> {
+/// The function `name` of the libcupti this library records with (None if it never loaded
+/// one).
+fn ours(name: &CStr) -> Option<*mut c_void> {
     if !RECORDING.load(Ordering::SeqCst) {
         return None;
     }
-    // SAFETY: the library is loaded (recording started); the symbol has this C signature.
+    // SAFETY: the library is loaded (recording started); only the address is read.
     unsafe {
         let lib = sys::culib();
-        lib.get::<RegisterFn>(NAME.to_bytes_with_nul())
+        lib.get::<*mut c_void>(name.to_bytes_with_nul())
             .ok()
             .map(|s| *s)
     }
 }
 
-/// Where the program's call goes: a libcupti other than this library's if one is loaded (the
-/// program brought its own, e.g. torch's bundled CUPTI), else this library's.
-fn target() -> (Option<RegisterFn>, bool) {
-    let ours = ours();
-    let other = candidates()
+/// Where the program's call of `name` goes: a libcupti other than this library's if one is
+/// loaded (the program brought its own, e.g. torch's bundled CUPTI), else this library's; and
+/// whether it is another.
+fn target(name: &CStr) -> (Option<*mut c_void>, bool) {
+    let ours = ours(name);
+    let other = candidates(name)
         .into_iter()
-        .find(|f| ours.is_none_or(|o| *f as usize != o as usize));
+        .find(|f| ours.is_none_or(|o| *f != o));
     match (other, ours) {
         (Some(f), _) => (Some(f), true),
         (None, o) => (o, false),
@@ -145,10 +170,11 @@ fn target() -> (Option<RegisterFn>, bool) {
 /// Stops recording for good: the `L` line, a forced flush of what this library holds, its
 /// kinds disabled. `other_cupti`: the program's libcupti is another library, so this one is
 /// detached from the process (`cuptiFinalize`) for that one to attach.
-fn step_aside(other_cupti: bool) {
+fn step_aside(other_cupti: bool, why: &'static str) {
     if HANDED_OVER.swap(true, Ordering::SeqCst) {
         return;
     }
+    let _ = WHY_SET.set(why);
     flush::stop();
     let recording = RECORDING.load(Ordering::SeqCst);
     let mut now = 0u64;
@@ -157,7 +183,7 @@ fn step_aside(other_cupti: bool) {
         let _ = unsafe { sys::cuptiGetTimestamp(&mut now) };
     }
     // Without recording the file may not be open yet: `InitializeInjection` writes the line.
-    write_lost(now);
+    write_lost(now, why);
     if !recording {
         return;
     }
@@ -186,14 +212,43 @@ pub unsafe extern "C" fn cuptiActivityRegisterCallbacks(
     completed: sys::CUpti_BuffersCallbackCompleteFunc,
 ) -> CUptiResult {
     let target = std::panic::catch_unwind(|| {
-        let (f, other) = target();
-        step_aside(other);
+        let (f, other) = target(NAME);
+        step_aside(other, WHY);
         f
     });
     match target {
-        // SAFETY: a libcupti's own function, called with the program's arguments.
-        Ok(Some(f)) => unsafe { f(requested, completed) },
+        // SAFETY: a libcupti's own cuptiActivityRegisterCallbacks, called with the program's
+        // arguments.
+        Ok(Some(f)) => unsafe {
+            std::mem::transmute::<*mut c_void, RegisterFn>(f)(requested, completed)
+        },
         // No libcupti loaded at all: what CUPTI says when it cannot start.
+        _ => CUptiResult::CUPTI_ERROR_NOT_INITIALIZED,
+    }
+}
+
+/// The program's `cuptiSubscribe` (this library preloaded): CUPTI refuses a subscriber while
+/// this library's activity session is attached, so the library steps aside and always detaches
+/// (`cuptiFinalize`), then the call goes on to the libcupti the program meant.
+///
+/// # Safety
+/// As CUPTI's function: valid out-pointer and callback.
+#[no_mangle]
+pub unsafe extern "C" fn cuptiSubscribe(
+    subscriber: *mut sys::CUpti_SubscriberHandle,
+    callback: sys::CUpti_CallbackFunc,
+    userdata: *mut c_void,
+) -> CUptiResult {
+    let target = std::panic::catch_unwind(|| {
+        let (f, _) = target(SUBSCRIBE);
+        step_aside(true, WHY_SUBSCRIBE);
+        f
+    });
+    match target {
+        // SAFETY: a libcupti's own cuptiSubscribe, called with the program's arguments.
+        Ok(Some(f)) => unsafe {
+            std::mem::transmute::<*mut c_void, SubscribeFn>(f)(subscriber, callback, userdata)
+        },
         _ => CUptiResult::CUPTI_ERROR_NOT_INITIALIZED,
     }
 }

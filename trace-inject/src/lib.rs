@@ -22,7 +22,7 @@ mod nvtx;
 mod out;
 mod records;
 
-pub use handover::cuptiActivityRegisterCallbacks;
+pub use handover::{cuptiActivityRegisterCallbacks, cuptiSubscribe};
 pub use nvtx::InitializeInjectionNvtx2;
 
 use cudarc::cupti::sys::{self, CUpti_ActivityKind as Kind};
@@ -129,10 +129,9 @@ fn init() -> Result<(), String> {
     }
     out::start(version)?;
     if handover::handed_over() {
-        handover::write_lost(0);
+        handover::write_lost(0, handover::why());
         return Err(
-            "the program registered its own CUPTI activity callbacks before CUDA \
-                    started: nothing recorded"
+            "the program started its own CUPTI profiler before CUDA started: nothing recorded"
                 .into(),
         );
     }

@@ -48,6 +48,18 @@ int fake_registrations(void) { return registrations; }
 int fake_finalized(void) { return finalized; }
 int fake_completed_is(completed_fn c) { return completed == c; }
 int cuptiFinalize(void) { finalized = 1; requested = NULL; completed = NULL; return 0; }
+/* As CUPTI 13.0 was seen to do: a callback-API subscriber is refused (39,
+ * MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) while another client's activity callbacks are
+ * registered, and accepted once that client detached (cuptiFinalize). */
+static int subscribers;
+int cuptiSubscribe(void **subscriber, void *callback, void *userdata) {
+    (void)callback; (void)userdata;
+    if (requested) return 39;
+    *subscriber = (void *)1;
+    subscribers++;
+    return 0;
+}
+int fake_subscribers(void) { return subscribers; }
 /* Synchronization (38) is refused, as a CUPTI without it would; once graph-level tracing
  * (51) is on, so is the concurrent-kernel kind (10), as CUPTI may do. */
 static int graph_trace_on;

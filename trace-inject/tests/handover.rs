@@ -137,6 +137,48 @@ fn a_program_with_its_own_libcupti_gets_it_and_the_tracers_is_detached() {
     ));
 }
 
+#[test]
+fn a_programs_subscription_to_the_callback_api_is_accepted_after_the_tracer_detaches() {
+    const NAME: &str =
+        "a_programs_subscription_to_the_callback_api_is_accepted_after_the_tracer_detaches";
+    if std::env::var_os(common::CHILD_ENV).is_some() {
+        common::set_records(
+            "libcupti.so",
+            vec![common::kernel_record("_Z6beforev", 100, 200)],
+        );
+        assert_eq!(opbench_trace_inject::InitializeInjection(), 1);
+        let mut sub: cudarc::cupti::sys::CUpti_SubscriberHandle = std::ptr::null_mut();
+        // SAFETY: a valid out-pointer; no callback is called by the fake.
+        let r =
+            unsafe { opbench_trace_inject::cuptiSubscribe(&mut sub, None, std::ptr::null_mut()) };
+        assert_eq!(r as u32, 0, "the program's subscription succeeds");
+        // SAFETY: the fake's functions.
+        unsafe {
+            let subs: Count = common::fake_fn("libcupti.so", "fake_subscribers");
+            assert_eq!(subs(), 1);
+            let finalized: Count = common::fake_fn("libcupti.so", "fake_finalized");
+            assert_eq!(finalized(), 1, "the tracer detached");
+            let enabled: Count = common::fake_fn("libcupti.so", "fake_enabled");
+            assert_eq!(enabled(), 0, "the tracer's kinds are all disabled");
+        }
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    common::build_fake(tmp.path());
+    let text = common::run_child(NAME, tmp.path());
+    let raw = common::Raw::new(&text);
+    let k = raw.tagged("K");
+    assert_eq!(
+        k.len(),
+        1,
+        "the kernel before the subscription is kept: {text}"
+    );
+    let l = raw.tagged("L");
+    assert_eq!(l.len(), 1, "{text}");
+    assert!(l[0][2].contains("cuptiSubscribe"), "{text}");
+    assert_eq!(raw.lines.last().unwrap()[..2], ["E", "exit"], "{text}");
+}
+
 /// The injection library as cargo built it for this test (the cdylib beside the test binary).
 fn cdylib() -> std::path::PathBuf {
     let exe = std::env::current_exe().unwrap();
