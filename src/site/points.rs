@@ -18,6 +18,16 @@ pub struct Point<'a> {
 }
 
 impl<'a> Point<'a> {
+    /// Every row of one loaded artifact as a point, in file order.
+    pub fn all_of(loaded: &'a Loaded) -> Vec<Point<'a>> {
+        loaded
+            .artifact
+            .results
+            .iter()
+            .map(|row| Point { loaded, row })
+            .collect()
+    }
+
     pub fn artifact(&self) -> &'a Artifact {
         &self.loaded.artifact
     }

@@ -105,15 +105,7 @@ mod tests {
             ],
         );
 
-        let points: Vec<Point> = loaded
-            .artifact
-            .results
-            .iter()
-            .map(|r| Point {
-                loaded: &loaded,
-                row: r,
-            })
-            .collect();
+        let points = Point::all_of(&loaded);
         let label = |p: &Point| names::param_str(p.row, names::MODEL).unwrap_or_default();
         let keys = distinguishing(&points, label);
         let labels: Vec<String> = points

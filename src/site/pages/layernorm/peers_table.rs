@@ -187,15 +187,7 @@ mod tests {
             ],
         );
 
-        let points: Vec<Point> = loaded
-            .artifact
-            .results
-            .iter()
-            .map(|r| Point {
-                loaded: &loaded,
-                row: r,
-            })
-            .collect();
+        let points = Point::all_of(&loaded);
         let rows = LnRows::new(&points);
         let t = table(&rows).expect("two large points");
         assert_eq!(t.table.rows.len(), 2);
