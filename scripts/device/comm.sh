@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# scripts/device/comm.sh: comm_bench on a machine of 2 or more GPUs in one call. For each rank
+# count of NPROCS (default: 2, and every GPU of the machine when it has more): comm_bench under
+# torchrun (one process per GPU; NCCL through cudarc; the peer-copy and 8-byte all-reduce
+# ceilings; every point checked before it is timed) -> $OUT/comm-<N>gpu.json, then the
+# torch.distributed peer at the same points (bench/peers/comm_peers.py under torchrun), merged
+# into that artifact. NVLink multicast stays off (NCCL_NVLS_ENABLE=0). Files in $OUT: comm.log
+# and one artifact per rank count.
+#
+# Build here (see docs/notes/comm.md):
+#   source ~/.cache/opbench/cuda-13.0/env.sh
+#   CARGO_TARGET_DIR=/work/main/target cargo build --release --features cuda --bin comm_bench
+#   d=.device-bin/comm; mkdir -p $d
+#   xz -T2 -6 -c /work/main/target/release/comm_bench > $d/comm_bench.xz
+# Run there, from the repository root (carry .device-bin/comm):
+#   OPBENCH_GIT_COMMIT=<sha> OPBENCH_GIT_DIRTY=0 bash scripts/device/comm.sh .device-bin/comm
+# Knobs: NPROCS="2 4", MAX_BYTES (default 1G: 256 MiB and above is what the torch comparison
+# needs, and 4G would triple the call), COMM_ARGS (more comm_bench flags), PEERS=0 skips torch.
+set -uo pipefail
+dir=${1:?usage: comm.sh DIR_WITH_comm_bench.xz}
+OUT=${OUT:?set OUT to an output folder}
+mkdir -p "$OUT"
+exec > >(tee "$OUT/comm.log") 2>&1
+step() { echo "=== $(date +%T) $*"; }
+export NCCL_NVLS_ENABLE=0
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+# libnccl.so.2 from PyTorch's nvidia-nccl-cu13 wheel: comm_bench links it, torch uses it too.
+nccl_lib=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))') \
+    || { echo "no nvidia.nccl Python package (nvidia-nccl-cu13): cannot find libnccl.so.2"; exit 1; }
+[ -f "$nccl_lib/libnccl.so.2" ] || { echo "no libnccl.so.2 in $nccl_lib"; exit 1; }
+export LD_LIBRARY_PATH="$nccl_lib:$LD_LIBRARY_PATH"
+bin=/tmp/opbench-comm/comm_bench
+mkdir -p "$(dirname "$bin")"
+xz -dc "$dir/comm_bench.xz" > "$bin" && chmod +x "$bin" || { echo "cannot unpack $dir/comm_bench.xz"; exit 1; }
+ngpu=$(nvidia-smi -L | wc -l)
+nvidia-smi --query-gpu=index,name,uuid --format=csv,noheader
+nvidia-smi topo -m
+python3 -c 'import torch; print("torch", torch.__version__, "nccl", torch.cuda.nccl.version())'
+if [ "$ngpu" -lt 2 ]; then
+    step "one GPU: comm_bench must refuse (rc != 0, nothing written)"
+    RANK=0 WORLD_SIZE=1 "$bin" --out "$OUT/comm-1gpu.json"; echo "rc=$? (want 1)"; ls "$OUT"
+    exit 1
+fi
+default_nprocs=2; [ "$ngpu" -gt 2 ] && default_nprocs="$ngpu 2"
+status=0
+for n in ${NPROCS:-$default_nprocs}; do
+    art="$OUT/comm-${n}gpu.json"
+    visible=$(seq -s, 0 $((n - 1)))
+    step "comm_bench on $n GPUs ($visible) under torchrun"
+    # shellcheck disable=SC2086 # COMM_ARGS holds several flags
+    CUDA_VISIBLE_DEVICES=$visible timeout 300 torchrun --standalone --nproc-per-node "$n" --no-python \
+        "$bin" --max-bytes "${MAX_BYTES:-1G}" --out "$art" ${COMM_ARGS:-} 2>&1 | grep -vE '^\[[0-9]+/' | tail -40
+    rc=${PIPESTATUS[0]}; echo "comm_bench rc=$rc"; [ "$rc" = 0 ] || status=1
+    if [ "${PEERS:-1}" != 0 ] && [ -s "$art" ]; then
+        step "torch.distributed peer on $n GPUs at the same points"
+        rm -f /tmp/comm_peers.json
+        CUDA_VISIBLE_DEVICES=$visible PYTHONUNBUFFERED=1 timeout 200 torchrun --standalone --nproc-per-node "$n" \
+            bench/peers/comm_peers.py --plan "$art" --out /tmp/comm_peers.json 2>&1 | tail -15
+        echo "peer rc=${PIPESTATUS[0]}"
+        # The peer file is rewritten after each point, so a timeout still merges what it finished.
+        if [ -s /tmp/comm_peers.json ]; then
+            "$bin" --merge /tmp/comm_peers.json --out "$art" | grep -E "all_reduce (f32|bf16) (268435456|1073741824) " ; echo "merge rc=${PIPESTATUS[0]}"
+        fi
+    fi
+done
+ls -la "$OUT"
+step "done (status $status)"
+exit $status
