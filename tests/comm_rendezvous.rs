@@ -47,7 +47,7 @@ fn check(passed: bool) -> RankCheck {
 /// settle only after several samples.
 fn fake_sample(rank: usize, n: &AtomicUsize) -> Sample {
     let k = n.fetch_add(1, Ordering::SeqCst);
-    let noise = if k % 2 == 0 { 0.01 } else { -0.01 };
+    let noise = if k.is_multiple_of(2) { 0.01 } else { -0.01 };
     Sample::timed(10.0 + rank as f64 + noise, Duration::from_micros(5), false)
 }
 
@@ -116,7 +116,7 @@ fn four_ranks_share_the_id_agree_and_stop_together() {
     }
     // Every rank took exactly the samples rank 0 took, and each sample is the ranks' mean.
     let n = sampled.sampled.samples_us.len();
-    assert!(n >= 5 && n < 200, "{n} samples");
+    assert!((5..200).contains(&n), "{n} samples");
     for c in counts.iter() {
         assert_eq!(c.load(Ordering::SeqCst), n);
     }

@@ -63,7 +63,7 @@ pub fn human_bytes(b: u64) -> String {
     for (shift, u) in units {
         if b >= 1 << shift {
             let v = b as f64 / (1u64 << shift) as f64;
-            return if b % (1 << shift) == 0 {
+            return if b.is_multiple_of(1 << shift) {
                 format!("{v:.0} {u}")
             } else {
                 format!("{v:.1} {u}")
