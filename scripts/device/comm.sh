@@ -48,13 +48,13 @@ for n in ${NPROCS:-$default_nprocs}; do
     visible=$(seq -s, 0 $((n - 1)))
     step "comm_bench on $n GPUs ($visible) under torchrun"
     # shellcheck disable=SC2086 # COMM_ARGS holds several flags
-    CUDA_VISIBLE_DEVICES=$visible timeout 300 torchrun --standalone --nproc-per-node "$n" --no-python \
+    CUDA_VISIBLE_DEVICES=$visible timeout 200 torchrun --standalone --nproc-per-node "$n" --no-python \
         "$bin" --max-bytes "${MAX_BYTES:-1G}" --out "$art" ${COMM_ARGS:-} 2>&1 | grep -vE '^\[[0-9]+/' | tail -40
     rc=${PIPESTATUS[0]}; echo "comm_bench rc=$rc"; [ "$rc" = 0 ] || status=1
     if [ "${PEERS:-1}" != 0 ] && [ -s "$art" ]; then
         step "torch.distributed peer on $n GPUs at the same points"
         rm -f /tmp/comm_peers.json
-        CUDA_VISIBLE_DEVICES=$visible PYTHONUNBUFFERED=1 timeout 200 torchrun --standalone --nproc-per-node "$n" \
+        CUDA_VISIBLE_DEVICES=$visible PYTHONUNBUFFERED=1 timeout 90 torchrun --standalone --nproc-per-node "$n" \
             bench/peers/comm_peers.py --plan "$art" --out /tmp/comm_peers.json 2>&1 | tail -15
         echo "peer rc=${PIPESTATUS[0]}"
         # The peer file is rewritten after each point, so a timeout still merges what it finished.
