@@ -63,7 +63,9 @@ fn run_joined(cfg: &Config, env: &RankEnv, group: &mut Group) -> Result<Option<P
     let bytes = group.share(id)?;
     // NCCL takes its device from the thread's current context; the peer copies left another
     // GPU's context current on rank 0.
-    gpu.ctx.bind_to_thread().context("making this rank's GPU current")?;
+    gpu.ctx
+        .bind_to_thread()
+        .context("making this rank's GPU current")?;
     let internal: [std::ffi::c_char; 128] = bytes
         .iter()
         .map(|b| *b as std::ffi::c_char)
