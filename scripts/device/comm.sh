@@ -4,8 +4,8 @@
 # torchrun (one process per GPU; NCCL through cudarc; the peer-copy and 8-byte all-reduce
 # ceilings; every point checked before it is timed) -> $OUT/comm-<N>gpu.json, then the
 # torch.distributed peer at the same points (bench/peers/comm_peers.py under torchrun), merged
-# into that artifact. NVLink multicast stays off (NCCL_NVLS_ENABLE=0). Files in $OUT: comm.log
-# and one artifact per rank count.
+# into that artifact. NVLink multicast stays off (NCCL_NVLS_ENABLE=0). Files in $OUT: comm.log,
+# and per rank count its artifact comm-<N>gpu.json and comm_bench's whole output comm-<N>gpu.txt.
 #
 # Build here (see docs/notes/comm.md):
 #   source ~/.cache/opbench/cuda-13.0/env.sh
@@ -49,8 +49,10 @@ for n in ${NPROCS:-$default_nprocs}; do
     step "comm_bench on $n GPUs ($visible) under torchrun"
     # shellcheck disable=SC2086 # COMM_ARGS holds several flags
     CUDA_VISIBLE_DEVICES=$visible timeout 200 torchrun --standalone --nproc-per-node "$n" --no-python \
-        "$bin" --max-bytes "${MAX_BYTES:-1G}" --out "$art" ${COMM_ARGS:-} 2>&1 | grep -vE '^\[[0-9]+/' | tail -40
-    rc=${PIPESTATUS[0]}; echo "comm_bench rc=$rc"; [ "$rc" = 0 ] || status=1
+        "$bin" --max-bytes "${MAX_BYTES:-1G}" --out "$art" ${COMM_ARGS:-} > "$OUT/comm-${n}gpu.txt" 2>&1
+    rc=$?; echo "comm_bench rc=$rc (whole output: comm-${n}gpu.txt)"; [ "$rc" = 0 ] || status=1
+    grep -E "error|caused by|failed|ceiling|latency|wrote" "$OUT/comm-${n}gpu.txt" | head -30
+    grep -E "(all_reduce|all_gather) (f32|bf16) (8 B|256 KiB|256 MiB|1 GiB) " "$OUT/comm-${n}gpu.txt" | head -16
     if [ "${PEERS:-1}" != 0 ] && [ -s "$art" ]; then
         step "torch.distributed peer on $n GPUs at the same points"
         rm -f /tmp/comm_peers.json
