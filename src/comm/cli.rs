@@ -162,7 +162,8 @@ impl Config {
     /// What every rank must agree on, compared by rank 0 at the rendezvous.
     pub fn plan_text(&self) -> String {
         format!(
-            "collectives {}; dtypes {}; bytes {}..{}; warmup {}; min sample {} us; {}; seed {}",
+            "collectives {}; dtypes {}; bytes {}..{}; warmup {}; min sample {} us; ceilings {}; \
+             {}; seed {}",
             self.collectives
                 .iter()
                 .map(|c| c.name())
@@ -177,6 +178,7 @@ impl Config {
             self.max_bytes,
             self.warmup,
             self.min_sample_us,
+            self.ceilings,
             self.sampling.describe(),
             self.seed
                 .map_or("drawn by rank 0".to_string(), |s| s.to_string()),
@@ -252,6 +254,14 @@ mod tests {
                 .plan_text()
         );
         assert!(a.plan_text().contains("drawn by rank 0"));
+        let no_ceilings = cfg(&[
+            "--collective",
+            "all_reduce",
+            "--max-bytes",
+            "1M",
+            "--no-ceilings",
+        ]);
+        assert_ne!(a.plan_text(), no_ceilings.unwrap().plan_text());
     }
 
     #[test]
