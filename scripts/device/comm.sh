@@ -25,9 +25,23 @@ step() { echo "=== $(date +%T) $*"; }
 export NCCL_NVLS_ENABLE=0
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 # libnccl.so.2 from PyTorch's nvidia-nccl-cu13 wheel: comm_bench links it, torch uses it too.
-nccl_lib=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))') \
-    || { echo "no nvidia.nccl Python package (nvidia-nccl-cu13): cannot find libnccl.so.2"; exit 1; }
-[ -f "$nccl_lib/libnccl.so.2" ] || { echo "no libnccl.so.2 in $nccl_lib"; exit 1; }
+# nvidia/nccl/lib in the wheels so far; any nvidia/**/libnccl.so.2 otherwise (the CUDA 13 wheels
+# of other libraries moved to nvidia/cu13/lib).
+nccl_lib=$(python3 - <<'PY'
+import glob, os
+try:
+    import nvidia.nccl
+    cands = [os.path.join(p, "lib") for p in nvidia.nccl.__path__]
+except ImportError:
+    cands = []
+import nvidia
+cands += sorted({os.path.dirname(f) for p in nvidia.__path__
+                 for f in glob.glob(os.path.join(p, "**", "libnccl.so.2"), recursive=True)})
+print(next((c for c in cands if os.path.isfile(os.path.join(c, "libnccl.so.2"))), ""))
+PY
+)
+[ -n "$nccl_lib" ] || { echo "no libnccl.so.2 under Python's nvidia packages (nvidia-nccl-cu13, installed with torch)"; exit 1; }
+echo "libnccl.so.2 from $nccl_lib"
 export LD_LIBRARY_PATH="$nccl_lib:$LD_LIBRARY_PATH"
 bin=/tmp/opbench-comm/comm_bench
 mkdir -p "$(dirname "$bin")"

@@ -140,7 +140,7 @@ impl Group {
         let unreachable = |why: String| {
             anyhow::anyhow!(
                 "rank {}: cannot reach rank 0 at {target} within {:.1} s ({why}): is rank 0 \
-                 running, and were every rank given the same MASTER_ADDR and MASTER_PORT? The \
+                 running, and was every rank given the same MASTER_ADDR and MASTER_PORT? The \
                  port is {}; --rendezvous-timeout-s waits longer",
                 env.rank,
                 timeout.as_secs_f64(),
