@@ -72,6 +72,9 @@ fn one_rank(
         })
         .unwrap();
     let k = g.decide(if g.is_leader() { 7 } else { 99 }).unwrap();
+    let handles = g.all_gather_bytes(vec![rank as u8; 64]).unwrap();
+    let want: Vec<Vec<u8>> = (0..g.world_size).map(|r| vec![r as u8; 64]).collect();
+    assert_eq!(handles, want, "rank {rank}");
     let (time, _) = g.agree(check(!fail_check)).unwrap();
     let sampled = sample_in_lockstep(&mut g, &sampling, |_p: Prepare| {
         Ok(fake_sample(rank, &counts[rank]))

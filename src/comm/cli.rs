@@ -76,6 +76,11 @@ pub struct Args {
     /// Seed of the random inputs [default: drawn by rank 0, recorded in the artifact].
     #[arg(long, allow_negative_numbers = true, value_parser = crate::cli::count_u64)]
     pub seed: Option<u64>,
+    /// Also time our one-shot all-reduce (kernels/comm_oneshot.cu, implementation "opbench")
+    /// at every all_reduce point up to this size, checked like NCCL's; 0 leaves it out.
+    /// Experimental: it spins on flags in peer memory, so a bug there hangs every rank.
+    #[arg(long, default_value = "0", value_parser = parse_bytes)]
+    pub ours_max_bytes: u64,
     /// Skip the ceilings (peer copies, the 8-byte all-reduce).
     #[arg(long)]
     pub no_ceilings: bool,
@@ -120,6 +125,8 @@ pub struct Config {
     pub min_sample_us: f64,
     pub sampling: Sampling,
     pub seed: Option<u64>,
+    /// Our one-shot all-reduce beside NCCL up to this many bytes (0: off).
+    pub ours_max_bytes: u64,
     pub ceilings: bool,
     pub rendezvous_timeout: Duration,
     pub out: PathBuf,
@@ -149,6 +156,7 @@ impl Config {
             min_sample_us: a.min_sample_us,
             sampling,
             seed: a.seed,
+            ours_max_bytes: a.ours_max_bytes,
             ceilings: !a.no_ceilings,
             rendezvous_timeout: Duration::from_secs_f64(a.rendezvous_timeout_s),
             out: a.out,
@@ -163,7 +171,7 @@ impl Config {
     pub fn plan_text(&self) -> String {
         format!(
             "collectives {}; dtypes {}; bytes {}..{}; warmup {}; min sample {} us; ceilings {}; \
-             {}; seed {}",
+             ours up to {} B; {}; seed {}",
             self.collectives
                 .iter()
                 .map(|c| c.name())
@@ -179,6 +187,7 @@ impl Config {
             self.warmup,
             self.min_sample_us,
             self.ceilings,
+            self.ours_max_bytes,
             self.sampling.describe(),
             self.seed
                 .map_or("drawn by rank 0".to_string(), |s| s.to_string()),
@@ -239,6 +248,11 @@ mod tests {
         assert_eq!(c.dtypes, vec![Dtype::F32, Dtype::Bf16]);
         assert_eq!((c.min_bytes, c.max_bytes), (8, 4 << 30));
         assert!(c.ceilings);
+        assert_eq!(c.ours_max_bytes, 0);
+        assert_eq!(
+            cfg(&["--ours-max-bytes", "256K"]).unwrap().ours_max_bytes,
+            256 << 10
+        );
     }
 
     #[test]

@@ -5,8 +5,9 @@
 use super::cli::Config;
 use super::group::Group;
 use super::lockstep::sample_in_lockstep;
+use super::oneshot::OneShot;
 use super::reference::{check_seeded, fill_input, Element};
-use super::row::{self, Point, KIND, NCCL};
+use super::row::{self, Point, KIND, NCCL, OURS};
 use super::wire::RankCheck;
 use super::{size_plan, Collective, RankEnv};
 use crate::artifact::ArtifactWriter;
@@ -105,12 +106,18 @@ fn run_joined(cfg: &Config, env: &RankEnv, group: &mut Group) -> Result<Option<P
     } else {
         None
     };
+    let ours = if cfg.ours_max_bytes > 0 && cfg.collectives.contains(&Collective::AllReduce) {
+        Some(OneShot::open(&gpu, group, cfg.ours_max_bytes as usize)?)
+    } else {
+        None
+    };
     let mut run = Run {
         cfg,
         env,
         group,
         gpu: &mut gpu,
         comm: &comm,
+        ours,
         seed,
         threads: host_threads(),
     };
@@ -177,14 +184,16 @@ fn run_joined(cfg: &Config, env: &RankEnv, group: &mut Group) -> Result<Option<P
                 world: env.world_size,
             };
             progress.start(p.label());
-            let row = match dtype {
+            let rows = match dtype {
                 Dtype::F32 => run.point::<f32>(&p)?,
                 Dtype::Bf16 => run.point::<half::bf16>(&p)?,
                 d => anyhow::bail!("--dtype {}: comm_bench moves f32 and bf16", d.name()),
             };
-            if let (Some(w), Some(row)) = (w.as_mut(), row) {
-                progress.row(&row);
-                w.push(row)?;
+            if let Some(w) = w.as_mut() {
+                for row in rows {
+                    progress.row(&row);
+                    w.push(row)?;
+                }
             }
             run.gpu.sample_clocks();
             progress.step();
@@ -213,6 +222,9 @@ fn host_threads() -> usize {
     (cores / local.max(1)).max(1)
 }
 
+/// Enqueues one collective from an input buffer to an output buffer (NCCL's or ours).
+type Launch<'a, T> = dyn FnMut(&CudaSlice<T>, &mut CudaSlice<T>) -> Result<()> + 'a;
+
 /// One rank's sweep state.
 struct Run<'a> {
     cfg: &'a Config,
@@ -220,6 +232,8 @@ struct Run<'a> {
     group: &'a mut Group,
     gpu: &'a mut Gpu,
     comm: &'a Comm,
+    /// Our one-shot all-reduce, when --ours-max-bytes asks for it.
+    ours: Option<OneShot>,
     seed: u64,
     threads: usize,
 }
@@ -251,10 +265,37 @@ impl Run<'_> {
         self.seed ^ p.bytes.rotate_left(17) ^ (c << 56) ^ ((p.dtype.size_bytes() as u64) << 48)
     }
 
-    /// Checks one point on every rank and, when all passed, times it; rank 0 gets the row.
-    fn point<T>(&mut self, p: &Point) -> Result<Option<crate::artifact::ResultRow>>
+    /// NCCL's row of one point and, for a small enough all-reduce, ours; rank 0 gets the rows.
+    fn point<T>(&mut self, p: &Point) -> Result<Vec<crate::artifact::ResultRow>>
     where
         T: Element + NcclType + DeviceRepr + ValidAsZeroBits,
+    {
+        let comm = self.comm;
+        let c = p.collective;
+        let mut rows: Vec<_> = self
+            .measure::<T>(p, NCCL, &mut |s, d| launch(comm, c, s, d))?
+            .into_iter()
+            .collect();
+        if c == Collective::AllReduce && p.bytes <= self.cfg.ours_max_bytes {
+            if let Some(mut ours) = self.ours.take() {
+                let r = self.measure::<T>(p, OURS, &mut |s, d| ours.launch(s, d));
+                self.ours = Some(ours);
+                rows.extend(r?);
+            }
+        }
+        Ok(rows)
+    }
+
+    /// Checks one point of `implementation` (`launch` enqueues one collective from the input to
+    /// the output) on every rank and, when all passed, times it; rank 0 gets the row.
+    fn measure<T>(
+        &mut self,
+        p: &Point,
+        implementation: &str,
+        launch: &mut Launch<'_, T>,
+    ) -> Result<Option<crate::artifact::ResultRow>>
+    where
+        T: Element + DeviceRepr + ValidAsZeroBits,
     {
         let world = self.env.world_size;
         let count = p.count() as usize;
@@ -273,7 +314,7 @@ impl Run<'_> {
             .alloc_zeros(out_len)
             .context("allocating the output")?;
         self.gpu.poison(&mut dst)?;
-        launch(self.comm, p.collective, &src, &mut dst)?;
+        launch(&src, &mut dst)?;
         let got = stream
             .clone_dtoh(&dst)
             .context("reading the output back (a collective may have failed)")?;
@@ -300,17 +341,16 @@ impl Run<'_> {
             return Ok(self
                 .group
                 .is_leader()
-                .then(|| row::failed_row(p, NCCL, &checks)));
+                .then(|| row::failed_row(p, implementation, &checks)));
         }
-        let comm = self.comm;
-        let mut once = || launch(comm, p.collective, &src, &mut dst);
+        let mut once = || launch(&src, &mut dst);
         let per_sample = self.warm_up(&mut once)?;
         let sampling = self.cfg.sampling;
         let got = self.sampled(&sampling, per_sample, &mut once)?;
         match got {
             Some(l) => Ok(Some(row::timed_row(
                 p,
-                NCCL,
+                implementation,
                 &checks,
                 &l,
                 &sampling,

@@ -251,6 +251,28 @@ impl Group {
         }
     }
 
+    /// Every rank's bytes on every rank, in rank order (the peer-memory handles).
+    pub fn all_gather_bytes(&mut self, mine: Vec<u8>) -> Result<Vec<Vec<u8>>> {
+        if self.is_leader() {
+            let mut all = vec![mine];
+            for (i, m) in self.gather()?.into_iter().enumerate() {
+                match m {
+                    Msg::Share { bytes } => all.push(bytes),
+                    m => return Err(wire::unexpected(&format!("rank {}", i + 1), "bytes", &m)),
+                }
+            }
+            let joined = serde_json::to_vec(&all)?;
+            self.broadcast(&Msg::Share { bytes: joined })?;
+            return Ok(all);
+        }
+        self.tell_leader(&Msg::Share { bytes: mine })?;
+        match self.from_leader()? {
+            Msg::Share { bytes } => serde_json::from_slice(&bytes)
+                .map_err(|e| anyhow::anyhow!("rank 0 sent unreadable gathered bytes: {e}")),
+            m => Err(wire::unexpected("rank 0", "the gathered bytes", &m)),
+        }
+    }
+
     /// Rank 0's `value` on every rank (the others' own values are ignored).
     pub fn decide(&mut self, value: u64) -> Result<u64> {
         if self.is_leader() {

@@ -14,6 +14,8 @@ pub mod group;
 pub mod lockstep;
 pub mod merge;
 #[cfg(feature = "cuda")]
+mod oneshot;
+#[cfg(feature = "cuda")]
 mod peer_copy;
 pub mod plan;
 pub mod rank;

@@ -14,6 +14,8 @@ use anyhow::Result;
 pub const KIND: &str = "comm";
 /// The implementation name of NCCL's rows (through cudarc, one process per GPU).
 pub const NCCL: &str = "nccl";
+/// The implementation name of our one-shot all-reduce's rows (kernels/comm_oneshot.cu).
+pub const OURS: &str = "opbench";
 /// How rows are timed: CUDA events around back-to-back collectives on each rank.
 pub const METHOD: &str = "cuda_events";
 /// The reference every row's correctness names.
