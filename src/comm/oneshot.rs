@@ -1,5 +1,6 @@
 //! Our one-shot all-reduce (feature `cuda`; kernels/comm_oneshot.cu, whose header gives the
-//! barrier and the memory-ordering rules): every rank's data buffer and signal area, allocated
+//! barrier and the memory-ordering rules): every rank's data region (two halves, used by
+//! alternate calls) and signal area, allocated
 //! with cuMemAlloc (pool memory cannot be exported), mapped by every other rank through CUDA IPC
 //! handles exchanged over the rendezvous, and one launch per call with the call's epoch.
 
@@ -19,8 +20,8 @@ mod ptx {
 
 /// Ranks the kernel's peer tables hold (kernels/comm_oneshot.cu MAX_RANKS).
 pub const MAX_RANKS: usize = 8;
-/// Blocks per launch at the most: few enough to be resident at once on every GPU, since block b
-/// of one rank waits for block b of the others.
+/// Blocks per launch at the most (kernels/comm_oneshot.cu MAX_BLOCKS): few enough to be resident
+/// at once on every GPU, since block b of one rank waits for block b of the others.
 const MAX_BLOCKS: usize = 32;
 const THREADS: u32 = 512;
 /// Elements each block should get before another block is worth its barrier.
@@ -82,16 +83,18 @@ impl OneShot {
             "opbench_oneshot_allreduce_bf16",
         )?;
         gpu.ctx.bind_to_thread()?;
-        let signal_bytes = 2 * MAX_RANKS * MAX_BLOCKS * 4;
+        let signal_bytes = MAX_RANKS * MAX_BLOCKS * 4;
+        // Halves of whole 16-byte units, so both start aligned for any element type.
+        let capacity_bytes = capacity_bytes.max(16).next_multiple_of(16);
         // SAFETY: plain allocations of the sizes asked, zeroed before any peer can see them.
         let own = unsafe {
-            let data = result::malloc_sync(capacity_bytes.max(16))
-                .context("cuMemAlloc of the data buffer")?;
+            let data =
+                result::malloc_sync(2 * capacity_bytes).context("cuMemAlloc of the data region")?;
             let signal =
                 result::malloc_sync(signal_bytes).context("cuMemAlloc of the signal area")?;
             result::memset_d8_sync(signal, 0, signal_bytes).context("zeroing the signal area")?;
-            result::memset_d8_sync(data, 0, capacity_bytes.max(16))
-                .context("zeroing the data buffer")?;
+            result::memset_d8_sync(data, 0, 2 * capacity_bytes)
+                .context("zeroing the data region")?;
             [data, signal]
         };
         let mut mine = Vec::with_capacity(128);
@@ -187,19 +190,26 @@ impl OneShot {
             block_dim: (THREADS, 1, 1),
             shared_mem_bytes: 0,
         };
-        let (n64, me, world, epoch) = (n as u64, self.rank as i32, self.world as i32, self.epoch);
+        let (n64, half, me, world, epoch) = (
+            n as u64,
+            self.capacity_bytes as u64,
+            self.rank as i32,
+            self.world as i32,
+            self.epoch,
+        );
         let mut b = self.stream.launch_builder(func);
         b.arg(src)
             .arg(dst)
             .arg(&n64)
             .arg(&self.peers)
+            .arg(&half)
             .arg(&me)
             .arg(&world)
             .arg(&epoch);
         // SAFETY: the arguments match opbench_oneshot_allreduce_{f32,bf16}(in, out, n, peers,
-        // me, world, epoch); `src` and `dst` hold `n` elements; every peer pointer maps a live
-        // buffer of at least `capacity_bytes` (checked above) and a signal area of
-        // 2 x MAX_RANKS x MAX_BLOCKS flags.
+        // half_bytes, me, world, epoch); `src` and `dst` hold `n` elements; every peer pointer
+        // maps a live region of two halves of `capacity_bytes` (checked above) and a signal area
+        // of MAX_RANKS x MAX_BLOCKS flags.
         unsafe { b.launch(cfg) }.context("launching the one-shot all-reduce")?;
         Ok(())
     }
