@@ -79,7 +79,7 @@ fn trace_module_ranges_nest_like_the_forward_calls() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(out.status.success(), "the Python tests failed:\n{log}");
-    assert!(log.contains("Ran 2 tests"), "{log}");
+    assert!(log.contains("Ran 3 tests"), "{log}");
 }
 
 #[test]

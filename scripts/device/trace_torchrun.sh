@@ -6,6 +6,8 @@
 # a communication/computation breakdown per rank; one timeline holding every rank.
 #
 # Usage (GPU machine, repo root): OUT=DIR BIN=DIR NPROC=2 bash scripts/device/trace_torchrun.sh
+# Set OPBENCH_GIT_COMMIT=<sha> OPBENCH_GIT_DIRTY=0 for the artifacts' run.git_commit, as for
+# suite.sh: the GPU machine's copy of .git is the session's first, not the tree it runs.
 # BIN holds trace and libopbench_trace_inject.so. Outputs packed into $OUT/trace_torchrun.tar.xz.
 set -uo pipefail
 OUT=${OUT:?set OUT to an output folder}

@@ -17,6 +17,8 @@
 # The multi-rank job is scripts/device/trace_torchrun.sh (a 2-GPU machine).
 #
 # Usage (GPU machine, repo root): OUT=DIR BIN=DIR bash scripts/device/trace_workloads.sh
+# Set OPBENCH_GIT_COMMIT=<sha> OPBENCH_GIT_DIRTY=0 for the artifacts' run.git_commit, as for
+# suite.sh: the GPU machine's copy of .git is the session's first, not the tree it runs.
 # BIN holds trace, libopbench_trace_inject.so, trace_tool_tiny and optionally llm_bench
 # (docs/notes/trace_tool.md says how to build them). WORKLOADS picks steps (default: all).
 # Every output folder is packed into $OUT/trace_workloads.tar.xz (trace.json, trace.sqlite and

@@ -93,6 +93,20 @@ impl Trace {
             points: Vec::new(),
         }
     }
+
+    /// A timeline's dotted frame from x = 0 to `width` (µs): the window the chart draws
+    /// (a guide, not data).
+    pub fn window_frame(name: &str, width: f64) -> Self {
+        let mut frame = Trace::new(name, "#6b7280", "lines");
+        frame.guide = true;
+        frame
+            .points
+            .push(pt_num(0.0, 0.0, String::new(), Dims::new()));
+        frame
+            .points
+            .push(pt_num(width, 0.0, String::new(), Dims::new()));
+        frame
+    }
 }
 
 /// A horizontal line across the plot, filtered like a point.

@@ -5,7 +5,7 @@ use super::activity::{activity, Columns, Tables};
 use super::classes::{class_color, class_rank};
 use super::file::find_trace;
 use super::rows::{dims, TraceRows, TRACED};
-use crate::site::chart::{pt_num, ChartKind, ChartView, Dims, Trace};
+use crate::site::chart::{pt_num, ChartKind, ChartView, Trace};
 use crate::site::fmt;
 use crate::site::pages::common::Section;
 use serde_json::Value;
@@ -133,23 +133,16 @@ fn timeline(t: &Value, step_index: usize, id: &str, imp: &str, gpu: &str) -> Opt
              The top lane holds every activity, so its white gaps are the time the GPU ran \
              nothing; below, one lane per operation class. Dotted frame: the step's wall \
              window (host: before the first launch to after the synchronize). With more than \
-             150 activities the chart opens on the first 150 (at full width, 2 µs kernels and \
-             4 µs gaps merge into one block): the autoscale button of the chart's mode bar \
-             shows the whole step; drag to zoom, double-click to come back."
+             150 activities the chart opens on the densest run of 150 from the first kernel \
+             on (at full width, 2 µs kernels and 4 µs gaps merge into one block): the \
+             autoscale button of the chart's mode bar shows the whole step; drag to zoom, \
+             double-click to come back."
         ),
         "time since the step started (µs)",
         "duration (µs)",
     );
     c.kind = ChartKind::Timeline;
-    let mut frame = Trace::new("step window", "#6b7280", "lines");
-    frame.guide = true;
-    frame
-        .points
-        .push(pt_num(0.0, 0.0, String::new(), Dims::new()));
-    frame
-        .points
-        .push(pt_num(wall, 0.0, String::new(), Dims::new()));
     c.traces = per_class;
-    c.traces.push(frame);
+    c.traces.push(Trace::window_frame("step window", wall));
     Some(c.finish("The trace has no activity in this step."))
 }

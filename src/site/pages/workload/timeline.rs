@@ -3,7 +3,7 @@
 //! (`timeline.trace.json`).
 
 use super::rows::{dims, WorkloadRows, TRACED};
-use crate::site::chart::{pt_num, ChartKind, ChartView, Dims, Trace};
+use crate::site::chart::{pt_num, ChartKind, ChartView, Trace};
 use crate::site::fmt;
 use crate::site::pages::common::Section;
 use crate::site::pages::trace::classes::{class_color, class_rank};
@@ -101,22 +101,17 @@ fn chart(rows: &WorkloadRows, evs: Vec<Ev>) -> Option<ChartView> {
         "Each bar is one kernel, memcpy or memset (CUPTI device timestamps), from its start to \
          its end; x = µs since the process's first GPU activity. The top lane holds every \
          activity, so its white gaps are the time the GPU ran nothing; below, one lane per \
-         kernel class. Drag to zoom, double-click to come back; the whole run is in \
-         timeline.trace.json (ui.perfetto.dev).",
+         kernel class. With more than 150 activities the chart opens on the densest run of \
+         150 from the first kernel on (the workload's steady loop; a quarter of them below \
+         600); the autoscale button of the mode bar shows them all. Drag to zoom, \
+         double-click to come back; the whole run is in timeline.trace.json \
+         (ui.perfetto.dev).",
         "time since the first GPU activity (µs)",
         "duration (µs)",
     );
     c.kind = ChartKind::Timeline;
-    let mut frame = Trace::new("drawn window", "#6b7280", "lines");
-    frame.guide = true;
-    frame
-        .points
-        .push(pt_num(0.0, 0.0, String::new(), Dims::new()));
-    frame
-        .points
-        .push(pt_num(end - t0, 0.0, String::new(), Dims::new()));
     c.traces = lanes;
-    c.traces.push(frame);
+    c.traces.push(Trace::window_frame("drawn window", end - t0));
     Some(
         c.measured(rows.points, TRACED)
             .finish("The Chrome file holds no GPU activity."),
