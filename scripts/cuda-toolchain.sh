@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what `cargo build --features cuda` needs on a machine WITHOUT the CUDA toolkit:
 #   - nvcc 13.0 (matches the 580 driver of the GPU machines) and the CUDA runtime, from PyPI;
-#   - link-time stub libraries (libcuda, libcublas, libcublasLt, libcurand, libnvrtc, libcupti) whose
+#   - link-time stub libraries (libcuda, libcublas, libcublasLt, libcurand, libnvrtc, libcupti,
+#     libnccl) whose
 #     symbols are read from cudarc's own extern declarations. The real libraries are found at
 #     run time on the GPU machine; the stubs only satisfy the linker;
 #   - the real libcupti and the nvtx3 headers (for the `trace` injection library's tests).
@@ -47,7 +48,8 @@ if [ -z "$cudarc_src" ]; then
 fi
 mkdir -p "$stubs"
 for spec in driver:cuda:libcuda.so.1 cublas:cublas:libcublas.so.13 cublaslt:cublasLt:libcublasLt.so.13 \
-    curand:curand:libcurand.so.10 nvrtc:nvrtc:libnvrtc.so.13 cupti:cupti:libcupti.so.13; do
+    curand:curand:libcurand.so.10 nvrtc:nvrtc:libnvrtc.so.13 cupti:cupti:libcupti.so.13 \
+    nccl:nccl:libnccl.so.2; do
     IFS=: read -r module name soname <<<"$spec"
     if [ ! -f "$stubs/$soname" ] || [ "$cudarc_src/src/$module/sys/mod.rs" -nt "$stubs/$soname" ]; then
         grep -ohE 'pub unsafe fn [A-Za-z0-9_]+' "$cudarc_src/src/$module/sys/mod.rs" |

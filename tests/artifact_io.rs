@@ -37,6 +37,28 @@ fn json_schema_rejects_what_validation_rejects() {
 }
 
 #[test]
+fn comm_ceilings_pass_the_schema_and_a_zero_is_refused_by_name() {
+    let mut a = common::fixture_artifact("comm", "c");
+    a.ceilings.peer_copy_gbps.insert("0->1".into(), 370.5);
+    a.ceilings.collective_latency_us = Some(14.2);
+    validate(&a).unwrap();
+    let instance = serde_json::to_value(&a).unwrap();
+    let v = jsonschema::validator_for(&schema()).unwrap();
+    let errors: Vec<String> = v.iter_errors(&instance).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(
+        parse_artifact(&serde_json::to_string(&a).unwrap()).unwrap(),
+        a
+    );
+    a.ceilings.peer_copy_gbps.insert("1->0".into(), 0.0);
+    let e = validate(&a).unwrap_err().to_string();
+    assert!(e.contains("ceilings.peer_copy_gbps.1->0"), "{e}");
+    let mut bad = serde_json::to_value(&a).unwrap();
+    bad["ceilings"]["collective_latency_us"] = (-1.0).into();
+    assert!(!v.is_valid(&bad));
+}
+
+#[test]
 fn writer_keeps_partial_results_and_never_touches_the_last_complete_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("layernorm.json");

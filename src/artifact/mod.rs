@@ -110,6 +110,14 @@ pub struct Ceilings {
     /// stream, in microseconds: the part of every launch's time no kernel design removes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launch_interval_us: Option<f64>,
+    /// Copy bandwidth from one GPU to another, GB/s (bytes / time, one direction), keyed
+    /// "SRC->DST" by device index (comm_bench).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub peer_copy_gbps: BTreeMap<String, f64>,
+    /// Time of one 8-byte all-reduce across the run's ranks, back to back, microseconds: the
+    /// latency floor of a collective (comm_bench).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collective_latency_us: Option<f64>,
     /// How each ceiling was measured.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub method: Vec<String>,

@@ -4,12 +4,54 @@
 //! A peer records raw per-sample times only; each benchmark turns its rows into artifact rows
 //! with the crate's own statistics (`llm::merge`, `layernorm::merge`).
 
-use super::{validate, write_json_atomic, Artifact};
+use super::{read_artifact_of_kind, validate, write_json_atomic, Artifact, Correctness, Param};
+use super::{ResultRow, Status};
 use crate::env::Env;
 use anyhow::{bail, Context, Result};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// One row as a peer writes it: the point in `params`, raw per-sample times.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PeerRow {
+    pub benchmark: String,
+    pub implementation: String,
+    pub status: Status,
+    pub params: BTreeMap<String, Param>,
+    /// Microseconds per launch, one value per sample (event pair); none on a failed row.
+    #[serde(default)]
+    pub samples_us: Vec<f64>,
+    #[serde(default)]
+    pub timing: Option<PeerTiming>,
+    #[serde(default)]
+    pub correctness: Option<Correctness>,
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+/// How the peer timed a row: the method names of `gpu::timing` / `gpu::rotation`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PeerTiming {
+    pub method: String,
+    pub warmup: usize,
+    pub launches_per_sample: usize,
+    /// Cold by rotation: the sets cycled and the L2 rule they were counted by.
+    #[serde(default)]
+    pub rotation: Option<PeerRotation>,
+}
+
+/// The buffer sets of a cold row timed by rotation.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PeerRotation {
+    pub sets: usize,
+    pub l2_bytes: usize,
+    pub l2_multiple: usize,
+}
 
 /// A peer's file: `{"rows": [...], "notes": [...], "device": {...}}`; the row type is the
 /// benchmark's.
@@ -111,6 +153,47 @@ pub fn write_merged(out: &Path, a: &mut Artifact) -> Result<()> {
     a.run.finished_utc = crate::env::now_utc();
     validate(a).with_context(|| format!("{}: the merged artifact is invalid", out.display()))?;
     write_json_atomic(out, a)
+}
+
+/// How one benchmark merges peer rows: its artifact kind, how a peer row becomes an artifact
+/// row, which old row a new one replaces, and the line said of each merged row.
+pub struct Merger<'a> {
+    pub kind: &'a str,
+    /// Peer row `at` ("peers.json: rows[3]") as an artifact row of `a`, or why not.
+    pub to_row: &'a dyn Fn(PeerRow, &str, &Artifact) -> Result<ResultRow>,
+    /// Whether old row `old` is the same implementation at the same point as `new`.
+    pub same: &'a dyn Fn(&ResultRow, &ResultRow) -> bool,
+    pub describe: &'a dyn Fn(&ResultRow, &Artifact) -> String,
+}
+
+/// Adds the rows of each peer file to the artifact at `out` and writes it back; a row of the
+/// same implementation and point replaces the old one. Nothing is written when any file is
+/// malformed, ran on another GPU or names a point the artifact lacks. Returns one line per
+/// file and per row.
+pub fn merge_files(out: &Path, files: &[PathBuf], m: &Merger<'_>) -> Result<Vec<String>> {
+    let mut a = read_artifact_of_kind(out, m.kind).context("--out: the artifact to merge into")?;
+    let mut said = Vec::new();
+    for f in files {
+        let pf: PeerFile<PeerRow> = read(f)?;
+        check_device(f, pf.device.as_ref(), out, &a)?;
+        let rows = pf
+            .rows
+            .into_iter()
+            .enumerate()
+            .map(|(i, p)| (m.to_row)(p, &format!("{}: rows[{i}]", f.display()), &a))
+            .collect::<Result<Vec<_>>>()?;
+        said.push(format!("{}: {} row(s)", f.display(), rows.len()));
+        for row in rows {
+            said.push((m.describe)(&row, &a));
+            match a.results.iter().position(|r| (m.same)(r, &row)) {
+                Some(i) => a.results[i] = row,
+                None => a.results.push(row),
+            }
+        }
+        a.notes.extend(pf.notes);
+    }
+    write_merged(out, &mut a)?;
+    Ok(said)
 }
 
 #[cfg(test)]

@@ -106,6 +106,12 @@ pub fn validate(a: &Artifact) -> Result<()> {
     for (k, v) in &a.ceilings.matmul_tflops {
         positive(&format!("ceilings.matmul_tflops.{k}"), *v)?;
     }
+    for (k, v) in &a.ceilings.peer_copy_gbps {
+        positive(&format!("ceilings.peer_copy_gbps.{k}"), *v)?;
+    }
+    if let Some(c) = a.ceilings.collective_latency_us {
+        positive("ceilings.collective_latency_us", c)?;
+    }
     // A point's identity and settings are its benchmark, implementation and parameters.
     let mut seen: std::collections::HashMap<String, usize> = Default::default();
     for (i, r) in a.results.iter().enumerate() {

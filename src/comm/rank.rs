@@ -2,6 +2,10 @@
 //! (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT), Slurm (SLURM_PROCID,
 //! SLURM_NTASKS, SLURM_LOCALID) and a Kubernetes indexed Job (JOB_COMPLETION_INDEX with
 //! WORLD_SIZE). `comm_bench` has no launcher of its own.
+//!
+//! Under torchrun, MASTER_PORT is already taken: torchrun's agent serves its own store there
+//! (it says so with TORCHELASTIC_USE_AGENT_STORE=True), so rank 0 listens on the next port.
+//! COMM_BENCH_PORT overrides either choice.
 
 use anyhow::{bail, Context, Result};
 
@@ -15,6 +19,12 @@ pub struct RankEnv {
     /// Where rank 0 listens for the others (the NCCL id is handed out there).
     pub master_addr: String,
     pub master_port: u16,
+    /// The port rank 0 listens on for the other ranks: COMM_BENCH_PORT, else MASTER_PORT + 1
+    /// under a torchrun agent that holds MASTER_PORT, else MASTER_PORT.
+    pub rendezvous_port: u16,
+    /// Which variable chose `rendezvous_port`, for messages ("MASTER_PORT + 1 (torchrun's
+    /// store holds MASTER_PORT)").
+    pub port_source: String,
 }
 
 impl RankEnv {
@@ -67,12 +77,34 @@ impl RankEnv {
                 .with_context(|| format!("MASTER_PORT={p:?} is not a port (1-65535)"))?,
             None => 29500,
         };
+        let agent_store = get("TORCHELASTIC_USE_AGENT_STORE")
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+        let (rendezvous_port, port_source) = match get("COMM_BENCH_PORT") {
+            Some(p) => (
+                p.trim()
+                    .parse::<u16>()
+                    .ok()
+                    .filter(|p| *p > 0)
+                    .with_context(|| format!("COMM_BENCH_PORT={p:?} is not a port (1-65535)"))?,
+                "COMM_BENCH_PORT".to_string(),
+            ),
+            None if agent_store => (
+                master_port.checked_add(1).with_context(|| {
+                    "MASTER_PORT=65535 leaves no next port for comm_bench's rendezvous \
+                     (torchrun's store holds MASTER_PORT): set COMM_BENCH_PORT"
+                })?,
+                "MASTER_PORT + 1 (torchrun's store holds MASTER_PORT)".to_string(),
+            ),
+            None => (master_port, "MASTER_PORT".to_string()),
+        };
         Ok(RankEnv {
             rank,
             world_size,
             local_rank,
             master_addr,
             master_port,
+            rendezvous_port,
+            port_source,
         })
     }
 }
@@ -115,6 +147,23 @@ mod tests {
         );
         let k = env(&[("JOB_COMPLETION_INDEX", "0"), ("WORLD_SIZE", "2")]).unwrap();
         assert_eq!((k.rank, k.local_rank), (0, 0));
+    }
+
+    #[test]
+    fn the_rendezvous_port_steps_aside_from_torchruns_store() {
+        let base = [("RANK", "1"), ("WORLD_SIZE", "2"), ("MASTER_PORT", "29400")];
+        assert_eq!(env(&base).unwrap().rendezvous_port, 29400);
+        let mut torchrun = base.to_vec();
+        torchrun.push(("TORCHELASTIC_USE_AGENT_STORE", "True"));
+        let t = env(&torchrun).unwrap();
+        assert_eq!((t.master_port, t.rendezvous_port), (29400, 29401));
+        assert!(t.port_source.contains("torchrun"), "{}", t.port_source);
+        torchrun.push(("COMM_BENCH_PORT", "31000"));
+        assert_eq!(env(&torchrun).unwrap().rendezvous_port, 31000);
+        let e = env(&[("RANK", "0"), ("WORLD_SIZE", "2"), ("COMM_BENCH_PORT", "x")])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("COMM_BENCH_PORT=\"x\""), "{e}");
     }
 
     #[test]

@@ -5,7 +5,6 @@
 use super::Collective;
 use crate::dtype::Dtype;
 use anyhow::{bail, Result};
-use rand::{rngs::StdRng, Rng, SeedableRng};
 
 /// The element types `comm_bench` moves.
 pub const DTYPES: [Dtype; 2] = [Dtype::F32, Dtype::Bf16];
@@ -29,20 +28,72 @@ fn unit_roundoff(dtype: Dtype) -> f64 {
     }
 }
 
-/// Rank `rank`'s input of `len` elements: uniform in [-1, -1/8] and [1/8, 1], so no element
-/// is zero or close to it; seeded by `seed` and the rank.
+/// The 64-bit finalizer of splitmix64: a bijection that scatters nearby counters.
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Element `i` of rank `rank`'s input: uniform in [-1, -1/8] and [1/8, 1], so no element is
+/// zero or close to it. Counter-based (a hash of seed, rank and index), so any rank can compute
+/// any element of any rank's input on its own, in any order and on many threads.
+pub fn input_at(seed: u64, rank: usize, i: usize, dtype: Dtype) -> f64 {
+    let h = mix(mix(seed ^ (rank as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)) ^ i as u64);
+    let u = (h >> 11) as f64 / (1u64 << 53) as f64;
+    let m = 0.125 + 0.875 * u;
+    stored(dtype, if h & 1 == 1 { -m } else { m })
+}
+
+/// Rank `rank`'s input of `len` elements (see [`input_at`]).
 pub fn rank_input(seed: u64, rank: usize, len: usize, dtype: Dtype) -> Vec<f64> {
-    let mut rng = StdRng::seed_from_u64(seed ^ (rank as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-    (0..len)
-        .map(|_| {
-            let m: f64 = rng.random_range(0.125..1.0);
-            stored(dtype, if rng.random_bool(0.5) { m } else { -m })
+    (0..len).map(|i| input_at(seed, rank, i, dtype)).collect()
+}
+
+/// Elements of a rank's output for an input of `input_len` elements per rank.
+pub fn output_len(c: Collective, world: usize, input_len: usize) -> usize {
+    match c {
+        Collective::AllReduce | Collective::Broadcast => input_len,
+        Collective::AllGather => input_len * world,
+        Collective::ReduceScatter => input_len / world,
+    }
+}
+
+/// Element `i` of rank `rank`'s output after `c` over `world` ranks of `input_len` elements
+/// each, in float64, with the magnitude it is judged against (the sum of the absolute values
+/// that went into it); `input(r, j)` is element `j` of rank `r`'s input.
+pub fn expected_at(
+    c: Collective,
+    world: usize,
+    input_len: usize,
+    rank: usize,
+    root: usize,
+    i: usize,
+    input: impl Fn(usize, usize) -> f64,
+) -> (f64, f64) {
+    let sum_at = |j: usize| {
+        (0..world).fold((0.0, 0.0), |(s, m), r| {
+            let v = input(r, j);
+            (s + v, m + v.abs())
         })
-        .collect()
+    };
+    match c {
+        Collective::AllReduce => sum_at(i),
+        Collective::ReduceScatter => sum_at(rank * (input_len / world) + i),
+        Collective::AllGather => {
+            let v = input(i / input_len, i % input_len);
+            (v, v.abs())
+        }
+        Collective::Broadcast => {
+            let v = input(root, i);
+            (v, v.abs())
+        }
+    }
 }
 
 /// What rank `rank` must hold after the collective, in float64, and the magnitude each element
-/// is judged against (the sum of the absolute values that went into it).
+/// is judged against, from every rank's input.
 pub fn expected(
     c: Collective,
     inputs: &[Vec<f64>],
@@ -57,46 +108,24 @@ pub fn expected(
     if inputs.iter().any(|v| v.len() != len) {
         bail!("the ranks' inputs differ in length");
     }
-    let sums = |range: std::ops::Range<usize>| {
-        let sum: Vec<f64> = range
-            .clone()
-            .map(|i| inputs.iter().map(|v| v[i]).sum())
-            .collect();
-        let mag: Vec<f64> = range
-            .map(|i| inputs.iter().map(|v| v[i].abs()).sum())
-            .collect();
-        (sum, mag)
-    };
-    Ok(match c {
-        Collective::AllReduce => sums(0..len),
-        Collective::ReduceScatter => {
-            if !len.is_multiple_of(world) {
-                bail!("reduce_scatter of {len} elements over {world} ranks");
-            }
-            let chunk = len / world;
-            sums(rank * chunk..(rank + 1) * chunk)
-        }
-        Collective::AllGather => {
-            let out: Vec<f64> = inputs.iter().flatten().copied().collect();
-            let mag = out.iter().map(|x| x.abs()).collect();
-            (out, mag)
-        }
-        Collective::Broadcast => {
-            let out = inputs[root].clone();
-            let mag = out.iter().map(|x| x.abs()).collect();
-            (out, mag)
-        }
-    })
+    if c == Collective::ReduceScatter && !len.is_multiple_of(world) {
+        bail!("reduce_scatter of {len} elements over {world} ranks");
+    }
+    Ok((0..output_len(c, world, len))
+        .map(|i| expected_at(c, world, len, rank, root, i, |r, j| inputs[r][j]))
+        .unzip())
 }
 
 /// How a rank's output compares with the reference.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Check {
+    /// Largest |got - expected| over the finite outputs.
+    pub max_abs_err: f64,
     /// Largest |got - expected| / magnitude over the finite outputs.
     pub max_rel_err: f64,
     /// The bound it was judged by.
     pub tolerance: f64,
-    /// Outputs that were NaN or infinite.
+    /// Outputs that were NaN or infinite, or missing.
     pub non_finite: usize,
     pub passed: bool,
 }
@@ -114,6 +143,44 @@ pub fn tolerance(c: Collective, dtype: Dtype, world: usize) -> f64 {
     }
 }
 
+/// The running worst case of a comparison (one per thread, merged at the end).
+#[derive(Debug, Clone, Copy, Default)]
+struct Worst {
+    abs: f64,
+    rel: f64,
+    non_finite: usize,
+}
+
+impl Worst {
+    fn add(&mut self, got: f64, expected: f64, magnitude: f64) {
+        if !got.is_finite() {
+            self.non_finite += 1;
+            return;
+        }
+        let d = (got - expected).abs();
+        self.abs = self.abs.max(d);
+        self.rel = self.rel.max(d / magnitude.max(f64::MIN_POSITIVE));
+    }
+
+    fn merge(self, o: Worst) -> Worst {
+        Worst {
+            abs: self.abs.max(o.abs),
+            rel: self.rel.max(o.rel),
+            non_finite: self.non_finite + o.non_finite,
+        }
+    }
+
+    fn judge(self, tolerance: f64) -> Check {
+        Check {
+            max_abs_err: self.abs,
+            max_rel_err: self.rel,
+            tolerance,
+            non_finite: self.non_finite,
+            passed: self.non_finite == 0 && self.rel <= tolerance,
+        }
+    }
+}
+
 /// Checks `got` against `expected` with the magnitudes from [`expected`].
 pub fn check(
     c: Collective,
@@ -123,22 +190,99 @@ pub fn check(
     expected: &[f64],
     magnitude: &[f64],
 ) -> Check {
-    let tolerance = tolerance(c, dtype, world);
-    let mut non_finite = got.len().abs_diff(expected.len());
-    let mut max_rel_err: f64 = 0.0;
+    let mut w = Worst {
+        non_finite: got.len().abs_diff(expected.len()),
+        ..Worst::default()
+    };
     for ((g, e), m) in got.iter().zip(expected).zip(magnitude) {
-        if !g.is_finite() {
-            non_finite += 1;
-            continue;
+        w.add(*g, *e, *m);
+    }
+    w.judge(tolerance(c, dtype, world))
+}
+
+/// A host element type `comm_bench` moves: its dtype and exact conversions from the stored
+/// values of [`input_at`].
+pub trait Element: Copy + Send + Sync + 'static {
+    const DTYPE: Dtype;
+    fn from_f64(v: f64) -> Self;
+    fn to_f64(self) -> f64;
+}
+
+impl Element for f32 {
+    const DTYPE: Dtype = Dtype::F32;
+    fn from_f64(v: f64) -> Self {
+        v as f32
+    }
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+}
+
+impl Element for half::bf16 {
+    const DTYPE: Dtype = Dtype::Bf16;
+    fn from_f64(v: f64) -> Self {
+        half::bf16::from_f64(v)
+    }
+    fn to_f64(self) -> f64 {
+        half::bf16::to_f64(self)
+    }
+}
+
+/// Rank `rank`'s input in its element type, filled on `threads` threads.
+pub fn fill_input<T: Element>(seed: u64, rank: usize, out: &mut [T], threads: usize) {
+    let per = out.len().div_ceil(threads.max(1)).max(1);
+    std::thread::scope(|s| {
+        for (k, part) in out.chunks_mut(per).enumerate() {
+            s.spawn(move || {
+                for (o, v) in part.iter_mut().enumerate() {
+                    *v = T::from_f64(input_at(seed, rank, k * per + o, T::DTYPE));
+                }
+            });
         }
-        max_rel_err = max_rel_err.max((g - e).abs() / m.max(f64::MIN_POSITIVE));
-    }
-    Check {
-        max_rel_err,
-        tolerance,
-        non_finite,
-        passed: non_finite == 0 && max_rel_err <= tolerance,
-    }
+    });
+}
+
+/// Checks rank `rank`'s output `got` after `c` over `world` ranks whose inputs of `input_len`
+/// elements came from `seed` ([`input_at`]), on `threads` threads, holding no input in memory.
+#[allow(clippy::too_many_arguments)]
+pub fn check_seeded<T: Element>(
+    c: Collective,
+    seed: u64,
+    world: usize,
+    rank: usize,
+    root: usize,
+    input_len: usize,
+    got: &[T],
+    threads: usize,
+) -> Check {
+    let want = output_len(c, world, input_len);
+    let per = got.len().div_ceil(threads.max(1)).max(1);
+    let worst = std::thread::scope(|s| {
+        let parts: Vec<_> = got
+            .chunks(per)
+            .enumerate()
+            .map(|(k, part)| {
+                s.spawn(move || {
+                    let mut w = Worst::default();
+                    for (o, g) in part.iter().enumerate() {
+                        let (e, m) =
+                            expected_at(c, world, input_len, rank, root, k * per + o, |r, j| {
+                                input_at(seed, r, j, T::DTYPE)
+                            });
+                        w.add(g.to_f64(), e, m);
+                    }
+                    w
+                })
+            })
+            .collect();
+        parts
+            .into_iter()
+            .map(|h| h.join().expect("a check thread panicked"))
+            .fold(Worst::default(), Worst::merge)
+    });
+    let mut worst = worst;
+    worst.non_finite += got.len().abs_diff(want);
+    worst.judge(tolerance(c, T::DTYPE, world))
 }
 
 #[cfg(test)]
@@ -215,6 +359,42 @@ mod tests {
         nan[3] = f64::NAN;
         let c = check(Collective::AllReduce, Dtype::Bf16, world, &nan, &want, &mag);
         assert_eq!((c.passed, c.non_finite), (false, 1));
+    }
+
+    #[test]
+    fn the_seeded_check_agrees_with_the_explicit_reference() {
+        let (world, len, seed) = (3, 96, 11);
+        for c in Collective::ALL {
+            let ins: Vec<Vec<f64>> = (0..world)
+                .map(|r| rank_input(seed, r, len, Dtype::Bf16))
+                .collect();
+            let (want, mag) = expected(c, &ins, 2, 1).unwrap();
+            // The exact result, stored in bf16, as a device would hand it back.
+            let got: Vec<half::bf16> = want.iter().map(|v| half::bf16::from_f64(*v)).collect();
+            let seeded = check_seeded(c, seed, world, 2, 1, len, &got, 4);
+            let back: Vec<f64> = got.iter().map(|v| v.to_f64()).collect();
+            assert_eq!(
+                seeded,
+                check(c, Dtype::Bf16, world, &back, &want, &mag),
+                "{c}"
+            );
+            assert!(seeded.passed, "{c}: {seeded:?}");
+            // One wrong element anywhere (here the last thread's share) fails it.
+            let mut bad = got.clone();
+            let last = bad.len() - 1;
+            bad[last] = half::bf16::from_f64(want[last] + 0.5 * mag[last]);
+            assert!(
+                !check_seeded(c, seed, world, 2, 1, len, &bad, 4).passed,
+                "{c}"
+            );
+            // A short output is counted as missing elements.
+            let short = check_seeded(c, seed, world, 2, 1, len, &got[..last], 4);
+            assert_eq!((short.passed, short.non_finite), (false, 1), "{c}");
+        }
+        let mut filled = vec![0f32; 1000];
+        fill_input(seed, 1, &mut filled, 3);
+        let direct = rank_input(seed, 1, 1000, Dtype::F32);
+        assert!(filled.iter().zip(&direct).all(|(a, b)| *a as f64 == *b));
     }
 
     #[test]

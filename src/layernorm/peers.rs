@@ -9,7 +9,6 @@ use super::{Dtype, Shape};
 use crate::artifact::{Artifact, Correctness, Param, ResultRow, Status, Timing};
 use crate::gpu::rotation;
 use anyhow::{bail, Context, Result};
-use serde::Deserialize;
 use std::collections::BTreeMap;
 
 /// The params that name a point, exactly as candle's rows carry them.
@@ -18,45 +17,7 @@ pub const POINT_PARAMS: [&str; 7] = ["shape", "rows", "cols", "dtype", "mode", "
 /// `Timing::method` of cold rows flushed per launch and of warm rows without a hold.
 pub const METHOD_EVENTS: &str = "cuda_events";
 
-/// One row as the peer writes it.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PeerRow {
-    pub benchmark: String,
-    pub implementation: String,
-    pub status: Status,
-    pub params: BTreeMap<String, Param>,
-    /// Microseconds per launch, one value per sample (event pair); none on a failed row.
-    #[serde(default)]
-    pub samples_us: Vec<f64>,
-    #[serde(default)]
-    pub timing: Option<PeerTiming>,
-    #[serde(default)]
-    pub correctness: Option<Correctness>,
-    #[serde(default)]
-    pub notes: Vec<String>,
-}
-
-/// How the peer timed a row: the method names of `gpu::timing` / `gpu::rotation`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PeerTiming {
-    pub method: String,
-    pub warmup: usize,
-    pub launches_per_sample: usize,
-    /// Cold by rotation: the sets cycled and the L2 rule they were counted by.
-    #[serde(default)]
-    pub rotation: Option<PeerRotation>,
-}
-
-/// The buffer sets of a cold row timed by rotation.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PeerRotation {
-    pub sets: usize,
-    pub l2_bytes: usize,
-    pub l2_multiple: usize,
-}
+pub use crate::artifact::peer::{PeerRotation, PeerRow, PeerTiming};
 
 /// Whether `r` is a row of the point `params` names.
 pub fn at_point(r: &ResultRow, params: &BTreeMap<String, Param>) -> bool {
