@@ -10,8 +10,9 @@ Started by torchrun, one process per GPU, after comm_bench in the same call:
 
 The points are the NCCL rows of --plan (collective, dtype, bytes, count, world_size); each is
 timed with that row's warm-up, collectives per sample and sample count (capped at
---max-samples): k back-to-back collectives between two CUDA events on each rank, the sample's
-time the mean over ranks (src/comm/lockstep.rs). all_reduce and broadcast are torch's in-place
+--max-samples): a stream hold (torch.cuda._sleep) while the host queues the sample, then k
+back-to-back collectives between two CUDA events on each rank, the sample's time the mean over
+ranks (src/comm/lockstep.rs, src/gpu/timing.rs's hold). all_reduce and broadcast are torch's in-place
 calls; the timed all_reduce runs on zeros, so repeated sums stay finite. Before timing, each rank
 checks its output of one call on fresh random inputs against a float64 reference that every rank
 computes from every rank's seeded generator (copies exact, sums within (n+1) unit roundoffs of
@@ -26,6 +27,7 @@ import math
 import os
 import re
 import sys
+import time
 
 BENCHMARK = "comm"
 IMPL = "torch"
@@ -176,8 +178,27 @@ def check_point(torch, dist, pt, rank, world, seed, tdt):
             "passed": non_finite == 0 and rel <= tol, "non_finite": non_finite}
 
 
-def time_point(torch, dist, pt, world, tdt):
-    """This rank's per-sample times (us per collective), NCCL's row's method and counts."""
+def sleep_cycles_per_s(torch):
+    """torch.cuda._sleep's cycles per second on this GPU, for the stream hold."""
+    torch.cuda._sleep(1000)
+    torch.cuda.synchronize()
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s.record()
+    torch.cuda._sleep(10_000_000)
+    e.record()
+    e.synchronize()
+    return 10_000_000 / (s.elapsed_time(e) * 1e-3)
+
+
+# src/gpu/timing.rs hold_after: twice the host's queueing time plus 20 us, at most 20 ms.
+def hold_after(queue_s):
+    return min(2 * queue_s + 20e-6, 20e-3)
+
+
+def time_point(torch, dist, pt, world, tdt, cycles_per_s):
+    """This rank's per-sample times (us per collective), NCCL's row's method and counts: a
+    stream hold before each sample (the host's queueing off the clock), then `per_sample`
+    collectives between two CUDA events."""
     p = pt["params"]
     c, count = p["collective"], p["count"]
     n_in, n_out = lengths(c, count, world)
@@ -199,11 +220,15 @@ def time_point(torch, dist, pt, world, tdt):
         once()
     torch.cuda.synchronize()
     times = []
+    hold_s = hold_after(10e-6 * pt["per_sample"])
     for _ in range(pt["samples"]):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(max(1, int(hold_s * cycles_per_s)))
         a.record()
+        t = time.perf_counter()
         for _ in range(pt["per_sample"]):
             once()
+        hold_s = hold_after(time.perf_counter() - t)
         b.record()
         b.synchronize()
         times.append(a.elapsed_time(b) * 1e3 / pt["per_sample"])
@@ -238,6 +263,7 @@ def main():
         device["uuid"] = "GPU-" + bare_uuid(props.uuid)
     notes = [f"torch {torch.__version__}, NCCL {'.'.join(map(str, torch.cuda.nccl.version()))}, "
              f"{world} ranks, NCCL_NVLS_ENABLE={os.environ.get('NCCL_NVLS_ENABLE')}"]
+    cycles_per_s = sleep_cycles_per_s(torch)
     rows = []
     for i, pt in enumerate(points):
         p = pt["params"]
@@ -255,7 +281,7 @@ def main():
             rows.append(peer_row(pt, "skipped", correctness=checks[0],
                                  notes=["NCCL's row of this point was not timed"]))
         else:
-            mine = time_point(torch, dist, pt, world, tdt)
+            mine = time_point(torch, dist, pt, world, tdt, cycles_per_s)
             per_rank = [None] * world
             dist.all_gather_object(per_rank, mine)
             worst = max(checks, key=lambda c: c["rel_err"])

@@ -84,7 +84,7 @@ check killed "q('select complete from OPBENCH_TRACE_PROCESS') == 0 and q('select
 
 if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
   for variant in eager compile graphs; do
-    flags=""; [ $variant = compile ] && flags="--compile"; [ $variant = graphs ] && flags="--compile --graphs"
+    flags=""; [ $variant = compile ] && flags="--compile"; [ $variant = graphs ] && flags="--compile --graphs --steps 100"
     echo "=== $(date +%T) 3. torch $variant"
     python3 scripts/device/trace_tool_torch.py --mode profile $flags > "$OUT/torch_$variant.profiler.json" 2> "$OUT/torch_$variant.profiler.log"
     cat "$OUT/torch_$variant.profiler.json"
@@ -94,6 +94,23 @@ if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
     check "torch $variant time" "abs(row('trace_range', range='steps')['kernel_time_us'] / $p['kernel_time_us'] - 1) <= 0.01" "$OUT/torch_$variant"
     check "torch $variant complete" "q('select complete from OPBENCH_TRACE_PROCESS order by complete limit 1') == 1" "$OUT/torch_$variant"
     python3 scripts/device/trace_tool_names.py "$OUT/torch_$variant/trace.sqlite" "$OUT/torch_$variant.profiler.json"
+    if [ $variant = graphs ]; then
+      # The same two processes again, in the other order: how much each side's summed kernel
+      # time moves from one process to the next, against the 1% the comparison is held to.
+      $TRACE --out "$OUT/torch_graphs_2" --name "torch-graphs-2" -- python3 scripts/device/trace_tool_torch.py --mode trace $flags 2>&1 | tail -3
+      python3 scripts/device/trace_tool_torch.py --mode profile $flags > "$OUT/torch_graphs_2.profiler.json" 2>/dev/null
+      python3 - "$OUT" <<'PY'
+import json, sys
+o = sys.argv[1]
+def tr(d):
+    a = json.load(open(f"{o}/{d}/trace.json"))
+    return next(r["metrics"]["kernel_time_us"] for r in a["results"] if r["benchmark"] == "trace_range" and r["params"].get("range") == "steps")
+p1, p2 = (json.load(open(f"{o}/{f}"))["kernel_time_us"] for f in ("torch_graphs.profiler.json", "torch_graphs_2.profiler.json"))
+t1, t2 = tr("torch_graphs"), tr("torch_graphs_2")
+print(f"graphs, summed kernel time (us): profiler {p1:.1f}, {p2:.1f} ({(p2/p1-1)*100:+.2f}%); trace {t1:.1f}, {t2:.1f} ({(t2/t1-1)*100:+.2f}%)")
+print(f"graphs, trace/profiler: first pair {(t1/p1-1)*100:+.2f}%, second pair {(t2/p2-1)*100:+.2f}%, means {((t1+t2)/(p1+p2)-1)*100:+.2f}%")
+PY
+    fi
   done
   # 4. The workload starting its own CUPTI subscriber (torch.profiler) inside a traced process.
   echo "=== $(date +%T) 4. torch.profiler inside a traced process"

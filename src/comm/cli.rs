@@ -62,10 +62,13 @@ pub struct Args {
         value_parser = crate::cli::count
     )]
     pub warmup: usize,
-    /// Collectives per sample are chosen so that one sample lasts at least this long.
+    /// Collectives per sample are chosen so that one sample lasts at least this long. The ranks
+    /// start a sample a few tens of microseconds apart (rank 0 tells each over TCP), and that
+    /// skew lands in the sample once: at 1 ms it is a few percent of one small collective,
+    /// at 50 us it doubled NCCL's 8-byte all-reduce time.
     #[arg(
         long,
-        default_value_t = 50.0,
+        default_value_t = 1000.0,
         value_name = "US",
         allow_negative_numbers = true,
         value_parser = crate::cli::positive_f64

@@ -12,7 +12,7 @@ use super::wire::RankCheck;
 use super::{size_plan, Collective, RankEnv};
 use crate::artifact::ArtifactWriter;
 use crate::dtype::Dtype;
-use crate::gpu::Gpu;
+use crate::gpu::{hold_after, Gpu, Hold};
 use crate::harness::start_artifact;
 use crate::progress::Progress;
 use crate::sampling::{Prepare, Sample, Sampling};
@@ -21,7 +21,7 @@ use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaSlice, DeviceRepr, ValidAsZeroBits};
 use cudarc::nccl::{Comm, Id, NcclType, ReduceOp};
 use std::path::PathBuf;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Collectives per sample at the most, however short one is.
 const MAX_PER_SAMPLE: usize = 10_000;
@@ -111,6 +111,7 @@ fn run_joined(cfg: &Config, env: &RankEnv, group: &mut Group) -> Result<Option<P
     } else {
         None
     };
+    let hold = Hold::load(&gpu)?;
     let mut run = Run {
         cfg,
         env,
@@ -118,6 +119,7 @@ fn run_joined(cfg: &Config, env: &RankEnv, group: &mut Group) -> Result<Option<P
         gpu: &mut gpu,
         comm: &comm,
         ours,
+        hold,
         seed,
         threads: host_threads(),
     };
@@ -234,6 +236,8 @@ struct Run<'a> {
     comm: &'a Comm,
     /// Our one-shot all-reduce, when --ours-max-bytes asks for it.
     ours: Option<OneShot>,
+    /// Keeps the stream busy before each sample while the host queues it.
+    hold: Hold,
     seed: u64,
     threads: usize,
 }
@@ -378,7 +382,10 @@ impl Run<'_> {
         Ok(self.group.decide(mine as u64)? as usize)
     }
 
-    /// Samples `per_sample` collectives at a time in step with the other ranks.
+    /// Samples `per_sample` collectives at a time in step with the other ranks. A hold kernel
+    /// before each sample keeps the stream busy while the host queues the sample, so that
+    /// queueing (NCCL's enqueue, a launch) is not timed; what the ranks' different start times
+    /// add stays in, once per sample.
     fn sampled(
         &mut self,
         sampling: &Sampling,
@@ -386,6 +393,8 @@ impl Run<'_> {
         once: &mut dyn FnMut() -> Result<()>,
     ) -> Result<Option<super::lockstep::Lockstep>> {
         let gpu = &mut *self.gpu;
+        let hold = &self.hold;
+        let mut hold_for = hold_after(Duration::from_micros(10) * per_sample as u32);
         let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
         sample_in_lockstep(self.group, sampling, |prepare| {
             let recovered = match prepare {
@@ -397,13 +406,16 @@ impl Run<'_> {
                 }
             };
             let t = Instant::now();
+            hold.enqueue(gpu, hold_for)?;
             let start = gpu
                 .stream
                 .record_event(flags)
                 .context("recording start event")?;
+            let queue = Instant::now();
             for _ in 0..per_sample {
                 once()?;
             }
+            hold_for = hold_after(queue.elapsed());
             let end = gpu
                 .stream
                 .record_event(flags)

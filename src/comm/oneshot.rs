@@ -24,8 +24,9 @@ pub const MAX_RANKS: usize = 8;
 /// at once on every GPU, since block b of one rank waits for block b of the others.
 const MAX_BLOCKS: usize = 32;
 const THREADS: u32 = 512;
-/// Elements each block should get before another block is worth its barrier.
-const ELEMS_PER_BLOCK: usize = 2048;
+/// Bytes each block should get before another block is worth its barrier: one 16-byte pack per
+/// thread.
+const BYTES_PER_BLOCK: usize = THREADS as usize * 16;
 
 /// The kernel's peer table (kernels/comm_oneshot.cu `struct Peers`), passed by value.
 #[repr(C)]
@@ -184,7 +185,7 @@ impl OneShot {
             d => bail!("one-shot all-reduce of {}: f32 and bf16 only", d.name()),
         };
         self.epoch = self.epoch.wrapping_add(1);
-        let blocks = n.div_ceil(ELEMS_PER_BLOCK).clamp(1, MAX_BLOCKS) as u32;
+        let blocks = bytes.div_ceil(BYTES_PER_BLOCK).clamp(1, MAX_BLOCKS) as u32;
         let cfg = LaunchConfig {
             grid_dim: (blocks, 1, 1),
             block_dim: (THREADS, 1, 1),

@@ -20,4 +20,4 @@ pub use copy_kernel::{launch_interval_us, CopyKernel};
 #[cfg(feature = "cuda")]
 pub use device::Gpu;
 #[cfg(feature = "cuda")]
-pub use timing::{measure, measure_rotating, Measured, TimingConfig, TimingMode};
+pub use timing::{hold_after, measure, measure_rotating, Hold, Measured, TimingConfig, TimingMode};

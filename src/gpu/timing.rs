@@ -137,13 +137,21 @@ pub fn measure(
 }
 
 /// The longest hold before a sample (the host never needs this long to queue a batch).
-const MAX_HOLD: Duration = Duration::from_millis(20);
+pub const MAX_HOLD: Duration = Duration::from_millis(20);
 
-/// A one-thread kernel that keeps the stream busy for a given time (kernels/timing_hold.cu).
-struct Hold(CudaFunction);
+/// The hold before the next sample: twice what queueing the last one took on the host, plus
+/// 20 us, at most [`MAX_HOLD`].
+pub fn hold_after(queue: Duration) -> Duration {
+    (2 * queue + Duration::from_micros(20)).min(MAX_HOLD)
+}
+
+/// A one-thread kernel that keeps the stream busy for a given time (kernels/timing_hold.cu),
+/// so that a sample's launches are all queued before its start event fires: the host's
+/// queueing time stays off the clock.
+pub struct Hold(CudaFunction);
 
 impl Hold {
-    fn load(gpu: &Gpu) -> Result<Self> {
+    pub fn load(gpu: &Gpu) -> Result<Self> {
         Ok(Hold(gpu.function(
             "opbench_timing_hold",
             ptx::TIMING_HOLD,
@@ -151,7 +159,7 @@ impl Hold {
         )?))
     }
 
-    fn enqueue(&self, gpu: &Gpu, d: Duration) -> Result<()> {
+    pub fn enqueue(&self, gpu: &Gpu, d: Duration) -> Result<()> {
         let ns = d.as_nanos() as u64;
         let cfg = LaunchConfig {
             grid_dim: (1, 1, 1),
@@ -197,7 +205,6 @@ pub fn measure_rotating(
     let per_launch = queued.elapsed() / warmup as u32;
     gpu.synchronize().context("during warm-up")?;
     // Twice what the host took to queue a sample (first from the warm-up), plus 20 us.
-    let hold_after = |queue: Duration| (2 * queue + Duration::from_micros(20)).min(MAX_HOLD);
     let mut hold_for = hold_after(per_launch * per_sample as u32);
     let mut held_total = Duration::ZERO;
     let mut host_bound = 0usize;
