@@ -42,9 +42,10 @@ NAN_ERR = sys.float_info.max
 
 # ---- pure parts: plan, tolerance, rows, file (no torch needed) ----
 
-def read_plan(artifact, max_samples):
-    """The NCCL points of a comm artifact in run order: params, warm-up, collectives per
-    sample and samples (those of NCCL's timed row; a failed row gives a check-only point)."""
+def read_plan(artifact, max_samples, collectives=None):
+    """The NCCL points of a comm artifact in run order (only `collectives`, when given):
+    params, warm-up, collectives per sample and samples (those of NCCL's timed row; a failed
+    row gives a check-only point)."""
     if artifact.get("kind") != BENCHMARK:
         raise SystemExit(f"--plan: kind is {artifact.get('kind')!r}, expected 'comm'")
     points = []
@@ -57,6 +58,8 @@ def read_plan(artifact, max_samples):
             raise SystemExit(f"--plan: an nccl row lacks params {missing}")
         if p["collective"] not in COLLECTIVES or p["dtype"] not in UNIT_ROUNDOFF:
             raise SystemExit(f"--plan: a row of {p['collective']} {p['dtype']}: not a comm point")
+        if collectives is not None and p["collective"] not in collectives:
+            continue
         pt = {"params": {k: p[k] for k in POINT_PARAMS}, "timed": False}
         t, stats = r.get("timing"), r.get("stats", {})
         if r.get("status") == "ok" and t and "time_us" in stats:
@@ -240,6 +243,8 @@ def main():
     ap.add_argument("--plan", required=True, help="the comm artifact comm_bench wrote")
     ap.add_argument("--out", required=True, help="peer file to write (rank 0)")
     ap.add_argument("--max-samples", type=int, default=200)
+    ap.add_argument("--collective", default=",".join(COLLECTIVES),
+                    help="comma-separated collectives of the plan to run (default: all four)")
     ap.add_argument("--seed", type=int, default=1234)
     a = ap.parse_args()
     if "RANK" not in os.environ or "WORLD_SIZE" not in os.environ:
@@ -254,7 +259,11 @@ def main():
     plan = [None]
     if rank == 0:
         with open(a.plan) as f:
-            plan[0] = read_plan(json.load(f), a.max_samples)
+            wanted = [c for c in a.collective.split(",") if c]
+            bad = [c for c in wanted if c not in COLLECTIVES]
+            if bad:
+                raise SystemExit(f"--collective: {bad} not among {list(COLLECTIVES)}")
+            plan[0] = read_plan(json.load(f), a.max_samples, wanted)
     dist.broadcast_object_list(plan, src=0)
     points = plan[0]
     props = torch.cuda.get_device_properties(local)

@@ -78,13 +78,31 @@ for n in ${NPROCS:-$default_nprocs}; do
         step "torch.distributed peer on $n GPUs at the same points"
         rm -f /tmp/comm_peers.json
         peer=$here/comm_peers.py; [ -f "$peer" ] || peer=bench/peers/comm_peers.py
-        CUDA_VISIBLE_DEVICES=$visible PYTHONUNBUFFERED=1 timeout 90 torchrun --standalone --nproc-per-node "$n" \
-            "$peer" --plan "$art" --out /tmp/comm_peers.json 2>&1 | tail -15
+        # all_reduce and all_gather, the two the comparison is about; torch is host-bound below
+        # about 1 MiB, so each of its samples waits out a long stream hold: 50 samples at most.
+        CUDA_VISIBLE_DEVICES=$visible PYTHONUNBUFFERED=1 timeout 150 torchrun --standalone --nproc-per-node "$n" \
+            "$peer" --plan "$art" --out /tmp/comm_peers.json --collective all_reduce,all_gather \
+            --max-samples 50 2>&1 | tail -4
         echo "peer rc=${PIPESTATUS[0]}"
         # The peer file is rewritten after each point, so a timeout still merges what it finished.
         if [ -s /tmp/comm_peers.json ]; then
             "$bin" --merge /tmp/comm_peers.json --out "$art" | grep -E "all_reduce (f32|bf16) (268435456|1073741824) " ; echo "merge rc=${PIPESTATUS[0]}"
         fi
+    fi
+    if [ "${NCCL_DIAG:-0}" = 1 ]; then
+        step "NCCL's choices for one 256 MiB f32 all-reduce: comm_bench, then torch (NCCL_DEBUG=INFO)"
+        diag=/tmp/comm-diag-$n.json
+        NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING,ENV CUDA_VISIBLE_DEVICES=$visible timeout 60 torchrun --standalone \
+            --nproc-per-node "$n" --no-python "$bin" --collective all_reduce --dtype f32 --min-bytes 256M \
+            --max-bytes 256M --no-ceilings --out "$diag" --overwrite > "$OUT/diag-ours-${n}gpu.log" 2>&1
+        NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING,ENV CUDA_VISIBLE_DEVICES=$visible timeout 60 torchrun --standalone \
+            --nproc-per-node "$n" "$peer" --plan "$diag" --out /tmp/comm_diag_peer.json > "$OUT/diag-torch-${n}gpu.log" 2>&1
+        "$bin" --merge /tmp/comm_diag_peer.json --out "$diag" | tail -2
+        for f in ours torch; do
+            echo "--- $f: NCCL lines of rank 0 (version, env, channels, algorithms)"
+            grep -E "^[^ ]+:[0-9]+:[0-9]+ \[0\] NCCL INFO" "$OUT/diag-$f-${n}gpu.log" | grep -iE "version|NCCL_|channels|Algo|proto|nvls|CC|P2P|cumem|register" \
+                | sed -E 's/^[^ ]+ \[0\] NCCL INFO //' | sort | uniq -c | sort -rn | head -25
+        done
     fi
     if [ "${OURS:-1}" != 0 ]; then
         ours="$OUT/comm-ours-${n}gpu.json"

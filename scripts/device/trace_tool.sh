@@ -21,6 +21,7 @@
 #      traced unmodified.
 #
 # Usage (on the GPU machine, from the repo root): OUT=/some/dir bash scripts/device/trace_tool.sh
+# (VARIANTS picks among check 3's eager, compile and graphs; default all three)
 # with target/release/trace, target/release/libopbench_trace_inject.so and
 # target/release/trace_tool_tiny carried (see docs/notes/trace_tool.md for the builds).
 set -uo pipefail
@@ -83,7 +84,7 @@ grep -q "ended without flushing" "$OUT/killed.log" && echo "PASS reported incomp
 check killed "q('select complete from OPBENCH_TRACE_PROCESS') == 0 and q('select count(*) from CUPTI_ACTIVITY_KIND_KERNEL') >= 115" "$OUT/killed"
 
 if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
-  for variant in eager compile graphs; do
+  for variant in ${VARIANTS:-eager compile graphs}; do
     flags=""; [ $variant = compile ] && flags="--compile"; [ $variant = graphs ] && flags="--compile --graphs --steps 100"
     echo "=== $(date +%T) 3. torch $variant"
     python3 scripts/device/trace_tool_torch.py --mode profile $flags > "$OUT/torch_$variant.profiler.json" 2> "$OUT/torch_$variant.profiler.log"

@@ -4,7 +4,7 @@
 
 use anyhow::{Context, Result};
 use cudarc::driver::sys::{self, CUevent_flags};
-use cudarc::driver::{CudaContext, CudaSlice};
+use cudarc::driver::{result, CudaContext};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -71,13 +71,60 @@ fn enable_peer_access(ctx: &Arc<CudaContext>, peer: &Arc<CudaContext>) -> Result
     }
 }
 
+/// Device memory from `cuMemAlloc` in `ctx` (peer access enabled with cuCtxEnablePeerAccess
+/// covers it; stream-ordered pool memory, which cudarc's allocations are, would need the pool's
+/// own access rights, and copies from it were staged through the host at PCIe speed).
+struct Raw {
+    ptr: sys::CUdeviceptr,
+    ctx: Arc<CudaContext>,
+}
+
+impl Raw {
+    fn alloc(ctx: &Arc<CudaContext>, bytes: usize) -> Result<Self> {
+        ctx.bind_to_thread()?;
+        // SAFETY: the context is current; the memory is freed in Drop with the same context.
+        let ptr = unsafe { result::malloc_sync(bytes) }.context("cuMemAlloc for the peer copy")?;
+        // SAFETY: `ptr` holds `bytes` bytes.
+        unsafe { result::memset_d8_sync(ptr, 1, bytes) }.context("filling the peer copy source")?;
+        Ok(Raw {
+            ptr,
+            ctx: ctx.clone(),
+        })
+    }
+}
+
+impl Drop for Raw {
+    fn drop(&mut self) {
+        if self.ctx.bind_to_thread().is_ok() {
+            // SAFETY: allocated by cuMemAlloc in this context, freed once.
+            let _ = unsafe { result::free_sync(self.ptr) };
+        }
+    }
+}
+
 fn one_pair(src: &Arc<CudaContext>, dst: &Arc<CudaContext>) -> Result<f64> {
-    let from: CudaSlice<u8> = src.default_stream().alloc_zeros(PEER_COPY_BYTES)?;
-    src.default_stream().synchronize()?;
+    let from = Raw::alloc(src, PEER_COPY_BYTES)?;
+    let to = Raw::alloc(dst, PEER_COPY_BYTES)?;
     let stream = dst.new_stream()?;
-    let mut to: CudaSlice<u8> = stream.alloc_zeros(PEER_COPY_BYTES)?;
+    let copy = || -> Result<()> {
+        // SAFETY: both regions hold PEER_COPY_BYTES and live until the stream is synchronised
+        // (every sample ends with an event read); the stream belongs to `dst`'s context.
+        unsafe {
+            sys::cuMemcpyPeerAsync(
+                to.ptr,
+                dst.cu_ctx(),
+                from.ptr,
+                src.cu_ctx(),
+                PEER_COPY_BYTES,
+                stream.cu_stream(),
+            )
+        }
+        .result()
+        .context("cuMemcpyPeerAsync")
+    };
+    dst.bind_to_thread()?;
     for _ in 0..2 {
-        stream.memcpy_dtod(&from, &mut to)?;
+        copy()?;
     }
     stream.synchronize()?;
     let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
@@ -85,11 +132,12 @@ fn one_pair(src: &Arc<CudaContext>, dst: &Arc<CudaContext>) -> Result<f64> {
     for _ in 0..SAMPLES {
         let start = stream.record_event(flags)?;
         for _ in 0..COPIES_PER_SAMPLE {
-            stream.memcpy_dtod(&from, &mut to)?;
+            copy()?;
         }
         let end = stream.record_event(flags)?;
         us.push(start.elapsed_ms(&end)? as f64 * 1e3 / COPIES_PER_SAMPLE as f64);
     }
+    stream.synchronize()?;
     let p50 = crate::stats::percentile(&us, 50.0)?;
     Ok(PEER_COPY_BYTES as f64 / (p50 * 1e-6) / 1e9)
 }

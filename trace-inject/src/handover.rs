@@ -195,7 +195,10 @@ fn step_aside(other_cupti: bool, why: &'static str) {
         }
         let _ = sys::cuptiActivityFlushPeriod(0);
         if other_cupti {
-            let _ = sys::cuptiFinalize();
+            let r = sys::cuptiFinalize();
+            if r != CUptiResult::CUPTI_SUCCESS {
+                eprintln!("opbench-trace: stepping aside, cuptiFinalize returned {r:?}");
+            }
         }
     }
 }
@@ -240,15 +243,25 @@ pub unsafe extern "C" fn cuptiSubscribe(
     userdata: *mut c_void,
 ) -> CUptiResult {
     let target = std::panic::catch_unwind(|| {
-        let (f, _) = target(SUBSCRIBE);
+        let (f, other) = target(SUBSCRIBE);
         step_aside(true, WHY_SUBSCRIBE);
-        f
+        (f, other)
     });
     match target {
-        // SAFETY: a libcupti's own cuptiSubscribe, called with the program's arguments.
-        Ok(Some(f)) => unsafe {
-            std::mem::transmute::<*mut c_void, SubscribeFn>(f)(subscriber, callback, userdata)
-        },
+        Ok((Some(f), other)) => {
+            // SAFETY: a libcupti's own cuptiSubscribe, called with the program's arguments.
+            let r = unsafe {
+                std::mem::transmute::<*mut c_void, SubscribeFn>(f)(subscriber, callback, userdata)
+            };
+            if r != CUptiResult::CUPTI_SUCCESS {
+                // The program's profiler will say it failed; this says where the call went.
+                eprintln!(
+                    "opbench-trace: the program's cuptiSubscribe, passed on to {} libcupti, returned {r:?}",
+                    if other { "its own" } else { "the tracer's" }
+                );
+            }
+            r
+        }
         _ => CUptiResult::CUPTI_ERROR_NOT_INITIALIZED,
     }
 }
