@@ -15,10 +15,11 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Implementations that are library code this project measures against and never changes
-/// (cuBLAS, candle, PyTorch and its compiler, transformers, Triton's own kernels): between two
-/// runs they move only with the machine, so `compare` reads their moves as its drift.
+/// (cuBLAS, candle, NCCL, PyTorch and its compiler, transformers, Triton's own kernels):
+/// between two runs they move only with the machine, so `compare` reads their moves as its
+/// drift.
 pub fn is_library(implementation: &str) -> bool {
-    const EXACT: &[&str] = &["cublas", "candle", "reference", "cpu_f64"];
+    const EXACT: &[&str] = &["cublas", "candle", "nccl", "reference", "cpu_f64"];
     const PREFIXES: &[&str] = &["torch", "pytorch", "transformers", "hf", "triton"];
     let i = implementation.to_ascii_lowercase();
     EXACT.contains(&i.as_str()) || PREFIXES.iter().any(|p| i.starts_with(p))
@@ -74,6 +75,12 @@ pub const DECLARED: &[Declared] = &[
             "k_splits",
             "split_reduction",
         ],
+    },
+    Declared {
+        kind: "comm",
+        // `count` follows from `bytes` and `dtype`.
+        problem: &["collective", "dtype", "bytes", "world_size"],
+        settings: &["count"],
     },
     Declared {
         kind: "kernels",

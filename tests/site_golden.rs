@@ -91,6 +91,7 @@ fn the_fixture_site_has_the_pages_and_charts_it_promises() {
             "gemm.html",
             "kernels.html",
             "llm-trace.html",
+            "comm.html",
             "history.html",
             "trace-tiny-llm-2rank.html",
             "kind-softmax.html"
@@ -155,7 +156,21 @@ fn the_fixture_site_has_the_pages_and_charts_it_promises() {
             .contains("0 FASTER · 1 library moves (drift)"),
         "{strip:?}"
     );
-    assert_eq!(overview.envs.len(), 2);
+    // The two GPUs of the LayerNorm fixtures and the comm fixture's H200.
+    assert_eq!(overview.envs.len(), 3);
+    let comm = pages.iter().find(|p| p.file == "comm.html").unwrap();
+    let comm_ids: Vec<&str> = comm.charts().map(|c| c.id.as_str()).collect();
+    assert_eq!(
+        comm_ids,
+        [
+            "comm-small",
+            "comm-oneshot",
+            "comm-busbw-all-reduce",
+            "comm-busbw-all-gather",
+            "comm-busbw-reduce-scatter",
+            "comm-busbw-broadcast"
+        ]
+    );
     // Kernel-specific params (impl_kind, ladder_step, block_threads) must not keep a kernel
     // from its cuBLAS or candle comparison point.
     let gemm = &pages[3];

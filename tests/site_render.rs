@@ -105,6 +105,7 @@ fn an_empty_folder_renders_every_page_with_what_to_run() {
     assert_eq!(
         names,
         [
+            "comm.html",
             "gemm.html",
             "history.html",
             "index.html",
@@ -190,7 +191,7 @@ fn the_site_has_downloads_assets_contexts_and_the_pinned_plotly() {
     assert!(gemm.contains("src=\"assets&#x2F;plotly-cartesian-4.1.1.min.js\""));
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(p.join("summary.json")).unwrap()).unwrap();
-    assert_eq!(summary["artifacts"].as_array().unwrap().len(), 9);
+    assert_eq!(summary["artifacts"].as_array().unwrap().len(), 10);
 
     let (cdn, _) = render(root().join("tests/fixtures/artifacts"), PlotlyMode::Cdn);
     let gemm = std::fs::read_to_string(cdn.path().join("gemm.html")).unwrap();

@@ -13,7 +13,8 @@
 #      CUDA graphs, the same program in both processes (module ranges, the range "steps"): the
 #      kernels `trace` counts in "steps" equal torch.profiler's over the same steps (a separate
 #      process) and their summed time is within 1%; the counts per kernel name that differ are
-#      printed (scripts/device/trace_tool_names.py).
+#      printed (scripts/device/trace_tool_names.py). The CUDA-graph variant (100 steps) runs both
+#      processes a second time in the other order and prints how much each side moved.
 #   4. (with torch) torch.profiler started inside a traced process: the profiler records what
 #      it records alone (the injection library steps aside), trace keeps what came before and
 #      reports the process incomplete from then.
@@ -120,6 +121,9 @@ PY
     2> "$OUT/torch_profiler_inside.log"
   tail -14 "$OUT/torch_profiler_inside.log"
   inside=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['kernels'])" "$OUT/torch_profiler_inside.json")
+  # The eager profile of check 3, run here when VARIANTS left it out.
+  [ -s "$OUT/torch_eager.profiler.json" ] || python3 scripts/device/trace_tool_torch.py --mode profile \
+    > "$OUT/torch_eager.profiler.json" 2> "$OUT/torch_eager.profiler.log"
   alone=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['kernels'])" "$OUT/torch_eager.profiler.json")
   echo "profiler inside a traced process: $inside kernels; alone: $alone"
   [ "$inside" = "$alone" ] && echo "PASS the profiler inside records what it records alone" || { echo "FAIL profiler inside $inside != alone $alone"; fails=$((fails + 1)); }

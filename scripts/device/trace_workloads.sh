@@ -9,8 +9,9 @@
 #   triton     a Triton kernel script (bench/trace_workloads/triton_softmax.py)
 #   llm        llm_bench --impl opbench (CUDA graphs), when $BIN/llm_bench is carried
 #   overhead   eager generate traced against untraced, $PAIRS (default 9) alternating processes
-#              each: median ms per token at most 5% slower; llm_bench's decode step (CUDA
-#              graphs) with --graphs graph, as many alternating runs: at most 2% slower. The
+#              each: median ms per token at most 5% slower
+#   overhead_graphs  llm_bench's decode step (CUDA graphs) with --graphs graph, as many
+#              alternating runs: at most 2% slower. In both overhead steps the
 #              untraced runs' own spread (min-max over median) is printed beside each result:
 #              on a host whose untraced runs spread more than the bar, the check says so
 #              (UNDECIDED) instead of passing or failing
@@ -28,7 +29,7 @@ OUT=${OUT:?set OUT to an output folder}
 BIN=${BIN:-target/release}
 W=${WORK:-/tmp/trace_workloads}
 TRACE="$BIN/trace --injection $BIN/libopbench_trace_inject.so"
-steps=" ${WORKLOADS:-tiny eager graphs triton llm overhead} "
+steps=" ${WORKLOADS:-tiny eager graphs triton llm overhead overhead_graphs} "
 want() { [[ "$steps" == *" $1 "* ]]; }
 rm -rf "$W"; mkdir -p "$W" "$OUT"
 exec > >(tee "$OUT/trace_workloads.log") 2>&1
@@ -109,6 +110,9 @@ if spread > 0.05:
     print("UNDECIDED: the untraced runs alone spread more than the 5% bar on this host")
 sys.exit(0 if len(u) >= 5 and len(t) >= 5 and mt / mu - 1 <= 0.05 else 1)
 PY
+fi
+if want overhead_graphs; then
+  pairs=${PAIRS:-9}
   if [ -x "$BIN/llm_bench" ]; then
     echo "=== $(date +%T) overhead: llm_bench decode (CUDA graphs), --graphs graph, $pairs alternating runs each"
     for i in $(seq "$pairs"); do

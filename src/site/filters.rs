@@ -11,6 +11,7 @@ pub const DIMS: &[(&str, &str)] = &[
     ("dtype", "dtype"),
     ("batch", "batch size"),
     ("impl", "implementation"),
+    ("ranks", "GPUs per run"),
     ("mode", "L2 mode"),
     ("shape_set", "shape set"),
     ("b_layout", "B stored as"),

@@ -77,6 +77,10 @@ impl<'a> Point<'a> {
                 d.insert(dim.to_string(), v);
             }
         }
+        // Collectives: how many GPUs (ranks) took part.
+        if let Some(n) = names::param_f64(r, &["world_size"]) {
+            d.insert("ranks".to_string(), format!("{n} GPUs"));
+        }
         // How the clocks went: shown in every hover (dashboard.js `NOTES`), not a filter.
         if let Some(sm) = r.timing.as_ref().and_then(|t| t.sampling.as_ref()) {
             match r.clocks() {

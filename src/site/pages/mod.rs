@@ -1,5 +1,6 @@
 //! Page view models: one builder per page, all producing the same serializable `PageContext`.
 
+mod comm;
 mod common;
 mod gemm;
 mod generic;
@@ -168,6 +169,7 @@ pub const KIND_PAGES: &[(&str, &str, &str)] = &[
     ("gemm", "gemm.html", "GEMM"),
     ("kernels", "kernels.html", "Kernels"),
     ("llm_trace", "llm-trace.html", "LLM trace"),
+    ("comm", "comm.html", "Collectives"),
 ];
 
 /// The history page's file (not a kind: it reads `<artifacts>/history/`).
@@ -272,6 +274,7 @@ pub fn build_all(store: &Store, meta: &SiteMeta, hopts: &HistoryOptions) -> Vec<
             "gemm" => gemm::build(&mut page, &points, &palette),
             "kernels" => kernels::build(&mut page, &points, &palette),
             "llm_trace" => trace::build(&mut page, &points, &palette),
+            "comm" => comm::build(&mut page, &points, &palette),
             HISTORY_KIND => history::build(&mut page, &hist),
             k if k.starts_with(WORKLOAD_KEY) => {
                 workload::build(&mut page, &k[WORKLOAD_KEY.len()..], &traces)

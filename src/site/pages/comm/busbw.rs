@@ -1,0 +1,51 @@
+//! "Bus bandwidth by message size": one chart per collective, a line per implementation and
+//! rank count, under the peer-copy ceiling of the run.
+
+use super::rows::{line, CommRow};
+use crate::site::chart::{pt_num, ChartView, HLine, TraceSet};
+use crate::site::fmt;
+use crate::site::measured;
+use crate::site::palette::{self, Palette};
+
+pub fn chart(collective: &str, rows: &[CommRow], multi_gpu: bool, pal: &Palette) -> ChartView {
+    let mut c = ChartView::new(
+        &format!("comm-busbw-{}", collective.replace('_', "-")),
+        &format!("{collective}: bus bandwidth by message size"),
+        "Bus bandwidth (metrics.busbw_gbps: bytes / P50 time x nccl-tests' factor for the \
+         collective) against the message size (params.bytes). Solid: 4 GPUs, dotted: 2; diamonds: bf16. Red: \
+         the peer-to-peer copy bandwidth between two GPUs of the run (ceilings.peer_copy_gbps, \
+         median over pairs).",
+        "message size (bytes)",
+        "bus bandwidth (GB/s)",
+    );
+    c.log_x = true;
+    c.log_y = true;
+    c.compact = true;
+    let mine: Vec<&CommRow> = rows.iter().filter(|r| r.collective == collective).collect();
+    let mut seen: Vec<(String, u64)> = Vec::new();
+    let mut set = TraceSet::default();
+    for r in &mine {
+        let Some(b) = r.busbw_gbps else { continue };
+        let key = (r.p.gpu(), r.ranks);
+        if let (false, Some(ceil)) = (seen.contains(&key), r.peer_copy_gbps()) {
+            c.hlines.push(HLine {
+                y: ceil,
+                label: format!("peer copy {} GB/s · {} GPUs", fmt::num(ceil), r.ranks),
+                color: palette::CEILING.into(),
+                f: [("gpu".to_string(), key.0.clone())].into_iter().collect(),
+            });
+            seen.push(key);
+        }
+        let extra = r
+            .peer_copy_gbps()
+            .map(|c| format!("{} of the peer-copy ceiling", fmt::pct(100.0 * b / c)))
+            .unwrap_or_default();
+        line(&mut set, &r.series(multi_gpu), r, pal)
+            .points
+            .push(pt_num(r.bytes, b, r.hover(&extra), r.p.dims()));
+    }
+    c.traces = set.into_vec();
+    let pts: Vec<_> = mine.iter().map(|r| r.p).collect();
+    c.measured(&pts, measured::AT_MEDIAN)
+        .finish(&format!("No timed {collective} point carries busbw_gbps."))
+}
