@@ -46,7 +46,9 @@ pub struct Args {
     pub injection: Option<PathBuf>,
     /// The libcupti the traced processes load (default: $OPBENCH_CUPTI_LIB, else
     /// libcupti.so.13 of the CUDA toolkit in $CUDA_HOME, $CUDA_PATH, $CUDA_ROOT or
-    /// /usr/local/cuda; else the processes' own library path decides).
+    /// /usr/local/cuda; else the processes' own library path decides). It goes first on their
+    /// LD_LIBRARY_PATH as libcupti.so and libcupti.so.13 (links in OUT/raw/.cupti/), so the
+    /// tracer and a profiler of the program's own that looks CUPTI up by name use one copy.
     #[arg(long, value_name = "PATH")]
     pub cupti: Option<PathBuf>,
     /// How CUDA graphs are recorded: `node`, every kernel of a graph (with its graph id);

@@ -12,6 +12,7 @@ pub mod cli;
 pub mod compact;
 #[cfg(feature = "cuda")]
 pub mod cupti;
+pub mod cupti_alias;
 pub mod diff;
 pub mod idle;
 pub mod kernsum;

@@ -215,6 +215,11 @@ pub fn run_traced(cmd: &[OsString], rec: &Recording, raw: &Path) -> Result<ExitS
         .env(API_ENV, rec.api);
     if let Some(p) = rec.cupti {
         c.env(CUPTI_LIB_ENV, p);
+        let dir = super::cupti_alias::alias_dir(&raw, p)?;
+        c.env(
+            "LD_LIBRARY_PATH",
+            super::cupti_alias::library_path_with(&dir, std::env::var_os("LD_LIBRARY_PATH")),
+        );
     }
     if let Some(v) = preload_with(rec.lib, std::env::var_os("LD_PRELOAD")) {
         c.env("LD_PRELOAD", v);
