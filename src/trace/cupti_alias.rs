@@ -31,9 +31,10 @@ pub fn alias_dir(under: &Path, lib: &Path) -> Result<PathBuf> {
     Ok(dir)
 }
 
-/// `LD_LIBRARY_PATH` with `dir` first, ahead of what was there.
-pub fn library_path_with(dir: &Path, earlier: Option<OsString>) -> OsString {
-    let mut v = OsString::from(dir);
+/// A colon-separated list (`LD_LIBRARY_PATH`, `LD_PRELOAD`) with `first` ahead of what was
+/// there.
+pub fn path_list_with(first: &Path, earlier: Option<OsString>) -> OsString {
+    let mut v = OsString::from(first);
     if let Some(e) = earlier.filter(|e| !e.is_empty()) {
         v.push(":");
         v.push(e);
@@ -93,7 +94,7 @@ mod tests {
         // Without the folder, the toolkit's copy is what a lookup by name gets.
         assert_eq!(loaded(&earlier), "1");
         let dir = alias_dir(tmp.path(), &lib).unwrap();
-        assert_eq!(loaded(&library_path_with(&dir, Some(earlier))), "2");
+        assert_eq!(loaded(&path_list_with(&dir, Some(earlier))), "2");
         // A second run replaces the links.
         alias_dir(tmp.path(), &lib).unwrap();
         assert_eq!(
@@ -105,13 +106,13 @@ mod tests {
     #[test]
     fn the_folder_goes_first_and_an_empty_path_adds_nothing() {
         let d = Path::new("/x/.cupti");
-        assert_eq!(library_path_with(d, None), OsString::from("/x/.cupti"));
+        assert_eq!(path_list_with(d, None), OsString::from("/x/.cupti"));
         assert_eq!(
-            library_path_with(d, Some(OsString::new())),
+            path_list_with(d, Some(OsString::new())),
             OsString::from("/x/.cupti")
         );
         assert_eq!(
-            library_path_with(d, Some(OsString::from("/usr/local/cuda/lib64"))),
+            path_list_with(d, Some(OsString::from("/usr/local/cuda/lib64"))),
             OsString::from("/x/.cupti:/usr/local/cuda/lib64")
         );
     }

@@ -218,7 +218,7 @@ pub fn run_traced(cmd: &[OsString], rec: &Recording, raw: &Path) -> Result<ExitS
         let dir = super::cupti_alias::alias_dir(&raw, p)?;
         c.env(
             "LD_LIBRARY_PATH",
-            super::cupti_alias::library_path_with(&dir, std::env::var_os("LD_LIBRARY_PATH")),
+            super::cupti_alias::path_list_with(&dir, std::env::var_os("LD_LIBRARY_PATH")),
         );
     }
     if let Some(v) = preload_with(rec.lib, std::env::var_os("LD_PRELOAD")) {
@@ -264,12 +264,7 @@ fn preload_with(lib: &Path, earlier: Option<OsString>) -> Option<OsString> {
     if !elf {
         return None;
     }
-    let mut v = OsString::from(lib);
-    if let Some(e) = earlier.filter(|e| !e.is_empty()) {
-        v.push(":");
-        v.push(e);
-    }
-    Some(v)
+    Some(super::cupti_alias::path_list_with(lib, earlier))
 }
 
 /// While the command runs, `trace` outlives the signals meant to end it, so it can still write
