@@ -247,6 +247,12 @@ def main():
                     help="comma-separated collectives of the plan to run (default: all four)")
     ap.add_argument("--seed", type=int, default=1234)
     a = ap.parse_args()
+    # Checked on every rank before the process group exists, so no rank waits for one that left.
+    wanted = [c for c in a.collective.split(",") if c]
+    bad = [c for c in wanted if c not in COLLECTIVES]
+    if bad or not wanted:
+        raise SystemExit(f"--collective {a.collective!r}: give one or more of {list(COLLECTIVES)}, "
+                         "comma-separated")
     if "RANK" not in os.environ or "WORLD_SIZE" not in os.environ:
         raise SystemExit("no rank environment: start with torchrun --nproc-per-node N")
     os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
@@ -259,10 +265,6 @@ def main():
     plan = [None]
     if rank == 0:
         with open(a.plan) as f:
-            wanted = [c for c in a.collective.split(",") if c]
-            bad = [c for c in wanted if c not in COLLECTIVES]
-            if bad:
-                raise SystemExit(f"--collective: {bad} not among {list(COLLECTIVES)}")
             plan[0] = read_plan(json.load(f), a.max_samples, wanted)
     dist.broadcast_object_list(plan, src=0)
     points = plan[0]

@@ -9,6 +9,8 @@ pub mod bandwidth;
 pub mod cli;
 pub mod collective;
 #[cfg(feature = "cuda")]
+mod device_mem;
+#[cfg(feature = "cuda")]
 mod gpu;
 pub mod group;
 pub mod lockstep;

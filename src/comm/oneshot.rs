@@ -4,12 +4,13 @@
 //! with cuMemAlloc (pool memory cannot be exported), mapped by every other rank through CUDA IPC
 //! handles exchanged over the rendezvous, and one launch per call with the call's epoch.
 
+use super::device_mem::DeviceMem;
 use super::group::Group;
 use super::reference::Element;
 use anyhow::{bail, Context, Result};
 use cudarc::driver::sys::{self, CUdeviceptr};
 use cudarc::driver::{
-    result, CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg,
+    CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg,
 };
 use std::sync::Arc;
 
@@ -45,20 +46,15 @@ pub struct OneShot {
     f32_fn: CudaFunction,
     bf16_fn: CudaFunction,
     peers: Peers,
-    own: [CUdeviceptr; 2],
+    /// This rank's data region and signal area, held to be freed after `drop` drained the
+    /// stream (the kernel reaches them through `peers`).
+    _own: [DeviceMem; 2],
     opened: Vec<CUdeviceptr>,
     rank: usize,
     world: usize,
     /// Largest message (bytes) the data buffers hold.
     pub capacity_bytes: usize,
     epoch: u32,
-}
-
-fn check(r: sys::CUresult, what: &str) -> Result<()> {
-    match r {
-        sys::CUresult::CUDA_SUCCESS => Ok(()),
-        e => bail!("{what}: {e:?}"),
-    }
 }
 
 impl OneShot {
@@ -83,29 +79,21 @@ impl OneShot {
             ptx::COMM_ONESHOT,
             "opbench_oneshot_allreduce_bf16",
         )?;
-        gpu.ctx.bind_to_thread()?;
         let signal_bytes = MAX_RANKS * MAX_BLOCKS * 4;
         // Halves of whole 16-byte units, so both start aligned for any element type.
         let capacity_bytes = capacity_bytes.max(16).next_multiple_of(16);
-        // SAFETY: plain allocations of the sizes asked, zeroed before any peer can see them.
-        let own = unsafe {
-            let data =
-                result::malloc_sync(2 * capacity_bytes).context("cuMemAlloc of the data region")?;
-            let signal =
-                result::malloc_sync(signal_bytes).context("cuMemAlloc of the signal area")?;
-            result::memset_d8_sync(signal, 0, signal_bytes).context("zeroing the signal area")?;
-            result::memset_d8_sync(data, 0, 2 * capacity_bytes)
-                .context("zeroing the data region")?;
-            [data, signal]
-        };
+        // Zeroed before any peer can see them.
+        let own = [
+            DeviceMem::zeroed(&gpu.ctx, 2 * capacity_bytes, "the data region")?,
+            DeviceMem::zeroed(&gpu.ctx, signal_bytes, "the signal area")?,
+        ];
         let mut mine = Vec::with_capacity(128);
-        for ptr in own {
+        for mem in &own {
             let mut h = sys::CUipcMemHandle { reserved: [0; 64] };
-            // SAFETY: `ptr` is a cuMemAlloc allocation of this context; `h` is a valid out value.
-            check(
-                unsafe { sys::cuIpcGetMemHandle(&mut h, ptr) },
-                "cuIpcGetMemHandle",
-            )?;
+            // SAFETY: `mem` is a cuMemAlloc allocation of this context; `h` is a valid out value.
+            unsafe { sys::cuIpcGetMemHandle(&mut h, mem.ptr) }
+                .result()
+                .context("cuIpcGetMemHandle")?;
             mine.extend(h.reserved.iter().map(|c| *c as u8));
         }
         let all = group.all_gather_bytes(mine)?;
@@ -123,7 +111,7 @@ impl OneShot {
             }
             let mut mapped = [0 as CUdeviceptr; 2];
             if r == rank {
-                mapped = own;
+                mapped = [own[0].ptr, own[1].ptr];
             } else {
                 for (k, m) in mapped.iter_mut().enumerate() {
                     let mut h = sys::CUipcMemHandle { reserved: [0; 64] };
@@ -132,18 +120,17 @@ impl OneShot {
                     }
                     // SAFETY: `h` is a handle another rank exported from a live allocation;
                     // `m` is a valid out pointer. Peer access is enabled lazily by the flag.
-                    check(
-                        unsafe {
-                            sys::cuIpcOpenMemHandle_v2(
-                                m,
-                                h,
-                                sys::CUipcMem_flags_enum::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS as u32,
-                            )
-                        },
-                        &format!(
-                            "cuIpcOpenMemHandle of rank {r}'s buffer (can this GPU reach it?)"
-                        ),
-                    )?;
+                    unsafe {
+                        sys::cuIpcOpenMemHandle_v2(
+                            m,
+                            h,
+                            sys::CUipcMem_flags_enum::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS as u32,
+                        )
+                    }
+                    .result()
+                    .with_context(|| {
+                        format!("cuIpcOpenMemHandle of rank {r}'s buffer (can this GPU reach it?)")
+                    })?;
                     opened.push(*m);
                 }
             }
@@ -155,7 +142,7 @@ impl OneShot {
             f32_fn,
             bf16_fn,
             peers,
-            own,
+            _own: own,
             opened,
             rank,
             world,
@@ -223,10 +210,6 @@ impl Drop for OneShot {
         for p in &self.opened {
             // SAFETY: each was opened by cuIpcOpenMemHandle in `open` and is closed once.
             let _ = unsafe { sys::cuIpcCloseMemHandle(*p) };
-        }
-        for p in self.own {
-            // SAFETY: allocated by cuMemAlloc in `open`, freed once, after the stream drained.
-            let _ = unsafe { result::free_sync(p) };
         }
     }
 }

@@ -2,9 +2,10 @@
 //! of the host, measured by rank 0 in its own process (a context on every GPU) before the
 //! other ranks start their communicator, so nothing else runs on the links meanwhile.
 
+use super::device_mem::DeviceMem;
 use anyhow::{Context, Result};
 use cudarc::driver::sys::{self, CUevent_flags};
-use cudarc::driver::{result, CudaContext};
+use cudarc::driver::CudaContext;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -71,40 +72,11 @@ fn enable_peer_access(ctx: &Arc<CudaContext>, peer: &Arc<CudaContext>) -> Result
     }
 }
 
-/// Device memory from `cuMemAlloc` in `ctx` (peer access enabled with cuCtxEnablePeerAccess
-/// covers it; stream-ordered pool memory, which cudarc's allocations are, would need the pool's
-/// own access rights, and copies from it were staged through the host at PCIe speed).
-struct Raw {
-    ptr: sys::CUdeviceptr,
-    ctx: Arc<CudaContext>,
-}
-
-impl Raw {
-    fn alloc(ctx: &Arc<CudaContext>, bytes: usize) -> Result<Self> {
-        ctx.bind_to_thread()?;
-        // SAFETY: the context is current; the memory is freed in Drop with the same context.
-        let ptr = unsafe { result::malloc_sync(bytes) }.context("cuMemAlloc for the peer copy")?;
-        // SAFETY: `ptr` holds `bytes` bytes.
-        unsafe { result::memset_d8_sync(ptr, 1, bytes) }.context("filling the peer copy source")?;
-        Ok(Raw {
-            ptr,
-            ctx: ctx.clone(),
-        })
-    }
-}
-
-impl Drop for Raw {
-    fn drop(&mut self) {
-        if self.ctx.bind_to_thread().is_ok() {
-            // SAFETY: allocated by cuMemAlloc in this context, freed once.
-            let _ = unsafe { result::free_sync(self.ptr) };
-        }
-    }
-}
-
 fn one_pair(src: &Arc<CudaContext>, dst: &Arc<CudaContext>) -> Result<f64> {
-    let from = Raw::alloc(src, PEER_COPY_BYTES)?;
-    let to = Raw::alloc(dst, PEER_COPY_BYTES)?;
+    // cuMemAlloc memory: peer access enabled with cuCtxEnablePeerAccess covers it (pool
+    // memory was staged through the host at PCIe speed).
+    let from = DeviceMem::zeroed(src, PEER_COPY_BYTES, "the peer copy's source")?;
+    let to = DeviceMem::zeroed(dst, PEER_COPY_BYTES, "the peer copy's destination")?;
     let stream = dst.new_stream()?;
     let copy = || -> Result<()> {
         // SAFETY: both regions hold PEER_COPY_BYTES and live until the stream is synchronised

@@ -137,10 +137,10 @@ pub fn measure(
 }
 
 /// The longest hold before a sample (the host never needs this long to queue a batch).
-pub const MAX_HOLD: Duration = Duration::from_millis(20);
+const MAX_HOLD: Duration = Duration::from_millis(20);
 
 /// The hold before the next sample: twice what queueing the last one took on the host, plus
-/// 20 us, at most [`MAX_HOLD`].
+/// 20 us, at most `MAX_HOLD` (20 ms).
 pub fn hold_after(queue: Duration) -> Duration {
     (2 * queue + Duration::from_micros(20)).min(MAX_HOLD)
 }

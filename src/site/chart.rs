@@ -97,7 +97,7 @@ impl Trace {
     /// A timeline's dotted frame from x = 0 to `width` (µs): the window the chart draws
     /// (a guide, not data).
     pub fn window_frame(name: &str, width: f64) -> Self {
-        let mut frame = Trace::new(name, "#6b7280", "lines");
+        let mut frame = Trace::new(name, super::palette::GUIDE, "lines");
         frame.guide = true;
         frame
             .points

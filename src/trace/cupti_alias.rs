@@ -8,7 +8,6 @@
 //! every lookup by name maps the chosen file, once.
 
 use anyhow::{Context, Result};
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 /// The names a libcupti is looked up by (cudarc's first candidate, then the soname).
@@ -31,20 +30,11 @@ pub fn alias_dir(under: &Path, lib: &Path) -> Result<PathBuf> {
     Ok(dir)
 }
 
-/// A colon-separated list (`LD_LIBRARY_PATH`, `LD_PRELOAD`) with `first` ahead of what was
-/// there.
-pub fn path_list_with(first: &Path, earlier: Option<OsString>) -> OsString {
-    let mut v = OsString::from(first);
-    if let Some(e) = earlier.filter(|e| !e.is_empty()) {
-        v.push(":");
-        v.push(e);
-    }
-    v
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::tool::path_list_with;
+    use std::ffi::OsString;
     use std::process::Command;
 
     /// Builds `dir/file`, a shared library whose `which()` returns `n`.
@@ -100,20 +90,6 @@ mod tests {
         assert_eq!(
             std::fs::read_link(dir.join("libcupti.so")).unwrap(),
             lib.canonicalize().unwrap()
-        );
-    }
-
-    #[test]
-    fn the_folder_goes_first_and_an_empty_path_adds_nothing() {
-        let d = Path::new("/x/.cupti");
-        assert_eq!(path_list_with(d, None), OsString::from("/x/.cupti"));
-        assert_eq!(
-            path_list_with(d, Some(OsString::new())),
-            OsString::from("/x/.cupti")
-        );
-        assert_eq!(
-            path_list_with(d, Some(OsString::from("/usr/local/cuda/lib64"))),
-            OsString::from("/x/.cupti:/usr/local/cuda/lib64")
         );
     }
 }

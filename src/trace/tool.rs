@@ -218,7 +218,7 @@ pub fn run_traced(cmd: &[OsString], rec: &Recording, raw: &Path) -> Result<ExitS
         let dir = super::cupti_alias::alias_dir(&raw, p)?;
         c.env(
             "LD_LIBRARY_PATH",
-            super::cupti_alias::path_list_with(&dir, std::env::var_os("LD_LIBRARY_PATH")),
+            path_list_with(&dir, std::env::var_os("LD_LIBRARY_PATH")),
         );
     }
     if let Some(v) = preload_with(rec.lib, std::env::var_os("LD_PRELOAD")) {
@@ -264,7 +264,18 @@ fn preload_with(lib: &Path, earlier: Option<OsString>) -> Option<OsString> {
     if !elf {
         return None;
     }
-    Some(super::cupti_alias::path_list_with(lib, earlier))
+    Some(path_list_with(lib, earlier))
+}
+
+/// A colon-separated list (`LD_LIBRARY_PATH`, `LD_PRELOAD`) with `first` ahead of what was
+/// there.
+pub(crate) fn path_list_with(first: &Path, earlier: Option<OsString>) -> OsString {
+    let mut v = OsString::from(first);
+    if let Some(e) = earlier.filter(|e| !e.is_empty()) {
+        v.push(":");
+        v.push(e);
+    }
+    v
 }
 
 /// While the command runs, `trace` outlives the signals meant to end it, so it can still write
@@ -464,4 +475,23 @@ fn write_atomic(
     tmp.persist(path)
         .with_context(|| format!("moving {} into place", path.display()))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_entry_goes_ahead_and_an_empty_list_adds_nothing() {
+        let d = Path::new("/x/.cupti");
+        assert_eq!(path_list_with(d, None), OsString::from("/x/.cupti"));
+        assert_eq!(
+            path_list_with(d, Some(OsString::new())),
+            OsString::from("/x/.cupti")
+        );
+        assert_eq!(
+            path_list_with(d, Some(OsString::from("/usr/local/cuda/lib64"))),
+            OsString::from("/x/.cupti:/usr/local/cuda/lib64")
+        );
+    }
 }

@@ -62,7 +62,7 @@ impl<'a> CommRow<'a> {
 
     /// The peer-copy ceiling of the row's run: the median over the GPU pairs (GB/s).
     pub fn peer_copy_gbps(&self) -> Option<f64> {
-        let mut v: Vec<f64> = self
+        let v: Vec<f64> = self
             .p
             .artifact()
             .ceilings
@@ -71,8 +71,7 @@ impl<'a> CommRow<'a> {
             .copied()
             .filter(|v| v.is_finite() && *v > 0.0)
             .collect();
-        v.sort_by(f64::total_cmp);
-        (!v.is_empty()).then(|| v[v.len() / 2])
+        crate::stats::percentile(&v, 50.0).ok()
     }
 
     pub fn hover(&self, extra: &str) -> String {
