@@ -6,7 +6,11 @@ module-path NVTX ranges of bench/trace_modules.py and the measured steps inside 
   --mode trace:    the workload alone; `trace` counts the kernels of its trace_range row
                    "steps".
   --mode profile:  the same steps under torch.profiler (CUDA activities); prints
-                   {"kernels": N, "kernel_time_us": T, "by_name": {name: count}} over them.
+                   {"kernels": N, "kernel_time_us": T, "by_name": {name: count},
+                   "time_by_name_us": {name: us}} over them. With --early the profiler's CUPTI
+                   is on from before the warm-up (a schedule's warm-up phase, whose records
+                   are dropped), so CUDA graphs are captured and instantiated while it records,
+                   as they are in a traced process.
 --compile uses torch.compile (mode "reduce-overhead" with --graphs: CUDA graphs)."""
 
 import argparse
@@ -59,6 +63,7 @@ def main():
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--compile", action="store_true")
     p.add_argument("--graphs", action="store_true")
+    p.add_argument("--early", action="store_true")
     a = p.parse_args()
     torch.manual_seed(0)
     model = Model().cuda().half().eval()
@@ -75,27 +80,49 @@ def main():
         torch.cuda.synchronize()
         torch.cuda.nvtx.range_pop()
 
-    with torch.no_grad():
+    def warm_up():
         for _ in range(5):
             fn(x)
         torch.cuda.synchronize()
+
+    from torch.profiler import ProfilerActivity, profile, schedule
+
+    with torch.no_grad():
         if a.mode == "trace":
+            warm_up()
             steps()
             print(json.dumps({"steps": a.steps}))
             return
-        from torch.profiler import ProfilerActivity, profile
-
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            steps()
+        if a.early:
+            plan = schedule(wait=0, warmup=1, active=1, repeat=1)
+            with profile(activities=[ProfilerActivity.CUDA], schedule=plan) as prof:
+                warm_up()
+                prof.step()
+                steps()
+                prof.step()
+        else:
+            warm_up()
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                steps()
     # Kineto's own events carry ns; FunctionEvent times are µs.
     cuda = torch.autograd.DeviceType.CUDA
     events = [e for e in prof.profiler.kineto_results.events() if e.device_type() == cuda]
     kernels = [e for e in events if not e.name().startswith(("Memcpy", "Memset"))]
     total_us = sum(e.duration_ns() for e in kernels) / 1e3
-    by_name = {}
+    by_name, time_by_name = {}, {}
     for e in kernels:
         by_name[e.name()] = by_name.get(e.name(), 0) + 1
-    print(json.dumps({"kernels": len(kernels), "kernel_time_us": total_us, "by_name": by_name}))
+        time_by_name[e.name()] = time_by_name.get(e.name(), 0.0) + e.duration_ns() / 1e3
+    print(
+        json.dumps(
+            {
+                "kernels": len(kernels),
+                "kernel_time_us": total_us,
+                "by_name": by_name,
+                "time_by_name_us": time_by_name,
+            }
+        )
+    )
 
 if __name__ == "__main__":
     main()

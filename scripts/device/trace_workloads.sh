@@ -14,7 +14,11 @@
 #              alternating runs: at most 2% slower. In both overhead steps the
 #              untraced runs' own spread (min-max over median) is printed beside each result:
 #              on a host whose untraced runs spread more than the bar, the check says so
-#              (UNDECIDED) instead of passing or failing
+#              (UNDECIDED) instead of passing or failing. PIN="taskset -c 2-5" runs every
+#              process of both overhead steps on the same CPUs (eager decode is bound by the
+#              host, whose speed otherwise differs between processes); KINDS_VARIANTS="A B"
+#              adds traced runs with OPBENCH_TRACE_KINDS=A (then B, ...) to the graph step,
+#              to say which records cost what
 # The multi-rank job is scripts/device/trace_torchrun.sh (a 2-GPU machine).
 #
 # Usage (GPU machine, repo root): OUT=DIR BIN=DIR bash scripts/device/trace_workloads.sh
@@ -94,8 +98,8 @@ if want overhead; then
   echo "=== $(date +%T) overhead: eager generate, $pairs alternating runs each"
   : > "$W/overhead_eager.txt"
   for i in $(seq "$pairs"); do
-    python3 $gen --mode run --runs 3 | tee -a "$W/overhead_eager.txt" | sed 's/^/untraced /'
-    $TRACE --out "$W/ov_eager_$i" -- python3 $gen --mode run --runs 3 2>/dev/null | grep '^{' | sed 's/^/traced /' | tee -a "$W/overhead_eager.txt"
+    ${PIN:-} python3 $gen --mode run --runs 3 | tee -a "$W/overhead_eager.txt" | sed 's/^/untraced /'
+    ${PIN:-} $TRACE --out "$W/ov_eager_$i" -- python3 $gen --mode run --runs 3 2>/dev/null | grep '^{' | sed 's/^/traced /' | tee -a "$W/overhead_eager.txt"
   done
   python3 - "$W/overhead_eager.txt" <<'PY' && pass "eager overhead <= 5%" || fail "eager overhead > 5%"
 import json, statistics, sys
@@ -116,9 +120,27 @@ if want overhead_graphs; then
   if [ -x "$BIN/llm_bench" ]; then
     echo "=== $(date +%T) overhead: llm_bench decode (CUDA graphs), --graphs graph, $pairs alternating runs each"
     for i in $(seq "$pairs"); do
-      LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} "$BIN/llm_bench" "${llm_args[@]}" --out "$W/ov_llm_u$i.json" >/dev/null 2>&1
-      LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} $TRACE --out "$W/ov_llm_$i" --graphs graph -- \
+      LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} ${PIN:-} "$BIN/llm_bench" "${llm_args[@]}" --out "$W/ov_llm_u$i.json" >/dev/null 2>&1
+      LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} ${PIN:-} $TRACE --out "$W/ov_llm_$i" --graphs graph -- \
         "$BIN/llm_bench" "${llm_args[@]}" --out "$W/ov_llm_t$i.json" >/dev/null 2>&1
+      for k in ${KINDS_VARIANTS:-}; do
+        LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} OPBENCH_TRACE_KINDS=$k ${PIN:-} $TRACE --out "$W/ov_llm_${k//,/_}_$i" --graphs graph -- \
+          "$BIN/llm_bench" "${llm_args[@]}" --out "$W/ov_llm_${k//,/_}_$i.json" >/dev/null 2>&1
+      done
+    done
+    for k in ${KINDS_VARIANTS:-}; do
+      python3 - "$W" "$pairs" "${k//,/_}" <<'PY'
+import json, statistics, sys
+def step_ms(path):
+    a = json.load(open(path))
+    return statistics.median(r["stats"]["decode_step_ms"]["p50"] for r in a["results"]
+                             if r.get("status") == "ok" and "decode_step_ms" in r.get("stats", {}))
+w, n, k = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+u = [step_ms(f"{w}/ov_llm_u{i}.json") for i in range(1, n + 1)]
+t = [step_ms(f"{w}/ov_llm_{k}_{i}.json") for i in range(1, n + 1)]
+print(f"graph level, OPBENCH_TRACE_KINDS={k}: {t} median {statistics.median(t):.4f}; "
+      f"overhead {(statistics.median(t) / statistics.median(u) - 1) * 100:+.2f}%")
+PY
     done
     python3 - "$W" "$pairs" <<'PY' && pass "graph-level overhead <= 2%" || fail "graph-level overhead > 2%"
 import json, statistics, sys
