@@ -173,3 +173,133 @@ extern "C" __global__ void opbench_oneshot_allreduce_bf16(const __nv_bfloat16* i
                                                           int world, uint32_t epoch) {
     oneshot<__nv_bfloat16>(in, out, n, peers, half_bytes, me, world, epoch);
 }
+
+// ---------------------------------------------------------------------------------------------
+// The push variant (LL, low latency, as NCCL's LL protocol): no barrier, no flag of its own, no
+// remote load. Every rank owns a receive region of two halves (used by alternate epochs), each
+// with one slot per rank; a slot holds the message as 16-byte lines {w0, epoch, w1, epoch}: 8
+// payload bytes and the call's epoch twice. A rank
+//   1. stores each 8-byte unit of its input, as a line, into its own slot of every peer's
+//      receive region (st.volatile.v4: each 8-byte half {word, epoch} lands whole over NVLink,
+//      which is what LL relies on; the two halves may land apart, so each carries the flag);
+//   2. polls its own region's slot of every peer, line by line, with ld.volatile.v4 until both
+//      flags equal the epoch, and sums the units in rank order (its own from its input), in
+//      f32, so every rank gets the same bits.
+// A flag equal to the epoch is the line's data of this call, so no ordering is needed between
+// lines and no block waits for another. Reuse: this call's half is next written in call
+// epoch + 2, which a peer starts only after its call epoch + 1 finished, which needed this
+// rank's lines of epoch + 1, stored only after this rank's call epoch (its reads of this half
+// included) finished on its stream. A stale line holds epoch - 2 (or 0: regions start zeroed)
+// and never equals the epoch.
+
+struct PushPeers {
+    // Receive regions of ranks 0..world: 2 halves x world slots x slot_bytes.
+    uint4* recv[MAX_RANKS];
+};
+
+__device__ __forceinline__ void store_line(uint4* p, uint2 unit, uint32_t epoch) {
+    asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(unit.x),
+                 "r"(epoch), "r"(unit.y), "r"(epoch)
+                 : "memory");
+}
+
+__device__ __forceinline__ uint2 wait_line(const uint4* p, uint32_t epoch) {
+    uint32_t a, f0, b, f1;
+    do {
+        asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(a), "=r"(f0), "=r"(b), "=r"(f1)
+                     : "l"(p)
+                     : "memory");
+    } while (f0 != epoch || f1 != epoch);
+    return make_uint2(a, b);
+}
+
+// 8 bytes of T: 2 f32 or 4 bf16.
+template <typename T> struct Unit;
+template <> struct Unit<float> {
+    static constexpr int N = 2;
+    __device__ static void add(float* acc, uint2 v) {
+        acc[0] += __uint_as_float(v.x); acc[1] += __uint_as_float(v.y);
+    }
+    __device__ static uint2 pack(const float* acc) {
+        return make_uint2(__float_as_uint(acc[0]), __float_as_uint(acc[1]));
+    }
+};
+template <> struct Unit<__nv_bfloat16> {
+    static constexpr int N = 4;
+    __device__ static void add(float* acc, uint2 v) {
+        acc[0] += __uint_as_float(v.x << 16); acc[1] += __uint_as_float(v.x & 0xffff0000u);
+        acc[2] += __uint_as_float(v.y << 16); acc[3] += __uint_as_float(v.y & 0xffff0000u);
+    }
+    __device__ static uint2 pack(const float* acc) {
+        const __nv_bfloat162 lo = __floats2bfloat162_rn(acc[0], acc[1]);
+        const __nv_bfloat162 hi = __floats2bfloat162_rn(acc[2], acc[3]);
+        return make_uint2(*reinterpret_cast<const uint32_t*>(&lo),
+                          *reinterpret_cast<const uint32_t*>(&hi));
+    }
+};
+
+// Unit i of `in` (n elements): whole, or the last one padded with zero bits.
+template <typename T>
+__device__ __forceinline__ uint2 load_unit(const T* in, unsigned long long n, unsigned long long i) {
+    if ((i + 1) * Unit<T>::N <= n) return reinterpret_cast<const uint2*>(in)[i];
+    uint2 v = make_uint2(0, 0);
+    T* e = reinterpret_cast<T*>(&v);
+    for (unsigned long long k = i * Unit<T>::N; k < n; ++k) e[k - i * Unit<T>::N] = in[k];
+    return v;
+}
+
+template <typename T>
+__device__ __forceinline__ void store_unit(T* out, unsigned long long n, unsigned long long i, uint2 v) {
+    if ((i + 1) * Unit<T>::N <= n) {
+        reinterpret_cast<uint2*>(out)[i] = v;
+        return;
+    }
+    const T* e = reinterpret_cast<const T*>(&v);
+    for (unsigned long long k = i * Unit<T>::N; k < n; ++k) out[k] = e[k - i * Unit<T>::N];
+}
+
+template <typename T>
+__device__ void push(const T* __restrict__ in, T* __restrict__ out, unsigned long long n,
+                     const PushPeers peers, unsigned long long slot_bytes, int me, int world,
+                     uint32_t epoch) {
+    const unsigned long long units = (n + Unit<T>::N - 1) / Unit<T>::N;
+    const unsigned long long first = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    const unsigned long long half = (epoch & 1) * (unsigned long long)world * slot_bytes;
+    // 1. My units into my slot of every peer's region.
+    for (unsigned long long i = first; i < units; i += stride) {
+        const uint2 v = load_unit(in, n, i);
+        for (int p = 0; p < world; ++p) {
+            if (p == me) continue;
+            uint4* slot = (uint4*)((char*)peers.recv[p] + half + me * slot_bytes);
+            store_line(slot + i, v, epoch);
+        }
+    }
+    // 2. Every peer's units from my own region, summed in rank order.
+    const char* mine = (const char*)peers.recv[me] + half;
+    for (unsigned long long i = first; i < units; i += stride) {
+        float acc[Unit<T>::N] = {};
+        for (int p = 0; p < world; ++p) {
+            const uint2 v = p == me ? load_unit(in, n, i)
+                                    : wait_line((const uint4*)(mine + p * slot_bytes) + i, epoch);
+            Unit<T>::add(acc, v);
+        }
+        store_unit(out, n, i, Unit<T>::pack(acc));
+    }
+}
+
+extern "C" __global__ void opbench_push_allreduce_f32(const float* in, float* out,
+                                                      unsigned long long n, const PushPeers peers,
+                                                      unsigned long long slot_bytes, int me,
+                                                      int world, uint32_t epoch) {
+    push<float>(in, out, n, peers, slot_bytes, me, world, epoch);
+}
+
+extern "C" __global__ void opbench_push_allreduce_bf16(const __nv_bfloat16* in,
+                                                       __nv_bfloat16* out, unsigned long long n,
+                                                       const PushPeers peers,
+                                                       unsigned long long slot_bytes, int me,
+                                                       int world, uint32_t epoch) {
+    push<__nv_bfloat16>(in, out, n, peers, slot_bytes, me, world, epoch);
+}

@@ -21,7 +21,8 @@
 # there, else from bench/peers/.
 # Knobs: NPROCS="4 2", MAX_BYTES (default 1G: 256 MiB and above is what the torch comparison
 # needs, and 4G would triple the call), COMM_ARGS (comm_bench flags; default
-# --point-budget-ms 150), PEERS=0 skips torch, OURS=0 skips ours.
+# --point-budget-ms 150), PEERS=0 skips torch, OURS=0 skips ours, OURS_KERNELS="push pull"
+# times both of our kernels in that run (default: push, implementation "opbench").
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 dir=${1:?usage: comm.sh DIR_WITH_comm_bench.xz}
@@ -107,9 +108,10 @@ for n in ${NPROCS:-$default_nprocs}; do
     if [ "${OURS:-1}" != 0 ]; then
         ours="$OUT/comm-ours-${n}gpu.json"
         step "our one-shot all-reduce beside NCCL up to ${OURS_MAX_BYTES:-256K} on $n GPUs"
-        CUDA_VISIBLE_DEVICES=$visible timeout 45 torchrun --standalone --nproc-per-node "$n" --no-python \
+        kflags=(); for k in ${OURS_KERNELS:-push}; do kflags+=(--ours-kernel "$k"); done
+        CUDA_VISIBLE_DEVICES=$visible timeout $((30 + 30 * ${#kflags[@]} / 2)) torchrun --standalone --nproc-per-node "$n" --no-python \
             "$bin" --collective all_reduce --max-bytes "${OURS_MAX_BYTES:-256K}" \
-            --ours-max-bytes "${OURS_MAX_BYTES:-256K}" --no-ceilings --out "$ours" 2>&1 | tail -80
+            --ours-max-bytes "${OURS_MAX_BYTES:-256K}" "${kflags[@]}" --no-ceilings --out "$ours" 2>&1 | grep -vE "^\[" | tail -20
         echo "ours rc=${PIPESTATUS[0]}"
         [ -s "$ours" ] && python3 - "$ours" <<'PY'
 import json, sys
@@ -118,12 +120,16 @@ rows = {}
 for r in a["results"]:
     p = r["params"]
     rows.setdefault((p["dtype"], p["bytes"]), {})[r["implementation"]] = r
-print("dtype bytes nccl_us ours_us nccl/ours checks")
+ours = sorted({i for imps in rows.values() for i in imps} - {"nccl"})
+print("dtype bytes nccl_us " + " ".join(f"{o}_us nccl/{o}" for o in ours) + " checks")
 for (d, b), imps in sorted(rows.items()):
     t = {k: (v["stats"]["time_us"]["p50"] if v["status"] == "ok" else None) for k, v in imps.items()}
-    n, o = t.get("nccl"), t.get("opbench")
+    n = t.get("nccl")
+    cells = []
+    for o in ours:
+        cells += [f"{t[o]:.2f}" if t.get(o) else "-", f"{n / t[o]:.2f}" if n and t.get(o) else "-"]
     ok = "/".join(str((v.get("correctness") or {}).get("passed")) for v in imps.values())
-    print(d, b, n, o, f"{n / o:.2f}" if n and o else "-", ok)
+    print(d, b, f"{n:.2f}" if n else "-", *cells, ok)
 PY
     fi
 done

@@ -1,6 +1,7 @@
 //! `comm_bench`'s command line: its arguments, the run they ask for, and the checks made
 //! before any GPU is touched (a launcher's rank environment, at least two ranks).
 
+use super::ours::Kernel;
 use super::plan::{parse_bytes, DEFAULT_MAX_BYTES, DEFAULT_MIN_BYTES};
 use super::reference::DTYPES;
 use super::{group::DEFAULT_RENDEZVOUS_TIMEOUT, Collective, RankEnv};
@@ -79,11 +80,17 @@ pub struct Args {
     /// Seed of the random inputs [default: drawn by rank 0, recorded in the artifact].
     #[arg(long, allow_negative_numbers = true, value_parser = crate::cli::count_u64)]
     pub seed: Option<u64>,
-    /// Also time our one-shot all-reduce (kernels/comm_oneshot.cu, implementation "opbench")
-    /// at every all_reduce point up to this size, checked like NCCL's; 0 leaves it out.
-    /// Experimental: it spins on flags in peer memory, so a bug there hangs every rank.
+    /// Also time our one-shot all-reduce (kernels/comm_oneshot.cu) at every all_reduce point
+    /// up to this size, checked like NCCL's; 0 leaves it out. Experimental: it spins on flags
+    /// in peer memory, so a bug there hangs every rank.
     #[arg(long, default_value = "0", value_parser = parse_bytes)]
     pub ours_max_bytes: u64,
+    /// Which of our kernels --ours-max-bytes times: push (implementation "opbench": each rank
+    /// stores flagged lines into the others' memory and polls its own) or pull
+    /// ("opbench-pull": a flag per block, then loads from the others' memory); repeatable, to
+    /// time both in one process [default: push].
+    #[arg(long = "ours-kernel", value_parser = Kernel::parse)]
+    pub ours_kernels: Vec<Kernel>,
     /// Skip the ceilings (peer copies, the 8-byte all-reduce).
     #[arg(long)]
     pub no_ceilings: bool,
@@ -130,6 +137,8 @@ pub struct Config {
     pub seed: Option<u64>,
     /// Our one-shot all-reduce beside NCCL up to this many bytes (0: off).
     pub ours_max_bytes: u64,
+    /// Our kernels timed there, in order.
+    pub ours_kernels: Vec<Kernel>,
     pub ceilings: bool,
     pub rendezvous_timeout: Duration,
     pub out: PathBuf,
@@ -140,6 +149,9 @@ impl Config {
     pub fn from_args(mut a: Args) -> Result<Config> {
         crate::cli::dedup_warn("--collective", &mut a.collectives);
         crate::cli::dedup_warn_by("--dtype", &mut a.dtypes, |d| d.name().to_string());
+        crate::cli::dedup_warn_by("--ours-kernel", &mut a.ours_kernels, |k| {
+            k.name().to_string()
+        });
         let sampling = a.sampling.sampling();
         sampling.check()?;
         let cfg = Config {
@@ -160,6 +172,11 @@ impl Config {
             sampling,
             seed: a.seed,
             ours_max_bytes: a.ours_max_bytes,
+            ours_kernels: if a.ours_kernels.is_empty() {
+                vec![Kernel::Push]
+            } else {
+                a.ours_kernels
+            },
             ceilings: !a.no_ceilings,
             rendezvous_timeout: Duration::from_secs_f64(a.rendezvous_timeout_s),
             out: a.out,
@@ -174,7 +191,7 @@ impl Config {
     pub fn plan_text(&self) -> String {
         format!(
             "collectives {}; dtypes {}; bytes {}..{}; warmup {}; min sample {} us; ceilings {}; \
-             ours up to {} B; {}; seed {}",
+             ours up to {} B ({}); {}; seed {}",
             self.collectives
                 .iter()
                 .map(|c| c.name())
@@ -191,6 +208,11 @@ impl Config {
             self.min_sample_us,
             self.ceilings,
             self.ours_max_bytes,
+            self.ours_kernels
+                .iter()
+                .map(|k| k.name())
+                .collect::<Vec<_>>()
+                .join(","),
             self.sampling.describe(),
             self.seed
                 .map_or("drawn by rank 0".to_string(), |s| s.to_string()),
@@ -255,6 +277,15 @@ mod tests {
         assert_eq!(
             cfg(&["--ours-max-bytes", "256K"]).unwrap().ours_max_bytes,
             256 << 10
+        );
+        assert_eq!(c.ours_kernels, vec![Kernel::Push]);
+        let both = cfg(&["--ours-kernel", "pull", "--ours-kernel", "push"]).unwrap();
+        assert_eq!(both.ours_kernels, vec![Kernel::Pull, Kernel::Push]);
+        assert_ne!(both.plan_text(), c.plan_text());
+        let e = cfg(&["--ours-kernel", "ll"]).unwrap_err().to_string();
+        assert!(
+            e.contains("--ours-kernel") && e.contains("push or pull"),
+            "{e}"
         );
     }
 

@@ -7,7 +7,7 @@ use super::group::Group;
 use super::lockstep::sample_in_lockstep;
 use super::oneshot::OneShot;
 use super::reference::{check_seeded, fill_input, Element};
-use super::row::{self, Point, KIND, NCCL, OURS};
+use super::row::{self, Point, KIND, NCCL};
 use super::wire::RankCheck;
 use super::{size_plan, Collective, RankEnv};
 use crate::artifact::ArtifactWriter;
@@ -107,9 +107,12 @@ fn run_joined(cfg: &Config, env: &RankEnv, group: &mut Group) -> Result<Option<P
         None
     };
     let ours = if cfg.ours_max_bytes > 0 && cfg.collectives.contains(&Collective::AllReduce) {
-        Some(OneShot::open(&gpu, group, cfg.ours_max_bytes as usize)?)
+        cfg.ours_kernels
+            .iter()
+            .map(|k| OneShot::open(&gpu, group, *k, cfg.ours_max_bytes as usize))
+            .collect::<Result<Vec<_>>>()?
     } else {
-        None
+        Vec::new()
     };
     let hold = Hold::load(&gpu)?;
     let mut run = Run {
@@ -234,8 +237,8 @@ struct Run<'a> {
     group: &'a mut Group,
     gpu: &'a mut Gpu,
     comm: &'a Comm,
-    /// Our one-shot all-reduce, when --ours-max-bytes asks for it.
-    ours: Option<OneShot>,
+    /// Our all-reduce kernels, when --ours-max-bytes asks for them.
+    ours: Vec<OneShot>,
     /// Keeps the stream busy before each sample while the host queues it.
     hold: Hold,
     seed: u64,
@@ -281,11 +284,14 @@ impl Run<'_> {
             .into_iter()
             .collect();
         if c == Collective::AllReduce && p.bytes <= self.cfg.ours_max_bytes {
-            if let Some(mut ours) = self.ours.take() {
-                let r = self.measure::<T>(p, OURS, &mut |s, d| ours.launch(s, d));
-                self.ours = Some(ours);
-                rows.extend(r?);
-            }
+            let mut ours = std::mem::take(&mut self.ours);
+            let timed = ours.iter_mut().try_for_each(|k| {
+                let imp = k.kernel.implementation();
+                rows.extend(self.measure::<T>(p, imp, &mut |s, d| k.launch(s, d))?);
+                Ok::<_, anyhow::Error>(())
+            });
+            self.ours = ours;
+            timed?;
         }
         Ok(rows)
     }

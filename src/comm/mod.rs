@@ -2,7 +2,7 @@
 //! collectives and their names, the plan of message sizes, nccl-tests' bandwidth formulas, the
 //! host reference every result is checked against, the rank environment a launcher gives, and
 //! the ranks joined over TCP (`group`, `wire`) with rank 0 deciding when sampling stops
-//! (`lockstep`), the artifact rows (`row`), the peers' rows merged in (`merge`), and the
+//! (`lockstep`), the artifact rows (`row`), our kernels' names (`ours`), the peers' rows merged in (`merge`), and the
 //! command line (`cli`). The GPU half (`gpu`, feature `cuda`) runs NCCL through cudarc.
 
 pub mod bandwidth;
@@ -17,6 +17,7 @@ pub mod lockstep;
 pub mod merge;
 #[cfg(feature = "cuda")]
 mod oneshot;
+pub mod ours;
 #[cfg(feature = "cuda")]
 mod peer_copy;
 pub mod plan;

@@ -1,12 +1,16 @@
-//! Our one-shot all-reduce (feature `cuda`; kernels/comm_oneshot.cu, whose header gives the
-//! barrier and the memory-ordering rules): every rank's data region (two halves, used by
-//! alternate calls) and signal area, allocated
-//! with cuMemAlloc (pool memory cannot be exported), mapped by every other rank through CUDA IPC
-//! handles exchanged over the rendezvous, and one launch per call with the call's epoch.
+//! Our one-shot all-reduces (feature `cuda`; kernels/comm_oneshot.cu, whose comments give the
+//! barrier, the memory-ordering rules and the reuse argument of each): every rank's regions,
+//! allocated with cuMemAlloc (pool memory cannot be exported), mapped by every other rank through
+//! CUDA IPC handles exchanged over the rendezvous, and one launch per call with the call's epoch.
+//! `Kernel::Push` (implementation "opbench") stores its input as flagged lines into every peer's
+//! receive region and polls only its own; `Kernel::Pull` ("opbench-pull") copies its input into
+//! its own region, raises a flag per block in every peer, and reads the peers' regions.
 
 use super::device_mem::DeviceMem;
 use super::group::Group;
+use super::ours::Kernel;
 use super::reference::Element;
+use crate::dtype::Dtype;
 use anyhow::{bail, Context, Result};
 use cudarc::driver::sys::{self, CUdeviceptr};
 use cudarc::driver::{
@@ -22,14 +26,39 @@ mod ptx {
 /// Ranks the kernel's peer tables hold (kernels/comm_oneshot.cu MAX_RANKS).
 pub const MAX_RANKS: usize = 8;
 /// Blocks per launch at the most (kernels/comm_oneshot.cu MAX_BLOCKS): few enough to be resident
-/// at once on every GPU, since block b of one rank waits for block b of the others.
+/// at once on every GPU, since a block of one rank waits for data a block of another sends.
 const MAX_BLOCKS: usize = 32;
 const THREADS: u32 = 512;
 /// Bytes each block should get before another block is worth its barrier: one 16-byte pack per
 /// thread.
 const BYTES_PER_BLOCK: usize = THREADS as usize * 16;
 
-/// The kernel's peer table (kernels/comm_oneshot.cu `struct Peers`), passed by value.
+/// Bytes of each region a rank exports: the pull kernel's data region (two halves) and signal
+/// area; the push kernel's receive region (two halves of one slot per rank).
+fn region_bytes(kernel: Kernel, capacity_bytes: usize, world: usize) -> Vec<usize> {
+    match kernel {
+        Kernel::Pull => vec![2 * capacity_bytes, MAX_RANKS * MAX_BLOCKS * 4],
+        Kernel::Push => vec![2 * world * slot_bytes(capacity_bytes)],
+    }
+}
+
+/// The kernel's entry point for `dtype` (f32 and bf16 only).
+fn entry(kernel: Kernel, dtype: Dtype) -> Option<&'static str> {
+    Some(match (kernel, dtype) {
+        (Kernel::Pull, Dtype::F32) => "opbench_oneshot_allreduce_f32",
+        (Kernel::Pull, Dtype::Bf16) => "opbench_oneshot_allreduce_bf16",
+        (Kernel::Push, Dtype::F32) => "opbench_push_allreduce_f32",
+        (Kernel::Push, Dtype::Bf16) => "opbench_push_allreduce_bf16",
+        _ => return None,
+    })
+}
+
+/// A push slot: one 16-byte line per 8 bytes of a message of `capacity_bytes`.
+fn slot_bytes(capacity_bytes: usize) -> usize {
+    capacity_bytes.div_ceil(8) * 16
+}
+
+/// The pull kernel's peer table (kernels/comm_oneshot.cu `struct Peers`), passed by value.
 #[repr(C)]
 #[derive(Clone, Copy)]
 struct Peers {
@@ -37,57 +66,63 @@ struct Peers {
     signal: [CUdeviceptr; MAX_RANKS],
 }
 
-// SAFETY: plain device addresses in a #[repr(C)] struct laid out as the kernel's `Peers`.
-unsafe impl DeviceRepr for Peers {}
+/// The push kernel's peer table (kernels/comm_oneshot.cu `struct PushPeers`).
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct PushPeers {
+    recv: [CUdeviceptr; MAX_RANKS],
+}
 
-/// This rank's side of the one-shot all-reduce.
+// SAFETY: plain device addresses in #[repr(C)] structs laid out as the kernel's.
+unsafe impl DeviceRepr for Peers {}
+unsafe impl DeviceRepr for PushPeers {}
+
+/// This rank's side of one of our all-reduces.
 pub struct OneShot {
+    pub kernel: Kernel,
     stream: Arc<CudaStream>,
     f32_fn: CudaFunction,
     bf16_fn: CudaFunction,
-    peers: Peers,
-    /// This rank's data region and signal area, held to be freed after `drop` drained the
-    /// stream (the kernel reaches them through `peers`).
-    _own: [DeviceMem; 2],
+    /// Every rank's mapping of each exported region: `mapped[region][rank]`.
+    mapped: Vec<[CUdeviceptr; MAX_RANKS]>,
+    /// This rank's regions, held to be freed after `drop` drained the stream (the kernel
+    /// reaches them through `mapped`).
+    _own: Vec<DeviceMem>,
     opened: Vec<CUdeviceptr>,
     rank: usize,
     world: usize,
-    /// Largest message (bytes) the data buffers hold.
+    /// Largest message (bytes) the regions hold.
     pub capacity_bytes: usize,
     epoch: u32,
 }
 
 impl OneShot {
-    /// Allocates this rank's buffers, exchanges IPC handles with every rank of `group` and maps
+    /// Allocates this rank's regions, exchanges IPC handles with every rank of `group` and maps
     /// theirs; every rank must call it at the same point of the run.
     pub fn open(
         gpu: &crate::gpu::Gpu,
         group: &mut Group,
+        kernel: Kernel,
         capacity_bytes: usize,
     ) -> Result<OneShot> {
         let (rank, world) = (group.rank, group.world_size);
         if world > MAX_RANKS {
             bail!("our one-shot all-reduce serves at most {MAX_RANKS} ranks, this run has {world}");
         }
-        let f32_fn = gpu.function(
-            "opbench_comm_oneshot",
-            ptx::COMM_ONESHOT,
-            "opbench_oneshot_allreduce_f32",
-        )?;
-        let bf16_fn = gpu.function(
-            "opbench_comm_oneshot",
-            ptx::COMM_ONESHOT,
-            "opbench_oneshot_allreduce_bf16",
-        )?;
-        let signal_bytes = MAX_RANKS * MAX_BLOCKS * 4;
-        // Halves of whole 16-byte units, so both start aligned for any element type.
+        let load = |dtype| {
+            let name = entry(kernel, dtype).expect("f32 and bf16 entries exist");
+            gpu.function("opbench_comm_oneshot", ptx::COMM_ONESHOT, name)
+        };
+        let f32_fn = load(Dtype::F32)?;
+        let bf16_fn = load(Dtype::Bf16)?;
+        // Whole 16-byte units, so every half starts aligned for any element type.
         let capacity_bytes = capacity_bytes.max(16).next_multiple_of(16);
         // Zeroed before any peer can see them.
-        let own = [
-            DeviceMem::zeroed(&gpu.ctx, 2 * capacity_bytes, "the data region")?,
-            DeviceMem::zeroed(&gpu.ctx, signal_bytes, "the signal area")?,
-        ];
-        let mut mine = Vec::with_capacity(128);
+        let own = region_bytes(kernel, capacity_bytes, world)
+            .into_iter()
+            .map(|bytes| DeviceMem::zeroed(&gpu.ctx, bytes, "an all-reduce region"))
+            .collect::<Result<Vec<_>>>()?;
+        let mut mine = Vec::with_capacity(64 * own.len());
         for mem in &own {
             let mut h = sys::CUipcMemHandle { reserved: [0; 64] };
             // SAFETY: `mem` is a cuMemAlloc allocation of this context; `h` is a valid out value.
@@ -96,52 +131,48 @@ impl OneShot {
                 .context("cuIpcGetMemHandle")?;
             mine.extend(h.reserved.iter().map(|c| *c as u8));
         }
+        let want = mine.len();
         let all = group.all_gather_bytes(mine)?;
-        let mut peers = Peers {
-            data: [0; MAX_RANKS],
-            signal: [0; MAX_RANKS],
-        };
+        let mut mapped = vec![[0 as CUdeviceptr; MAX_RANKS]; own.len()];
         let mut opened = Vec::new();
         for (r, bytes) in all.iter().enumerate() {
-            if bytes.len() != 128 {
+            if bytes.len() != want {
                 bail!(
-                    "rank {r} sent {} bytes of IPC handles, not 128",
+                    "rank {r} sent {} bytes of IPC handles, not {want}",
                     bytes.len()
                 );
             }
-            let mut mapped = [0 as CUdeviceptr; 2];
-            if r == rank {
-                mapped = [own[0].ptr, own[1].ptr];
-            } else {
-                for (k, m) in mapped.iter_mut().enumerate() {
-                    let mut h = sys::CUipcMemHandle { reserved: [0; 64] };
-                    for (d, s) in h.reserved.iter_mut().zip(&bytes[k * 64..(k + 1) * 64]) {
-                        *d = *s as std::ffi::c_char;
-                    }
-                    // SAFETY: `h` is a handle another rank exported from a live allocation;
-                    // `m` is a valid out pointer. Peer access is enabled lazily by the flag.
-                    unsafe {
-                        sys::cuIpcOpenMemHandle_v2(
-                            m,
-                            h,
-                            sys::CUipcMem_flags_enum::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS as u32,
-                        )
-                    }
-                    .result()
-                    .with_context(|| {
-                        format!("cuIpcOpenMemHandle of rank {r}'s buffer (can this GPU reach it?)")
-                    })?;
-                    opened.push(*m);
+            for (k, m) in mapped.iter_mut().enumerate() {
+                if r == rank {
+                    m[r] = own[k].ptr;
+                    continue;
                 }
+                let mut h = sys::CUipcMemHandle { reserved: [0; 64] };
+                for (d, s) in h.reserved.iter_mut().zip(&bytes[k * 64..(k + 1) * 64]) {
+                    *d = *s as std::ffi::c_char;
+                }
+                // SAFETY: `h` is a handle another rank exported from a live allocation; `m[r]`
+                // is a valid out pointer. Peer access is enabled lazily by the flag.
+                unsafe {
+                    sys::cuIpcOpenMemHandle_v2(
+                        &mut m[r],
+                        h,
+                        sys::CUipcMem_flags_enum::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS as u32,
+                    )
+                }
+                .result()
+                .with_context(|| {
+                    format!("cuIpcOpenMemHandle of rank {r}'s buffer (can this GPU reach it?)")
+                })?;
+                opened.push(m[r]);
             }
-            peers.data[r] = mapped[0];
-            peers.signal[r] = mapped[1];
         }
         Ok(OneShot {
+            kernel,
             stream: gpu.stream.clone(),
             f32_fn,
             bf16_fn,
-            peers,
+            mapped,
             _own: own,
             opened,
             rank,
@@ -167,8 +198,8 @@ impl OneShot {
             );
         }
         let func = match T::DTYPE {
-            crate::dtype::Dtype::F32 => &self.f32_fn,
-            crate::dtype::Dtype::Bf16 => &self.bf16_fn,
+            Dtype::F32 => &self.f32_fn,
+            Dtype::Bf16 => &self.bf16_fn,
             d => bail!("one-shot all-reduce of {}: f32 and bf16 only", d.name()),
         };
         self.epoch = self.epoch.wrapping_add(1);
@@ -178,26 +209,30 @@ impl OneShot {
             block_dim: (THREADS, 1, 1),
             shared_mem_bytes: 0,
         };
-        let (n64, half, me, world, epoch) = (
-            n as u64,
-            self.capacity_bytes as u64,
-            self.rank as i32,
-            self.world as i32,
-            self.epoch,
-        );
+        let (n64, me, world, epoch) = (n as u64, self.rank as i32, self.world as i32, self.epoch);
+        let pull = Peers {
+            data: self.mapped[0],
+            signal: *self.mapped.get(1).unwrap_or(&[0; MAX_RANKS]),
+        };
+        let push = PushPeers {
+            recv: self.mapped[0],
+        };
+        // The pull kernel's half size, the push kernel's slot size.
+        let region = match self.kernel {
+            Kernel::Pull => self.capacity_bytes as u64,
+            Kernel::Push => slot_bytes(self.capacity_bytes) as u64,
+        };
         let mut b = self.stream.launch_builder(func);
-        b.arg(src)
-            .arg(dst)
-            .arg(&n64)
-            .arg(&self.peers)
-            .arg(&half)
-            .arg(&me)
-            .arg(&world)
-            .arg(&epoch);
-        // SAFETY: the arguments match opbench_oneshot_allreduce_{f32,bf16}(in, out, n, peers,
-        // half_bytes, me, world, epoch); `src` and `dst` hold `n` elements; every peer pointer
-        // maps a live region of two halves of `capacity_bytes` (checked above) and a signal area
-        // of MAX_RANKS x MAX_BLOCKS flags.
+        b.arg(src).arg(dst).arg(&n64);
+        match self.kernel {
+            Kernel::Pull => b.arg(&pull),
+            Kernel::Push => b.arg(&push),
+        };
+        b.arg(&region).arg(&me).arg(&world).arg(&epoch);
+        // SAFETY: the arguments match opbench_{oneshot,push}_allreduce_{f32,bf16}(in, out, n,
+        // peers, half_bytes | slot_bytes, me, world, epoch); `src` and `dst` hold `n` elements;
+        // every peer pointer maps a live region of the size `Kernel::region_bytes` gives for
+        // `capacity_bytes` (checked above) and this run's world.
         unsafe { b.launch(cfg) }.context("launching the one-shot all-reduce")?;
         Ok(())
     }

@@ -14,8 +14,10 @@ use anyhow::Result;
 pub const KIND: &str = "comm";
 /// The implementation name of NCCL's rows (through cudarc, one process per GPU).
 pub const NCCL: &str = "nccl";
-/// The implementation name of our one-shot all-reduce's rows (kernels/comm_oneshot.cu).
+/// The implementation name of our all-reduce's rows (kernels/comm_oneshot.cu, the push kernel).
 pub const OURS: &str = "opbench";
+/// Our pull kernel's rows (kernels/comm_oneshot.cu), when `--ours-kernel` names it.
+pub const OURS_PULL: &str = "opbench-pull";
 /// How rows are timed: CUDA events around back-to-back collectives on each rank.
 pub const METHOD: &str = "cuda_events";
 /// The reference every row's correctness names.
