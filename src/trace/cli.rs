@@ -23,8 +23,10 @@ use std::process::ExitStatus;
 ///
 /// CMD's exit status is trace's exit status (a CMD killed by a signal kills trace with it,
 /// once the outputs are written). Without a GPU CMD still runs and trace says nothing was
-/// recorded. libcupti 13 is taken from the CUDA toolkit (--cupti names another); NVTX ranges
-/// need NVTX 3 (torch.cuda.nvtx, nvtx3).
+/// recorded. libcupti 13 is taken from the CUDA toolkit (--cupti names another), except in a
+/// process that loaded its own before CUDA started (PyTorch, from its wheel): that one is used
+/// there, so torch.profiler inside the program still records. NVTX ranges need NVTX 3
+/// (torch.cuda.nvtx, nvtx3).
 ///
 /// Examples:
 ///   trace --out out/gemm -- ./gemm_test 4096
@@ -48,7 +50,8 @@ pub struct Args {
     /// libcupti.so.13 of the CUDA toolkit in $CUDA_HOME, $CUDA_PATH, $CUDA_ROOT or
     /// /usr/local/cuda; else the processes' own library path decides). It goes first on their
     /// LD_LIBRARY_PATH as libcupti.so and libcupti.so.13 (links in OUT/raw/.cupti/), so the
-    /// tracer and a profiler of the program's own that looks CUPTI up by name use one copy.
+    /// tracer and a profiler of the program's own that looks CUPTI up by name use one copy. A
+    /// process that already holds a libcupti when CUDA starts is recorded through that one.
     #[arg(long, value_name = "PATH")]
     pub cupti: Option<PathBuf>,
     /// How CUDA graphs are recorded: `node`, every kernel of a graph (with its graph id);

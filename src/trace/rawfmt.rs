@@ -34,6 +34,11 @@ pub const OUT_DIR_ENV: &str = "OPBENCH_TRACE_DIR";
 /// when it finds one), so the traced program's library path need not reach it.
 pub const CUPTI_LIB_ENV: &str = "OPBENCH_CUPTI_LIB";
 
+/// The folder (set by `trace`, first on the program's LD_LIBRARY_PATH) whose `libcupti.so`
+/// and `libcupti.so.13` name the libcupti every lookup by name must get: the injection library
+/// points them at the program's own libcupti when the program loaded one first.
+pub const CUPTI_ALIAS_ENV: &str = "OPBENCH_TRACE_CUPTI_ALIAS";
+
 /// How CUDA graphs are recorded: "node" (default: every kernel of a graph, with its graph id)
 /// or "graph" (one record per graph execution: less overhead, no per-kernel view).
 pub const GRAPHS_ENV: &str = "OPBENCH_TRACE_GRAPHS";

@@ -4,7 +4,7 @@
 //! Chrome trace-event JSON.
 
 use super::raw::raw_files;
-use super::rawfmt::{API_ENV, CUPTI_LIB_ENV, GRAPHS_ENV, OUT_DIR_ENV};
+use super::rawfmt::{API_ENV, CUPTI_ALIAS_ENV, CUPTI_LIB_ENV, GRAPHS_ENV, OUT_DIR_ENV};
 use super::report::{analyze_workload, WorkloadAnalysis};
 use super::workload::Workload;
 use crate::artifact::ArtifactWriter;
@@ -219,7 +219,8 @@ pub fn run_traced(cmd: &[OsString], rec: &Recording, raw: &Path) -> Result<ExitS
         c.env(
             "LD_LIBRARY_PATH",
             path_list_with(&dir, std::env::var_os("LD_LIBRARY_PATH")),
-        );
+        )
+        .env(CUPTI_ALIAS_ENV, &dir);
     }
     if let Some(v) = preload_with(rec.lib, std::env::var_os("LD_PRELOAD")) {
         c.env("LD_PRELOAD", v);

@@ -16,6 +16,7 @@
 mod rawfmt;
 
 mod api_filter;
+mod cupti_lib;
 mod flush;
 mod handover;
 mod nvtx;
@@ -78,45 +79,10 @@ pub(crate) fn enabled_kinds() -> Vec<Kind> {
 
 extern "C" {
     fn atexit(cb: extern "C" fn()) -> i32;
-    fn dlopen(file: *const std::ffi::c_char, mode: i32) -> *mut std::ffi::c_void;
-    fn dlerror() -> *const std::ffi::c_char;
-}
-
-/// Loads the libcupti `OPBENCH_CUPTI_LIB` names (once), before cudarc first looks libcupti up
-/// by name: the dynamic loader then finds it already loaded, by its soname. Without the
-/// variable, cudarc searches the library path as usual.
-pub(crate) fn preload_cupti() -> Result<(), String> {
-    static DONE: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
-    DONE.get_or_init(|| {
-        let Some(path) = std::env::var_os(rawfmt::CUPTI_LIB_ENV) else {
-            return Ok(());
-        };
-        let shown = path.to_string_lossy().into_owned();
-        let c = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str()))
-            .map_err(|_| format!("{}={shown:?} holds a NUL byte", rawfmt::CUPTI_LIB_ENV))?;
-        const RTLD_NOW: i32 = 2;
-        const RTLD_GLOBAL: i32 = 0x100;
-        // SAFETY: dlopen with a valid C string; dlerror's string is read at once.
-        unsafe {
-            if dlopen(c.as_ptr(), RTLD_NOW | RTLD_GLOBAL).is_null() {
-                let e = dlerror();
-                let why = if e.is_null() {
-                    "unknown error".to_string()
-                } else {
-                    std::ffi::CStr::from_ptr(e).to_string_lossy().into_owned()
-                };
-                return Err(format!(
-                    "cannot load libcupti {shown}: {why}; nothing recorded"
-                ));
-            }
-        }
-        Ok(())
-    })
-    .clone()
 }
 
 fn init() -> Result<(), String> {
-    if let Err(e) = preload_cupti() {
+    if let Err(e) = cupti_lib::preload() {
         // The file still opens (version unknown) so `trace` can show why nothing came.
         out::start(0)?;
         return Err(e);
@@ -128,6 +94,7 @@ fn init() -> Result<(), String> {
         return Err(format!("cuptiGetVersion failed: {r:?}; nothing recorded"));
     }
     out::start(version)?;
+    cupti_lib::write_note();
     if handover::handed_over() {
         handover::write_lost(0, handover::why());
         return Err(

@@ -291,7 +291,7 @@ pub unsafe extern "C" fn InitializeInjectionNvtx2(
         let Some(get_export_table) = get_export_table else {
             return 0;
         };
-        if let Err(e) = crate::preload_cupti() {
+        if let Err(e) = crate::cupti_lib::preload() {
             eprintln!("opbench trace: NVTX ranges not recorded: {e}");
             return 0;
         }
@@ -304,6 +304,7 @@ pub unsafe extern "C" fn InitializeInjectionNvtx2(
             eprintln!("opbench trace: NVTX ranges not recorded: {e}");
             return 0;
         }
+        crate::cupti_lib::write_note();
         // A process that uses NVTX but never CUDA still closes its file at exit.
         crate::register_exit();
         // SAFETY: NVTX's export-table getter.

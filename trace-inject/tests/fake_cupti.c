@@ -29,10 +29,14 @@ void fake_set_records(const uint8_t *data, const size_t *record_sizes, size_t n)
     count = n;
 }
 
-/* FAKE_CUPTI_VERSION stands for another CUPTI's version. */
+/* FAKE_CUPTI_VERSION stands for another CUPTI's version; FAKE_DEFAULT_VERSION, set when
+   compiling, tells two builds apart. */
+#ifndef FAKE_DEFAULT_VERSION
+#define FAKE_DEFAULT_VERSION 130001
+#endif
 int cuptiGetVersion(uint32_t *v) {
     const char *e = getenv("FAKE_CUPTI_VERSION");
-    *v = e ? (uint32_t)strtoul(e, NULL, 10) : 130001;
+    *v = e ? (uint32_t)strtoul(e, NULL, 10) : FAKE_DEFAULT_VERSION;
     return 0;
 }
 int cuptiGetTimestamp(uint64_t *t) { clock_ns += 10; *t = clock_ns; return 0; }

@@ -284,3 +284,70 @@ fn a_libcupti_named_by_path_is_used_without_the_library_path() {
     );
     assert_eq!(raw.lines.last().unwrap()[..2], ["E", "refused"], "{text}");
 }
+
+#[test]
+fn a_libcupti_the_program_loaded_first_is_the_one_recorded_through() {
+    const NAME: &str = "a_libcupti_the_program_loaded_first_is_the_one_recorded_through";
+    if let Some(own) = std::env::var_os("TEST_PROGRAMS_CUPTI") {
+        // The program (PyTorch) loads its own copy before CUDA starts.
+        let own = CString::new(own.to_str().unwrap()).unwrap();
+        extern "C" {
+            fn dlopen(file: *const std::ffi::c_char, mode: i32) -> *mut std::ffi::c_void;
+        }
+        // SAFETY: dlopen with a valid C string.
+        assert!(!unsafe { dlopen(own.as_ptr(), 2) }.is_null());
+        assert_eq!(opbench_trace_inject::InitializeInjection(), 1);
+        return;
+    }
+    if std::env::var_os(common::CHILD_ENV).is_some() {
+        assert_eq!(opbench_trace_inject::InitializeInjection(), 1);
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (toolkit, wheel, alias) = (
+        tmp.path().join("toolkit"),
+        tmp.path().join("wheel"),
+        tmp.path().join("alias"),
+    );
+    for d in [&toolkit, &wheel, &alias] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    common::build_fake_as(&toolkit, "libcupti.so.13");
+    common::build_fake_with(&wheel, "libcupti.so.13", &["-DFAKE_DEFAULT_VERSION=130002"]);
+    let chosen = toolkit.join("libcupti.so.13");
+    let owned = wheel.join("libcupti.so.13");
+    // What `trace` sets up: both lookup names point at the chosen (toolkit's) file.
+    for name in ["libcupti.so", "libcupti.so.13"] {
+        std::os::unix::fs::symlink(&chosen, alias.join(name)).unwrap();
+    }
+    let env = [
+        ("OPBENCH_CUPTI_LIB", chosen.to_str().unwrap()),
+        ("OPBENCH_TRACE_CUPTI_ALIAS", alias.to_str().unwrap()),
+    ];
+    // A program without a libcupti of its own: the chosen one (version 130001).
+    let text = common::run_child_with(NAME, &alias, &env);
+    let raw = common::Raw::new(&text);
+    assert_eq!(raw.lines[0][3], "130001", "{text}");
+    assert!(
+        !raw.tagged("W")
+            .iter()
+            .any(|l| l[1].contains("own libcupti")),
+        "{text}"
+    );
+    // A program that loaded the wheel's first: recorded through that one (130002), said so,
+    // and the alias names now point at it.
+    let mut with_own = env.to_vec();
+    with_own.push(("TEST_PROGRAMS_CUPTI", owned.to_str().unwrap()));
+    let text = common::run_child_with(NAME, &alias, &with_own);
+    let raw = common::Raw::new(&text);
+    assert_eq!(raw.lines[0][3], "130002", "{text}");
+    let w = raw.tagged("W");
+    assert!(
+        w.iter().any(|l| l[1].contains("the program's own libcupti")
+            && l[1].contains(owned.to_str().unwrap())),
+        "{text}"
+    );
+    for name in ["libcupti.so", "libcupti.so.13"] {
+        assert_eq!(std::fs::read_link(alias.join(name)).unwrap(), owned);
+    }
+}

@@ -23,16 +23,17 @@ pub fn build_fake(dir: &Path) {
 /// Builds the fake libcupti as `dir/file`, `file` also its soname (as the real one has one:
 /// loaded by path, it is then found by that name).
 pub fn build_fake_as(dir: &Path, file: &str) {
+    build_fake_with(dir, file, &[]);
+}
+
+/// `build_fake_as` with more compiler flags (e.g. `-DFAKE_DEFAULT_VERSION=130002`).
+pub fn build_fake_with(dir: &Path, file: &str, flags: &[&str]) {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake_cupti.c");
     let out = dir.join(file);
     let st = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-        .args([
-            "-shared",
-            "-fPIC",
-            "-O1",
-            &format!("-Wl,-soname,{file}"),
-            "-o",
-        ])
+        .args(["-shared", "-fPIC", "-O1", &format!("-Wl,-soname,{file}")])
+        .args(flags)
+        .arg("-o")
         .arg(&out)
         .arg(&src)
         .status()
