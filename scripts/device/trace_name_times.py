@@ -23,6 +23,19 @@ def trace_means(folder):
     return {name: (n, total_ns / n / 1e3) for name, n, total_ns in rows}
 
 
+def outside_graphs(folder, name):
+    """Count, mean and min/median/max (us) of the trace's kernels of `name` outside graphs."""
+    db = sqlite3.connect(Path(folder) / "trace.sqlite")
+    d = [r[0] / 1e3 for r in db.execute(
+        "SELECT k.end - k.start FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s "
+        "ON s.id = k.demangledName WHERE s.value = ? ORDER BY k.start", (name,))]
+    if not d:
+        return "none"
+    s = sorted(d)
+    return (f"{len(d)} x, {sum(d) / len(d):.3f} us mean, min/median/max "
+            f"{s[0]:.3f}/{s[len(s) // 2]:.3f}/{s[-1]:.3f}; last 100 mean {sum(d[-100:]) / len(d[-100:]):.3f}")
+
+
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
@@ -48,6 +61,13 @@ def main():
         print(f"{'count':>6} {'trace us':>9} {'prof us':>9} {'diff ns':>8} {'total us':>9}  name")
         for name, n, mt, mp, d in sorted(rows, key=lambda r: -abs(r[4]))[:15]:
             print(f"{n:6d} {mt:9.3f} {mp:9.3f} {(mt - mp) * 1e3:+8.0f} {d:+9.1f}  {name[:90]}")
+        spread = p.get("min_median_max_us_by_name", {})
+        for name, n in counts.items():
+            if name in trace:
+                continue
+            t = outside_graphs(sys.argv[1], name)
+            print(f"outside graphs: {name[:70]}: profiler {n} x, {times[name] / n:.3f} us mean, "
+                  f"min/median/max {spread.get(name)}; trace {t}")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@ module-path NVTX ranges of bench/trace_modules.py and the measured steps inside 
                    "steps".
   --mode profile:  the same steps under torch.profiler (CUDA activities); prints
                    {"kernels": N, "kernel_time_us": T, "by_name": {name: count},
-                   "time_by_name_us": {name: us}} over them. With --early the profiler's CUPTI
+                   "time_by_name_us": {name: us}, "min_median_max_us_by_name": ...} over
+                   them. With --early the profiler's CUPTI
                    is on from before the warm-up (a schedule's warm-up phase, whose records
                    are dropped), so CUDA graphs are captured and instantiated while it records,
                    as they are in a traced process.
@@ -109,10 +110,12 @@ def main():
     events = [e for e in prof.profiler.kineto_results.events() if e.device_type() == cuda]
     kernels = [e for e in events if not e.name().startswith(("Memcpy", "Memset"))]
     total_us = sum(e.duration_ns() for e in kernels) / 1e3
-    by_name, time_by_name = {}, {}
+    by_name, time_by_name, each = {}, {}, {}
     for e in kernels:
         by_name[e.name()] = by_name.get(e.name(), 0) + 1
         time_by_name[e.name()] = time_by_name.get(e.name(), 0.0) + e.duration_ns() / 1e3
+        each.setdefault(e.name(), []).append(e.duration_ns() / 1e3)
+    spread = {n: [min(v), sorted(v)[len(v) // 2], max(v)] for n, v in each.items()}
     print(
         json.dumps(
             {
@@ -120,6 +123,7 @@ def main():
                 "kernel_time_us": total_us,
                 "by_name": by_name,
                 "time_by_name_us": time_by_name,
+                "min_median_max_us_by_name": spread,
             }
         )
     )

@@ -18,7 +18,8 @@
 #              process of both overhead steps on the same CPUs (eager decode is bound by the
 #              host, whose speed otherwise differs between processes); KINDS_VARIANTS="A B"
 #              adds traced runs with OPBENCH_TRACE_KINDS=A (then B, ...) to the graph step,
-#              to say which records cost what
+#              to say which records cost what; A@node traces those kinds without graph-level
+#              tracing (DEVICE@node: CUPTI attached, nothing recorded per launch)
 # The multi-rank job is scripts/device/trace_torchrun.sh (a 2-GPU machine).
 #
 # Usage (GPU machine, repo root): OUT=DIR BIN=DIR bash scripts/device/trace_workloads.sh
@@ -124,12 +125,14 @@ if want overhead_graphs; then
       LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} ${PIN:-} $TRACE --out "$W/ov_llm_$i" --graphs graph -- \
         "$BIN/llm_bench" "${llm_args[@]}" --out "$W/ov_llm_t$i.json" >/dev/null 2>&1
       for k in ${KINDS_VARIANTS:-}; do
-        LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} OPBENCH_TRACE_KINDS=$k ${PIN:-} $TRACE --out "$W/ov_llm_${k//,/_}_$i" --graphs graph -- \
-          "$BIN/llm_bench" "${llm_args[@]}" --out "$W/ov_llm_${k//,/_}_$i.json" >/dev/null 2>&1
+        level=graph; [[ "$k" == *@node ]] && level=node
+        tag=${k//[,@]/_}
+        LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} OPBENCH_TRACE_KINDS=${k%@*} ${PIN:-} $TRACE --out "$W/ov_llm_${tag}_$i" --graphs $level -- \
+          "$BIN/llm_bench" "${llm_args[@]}" --out "$W/ov_llm_${tag}_$i.json" >/dev/null 2>&1
       done
     done
     for k in ${KINDS_VARIANTS:-}; do
-      python3 - "$W" "$pairs" "${k//,/_}" <<'PY'
+      python3 - "$W" "$pairs" "${k//[,@]/_}" <<'PY'
 import json, statistics, sys
 def step_ms(path):
     a = json.load(open(path))
@@ -138,7 +141,7 @@ def step_ms(path):
 w, n, k = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 u = [step_ms(f"{w}/ov_llm_u{i}.json") for i in range(1, n + 1)]
 t = [step_ms(f"{w}/ov_llm_{k}_{i}.json") for i in range(1, n + 1)]
-print(f"graph level, OPBENCH_TRACE_KINDS={k}: {t} median {statistics.median(t):.4f}; "
+print(f"OPBENCH_TRACE_KINDS={k} (_node: without graph-level tracing): {t} median {statistics.median(t):.4f}; "
       f"overhead {(statistics.median(t) / statistics.median(u) - 1) * 100:+.2f}%")
 PY
     done
