@@ -28,6 +28,10 @@ pub const MAX_RANKS: usize = 8;
 /// Blocks per launch at the most (kernels/comm_oneshot.cu MAX_BLOCKS): few enough to be resident
 /// at once on every GPU, since a block of one rank waits for data a block of another sends.
 const MAX_BLOCKS: usize = 32;
+/// Blocks per push launch at the most: at most one per SM of an H100/H200 (132), so every
+/// block is resident at once, as the polls need (a block waits for lines another GPU's block
+/// stores).
+const MAX_PUSH_BLOCKS: usize = 128;
 const THREADS: u32 = 512;
 /// Bytes each block should get before another block is worth its barrier: one 16-byte pack per
 /// thread.
@@ -203,7 +207,12 @@ impl OneShot {
             d => bail!("one-shot all-reduce of {}: f32 and bf16 only", d.name()),
         };
         self.epoch = self.epoch.wrapping_add(1);
-        let blocks = bytes.div_ceil(BYTES_PER_BLOCK).clamp(1, MAX_BLOCKS) as u32;
+        let blocks = match self.kernel {
+            Kernel::Pull => bytes.div_ceil(BYTES_PER_BLOCK).clamp(1, MAX_BLOCKS),
+            // One 8-byte unit per thread: no barrier to pay per block, and every store in
+            // flight at once.
+            Kernel::Push => bytes.div_ceil(8 * THREADS as usize).clamp(1, MAX_PUSH_BLOCKS),
+        } as u32;
         let cfg = LaunchConfig {
             grid_dim: (blocks, 1, 1),
             block_dim: (THREADS, 1, 1),
