@@ -32,7 +32,12 @@
 //!    less than the point's own samples do on one side: a bimodal point (short GEMMs whose
 //!    samples fall in two modes 10% apart) whose median changed mode, not a shift of the
 //!    whole distribution, which is what a change of code makes.
-//! 5. `intervals`: otherwise the verdict of `verdict::judge` (disjoint 95% intervals of the
+//! 5. `modes`: a FASTER or SLOWER where a side's fast tail (P5 of a time) lies more than the
+//!    minimum effect below its median was measured in two states of the machine (a long kernel
+//!    under the power limit: some samples at the top clock, the rest capped); it is judged on
+//!    the fast tails instead, with the minimum effect of its drift judgement: SAME when they
+//!    agree, kept when they moved the same way, UNCERTAIN otherwise ([`by_fast_mode`]).
+//! 6. `intervals`: otherwise the verdict of `verdict::judge` (disjoint 95% intervals of the
 //!    median and the minimum effect) stands.
 //!
 //! Host-side quantities ([`HOST_SIDE_STATS`]) are grouped by quantity, so they are judged
@@ -274,7 +279,9 @@ pub fn apply(
             }
         }
     }
-    for l in lines.iter_mut() {
+    // The minimum effect each line was judged with (raised by the spread of its controls).
+    let mut effects = vec![min_effect; lines.len()];
+    for (i, l) in lines.iter_mut().enumerate() {
         if is_library(&l.point.implementation) {
             continue;
         }
@@ -348,6 +355,7 @@ pub fn apply(
             }
         }
         let spread = used.map_or(0.0, |d| d.spread);
+        effects[i] = min_effect.max(spread);
         let shift = used.map_or(1.0, |d| d.shift);
         if verdict != j.verdict || spread > min_effect || shift != 1.0 || add != 0.0 {
             let mut why = Vec::new();
@@ -373,7 +381,7 @@ pub fn apply(
         }
         j.verdict = verdict;
     }
-    for l in lines.iter_mut() {
+    for (l, effect) in lines.iter_mut().zip(effects) {
         let (Some(b), Some(h)) = (&l.base, &l.head) else {
             continue;
         };
@@ -389,9 +397,60 @@ pub fn apply(
                  head {:.4}-{:.4}): the samples changed mode, the distribution did not shift",
                 b.p5, b.p95, h.p5, h.p95
             ));
+        } else if matches!(j.verdict, Verdict::Faster | Verdict::Slower) {
+            if let Some((verdict, rule)) = by_fast_mode(b, h, j.verdict, &l.stat, effect) {
+                j.verdict = verdict;
+                l.rule = Some(rule);
+            }
         }
     }
     drifts
+}
+
+/// Rule `modes`: a side whose fast tail (P5 of a time, P95 of a rate) lies further from its
+/// own median than `min_effect` was measured in two states of the machine (long kernels under
+/// the power limit run at two clocks: some samples at the top clock, the rest capped), and its
+/// median says which state held longer, not how fast the code is. Such a FASTER or SLOWER is
+/// judged again on the fast tails, the code at the top clock: SAME when they agree within
+/// `min_effect` (the effect the line's drift judgement used: the spread of its controls, at
+/// least --min-effect), the verdict kept when they moved the same way, UNCERTAIN otherwise.
+/// None when neither side has two modes.
+fn by_fast_mode(
+    b: &super::line::Side,
+    h: &super::line::Side,
+    verdict: Verdict,
+    stat: &str,
+    min_effect: f64,
+) -> Option<(Verdict, String)> {
+    let higher = matches!(Direction::of_stat(stat), Direction::HigherIsBetter);
+    let fast = |s: &super::line::Side| if higher { s.p95 } else { s.p5 };
+    let two_modes = |s: &super::line::Side| (fast(s) / s.p50 - 1.0).abs() > min_effect;
+    if !(two_modes(b) || two_modes(h)) {
+        return None;
+    }
+    let moved = fast(h) / fast(b) - 1.0;
+    let slower = if higher { moved < 0.0 } else { moved > 0.0 };
+    let (v, what) = if moved.abs() < min_effect {
+        (Verdict::Same, "agree")
+    } else if slower == (verdict == Verdict::Slower) {
+        (verdict, "moved the same way")
+    } else {
+        (Verdict::Uncertain, "moved the other way")
+    };
+    let tail = if higher { "P95" } else { "P5" };
+    Some((
+        v,
+        format!(
+            "modes: samples in two states (base {tail} {:.4} / median {:.4}, head {:.4} / \
+             {:.4}); the fast modes {what} ({:+.1}%, at least {:.1}% needed)",
+            fast(b),
+            b.p50,
+            fast(h),
+            h.p50,
+            moved * 100.0,
+            min_effect * 100.0
+        ),
+    ))
 }
 
 #[cfg(test)]
@@ -605,6 +664,43 @@ mod tests {
         let mut lines = vec![line("tma_ws_splitk", 8, 7.28, 8.16)];
         apply(&mut lines, &BTreeMap::new(), &Default::default(), 0.03);
         assert_eq!(verdict(&lines[0]), Verdict::Slower);
+    }
+
+    #[test]
+    fn a_point_measured_in_two_clock_states_is_judged_on_its_fast_mode() {
+        // The head's samples: a few at the top clock (P5 +1.6%), most power-capped (+13%).
+        let two_states = |p5_head: f64| {
+            let mut l = line("wgmma_128x256", 8192, 2142.8, 2428.7);
+            let h = l.head.as_mut().unwrap();
+            (h.p5, h.p95) = (p5_head, 2532.2);
+            l
+        };
+        let mut lines = vec![two_states(2177.3)];
+        apply(&mut lines, &BTreeMap::new(), &Default::default(), 0.03);
+        assert_eq!(verdict(&lines[0]), Verdict::Same, "{:?}", lines[0].rule);
+        assert!(lines[0]
+            .rule
+            .as_deref()
+            .unwrap()
+            .starts_with("modes: samples in two states"));
+        // The code itself 8% slower: the fast mode moved too, and it stays SLOWER.
+        let mut lines = vec![two_states(2142.8 * 1.08)];
+        apply(&mut lines, &BTreeMap::new(), &Default::default(), 0.03);
+        assert_eq!(verdict(&lines[0]), Verdict::Slower);
+        assert!(lines[0]
+            .rule
+            .as_deref()
+            .unwrap()
+            .contains("moved the same way"));
+        // A fast mode that got faster while the median got slower: not decidable.
+        let mut lines = vec![two_states(2142.8 * 0.95)];
+        apply(&mut lines, &BTreeMap::new(), &Default::default(), 0.03);
+        assert_eq!(verdict(&lines[0]), Verdict::Uncertain);
+        // One state on both sides (P5 within 1% of the median): the rule does not apply.
+        let mut lines = vec![line("wgmma_128x256", 8192, 2142.8, 2428.7)];
+        apply(&mut lines, &BTreeMap::new(), &Default::default(), 0.03);
+        assert_eq!(verdict(&lines[0]), Verdict::Slower);
+        assert!(lines[0].rule.as_deref().unwrap().starts_with("intervals: "));
     }
 
     #[test]
