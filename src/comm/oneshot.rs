@@ -211,7 +211,9 @@ impl OneShot {
             Kernel::Pull => bytes.div_ceil(BYTES_PER_BLOCK).clamp(1, MAX_BLOCKS),
             // One 8-byte unit per thread: no barrier to pay per block, and every store in
             // flight at once.
-            Kernel::Push => bytes.div_ceil(8 * THREADS as usize).clamp(1, MAX_PUSH_BLOCKS),
+            Kernel::Push => bytes
+                .div_ceil(8 * THREADS as usize)
+                .clamp(1, MAX_PUSH_BLOCKS),
         } as u32;
         let cfg = LaunchConfig {
             grid_dim: (blocks, 1, 1),
