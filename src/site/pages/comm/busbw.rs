@@ -1,7 +1,7 @@
 //! "Bus bandwidth by message size": one chart per collective, a line per implementation and
 //! rank count, under the peer-copy ceiling of the run.
 
-use super::rows::{line, CommRow};
+use super::rows::{line_by_implementation, CommRow};
 use crate::site::chart::{pt_num, ChartView, HLine, TraceSet};
 use crate::site::fmt;
 use crate::site::measured;
@@ -12,7 +12,7 @@ pub fn chart(collective: &str, rows: &[CommRow], multi_gpu: bool, pal: &Palette)
         &format!("comm-busbw-{}", collective.replace('_', "-")),
         &format!("{collective}: bus bandwidth by message size"),
         "Bus bandwidth (metrics.busbw_gbps: bytes / P50 time x nccl-tests' factor for the \
-         collective) against the message size (params.bytes). Solid: 4 GPUs, dotted: 2; diamonds: bf16. Red: \
+         collective) against the message size (params.bytes). Colour: the implementation; solid: 4 GPUs, dotted: 2; diamonds: bf16. Red: \
          the peer-to-peer copy bandwidth between two GPUs of the run (ceilings.peer_copy_gbps, \
          median over pairs).",
         "message size (bytes)",
@@ -24,6 +24,7 @@ pub fn chart(collective: &str, rows: &[CommRow], multi_gpu: bool, pal: &Palette)
     let mine: Vec<&CommRow> = rows.iter().filter(|r| r.collective == collective).collect();
     let mut seen: Vec<(String, u64)> = Vec::new();
     let mut set = TraceSet::default();
+    let mut named = std::collections::BTreeSet::new();
     for r in &mine {
         let Some(b) = r.busbw_gbps else { continue };
         let key = (r.p.gpu(), r.ranks);
@@ -40,7 +41,7 @@ pub fn chart(collective: &str, rows: &[CommRow], multi_gpu: bool, pal: &Palette)
             .peer_copy_gbps()
             .map(|c| format!("{} of the peer-copy ceiling", fmt::pct(100.0 * b / c)))
             .unwrap_or_default();
-        line(&mut set, &r.series(multi_gpu), r, pal)
+        line_by_implementation(&mut set, r, multi_gpu, pal, &mut named)
             .points
             .push(pt_num(r.bytes, b, r.hover(&extra), r.p.dims()));
     }

@@ -108,9 +108,35 @@ pub fn comm_rows<'a>(points: &[Point<'a>]) -> Vec<CommRow<'a>> {
 /// bf16.
 pub fn line<'s>(set: &'s mut TraceSet, name: &str, r: &CommRow, pal: &Palette) -> &'s mut Trace {
     set.get(name, || {
-        let mut t = Trace::new(name, pal.of(r.p.imp()), "lines+markers");
-        t.dash = (r.ranks == 2).then(|| "dot".to_string());
-        t.symbol = (r.p.dtype().as_deref() == Some("bf16")).then(|| "diamond".to_string());
+        styled(Trace::new(name, pal.of(r.p.imp()), "lines+markers"), r)
+    })
+}
+
+/// The same series (keyed by `r.series`), named in the legend by its implementation only, once:
+/// for charts with more series than a legend holds, where colour names the implementation and
+/// the caption says what dots and diamonds mean. `named` holds the implementations already in
+/// the legend.
+pub fn line_by_implementation<'s>(
+    set: &'s mut TraceSet,
+    r: &CommRow,
+    multi_gpu: bool,
+    pal: &Palette,
+    named: &mut std::collections::BTreeSet<String>,
+) -> &'s mut Trace {
+    let legend = if multi_gpu {
+        format!("{} · {}", r.p.imp(), r.p.gpu())
+    } else {
+        r.p.imp().to_string()
+    };
+    set.get(&r.series(multi_gpu), || {
+        let mut t = styled(Trace::new(&legend, pal.of(r.p.imp()), "lines+markers"), r);
+        t.no_legend = !named.insert(legend.clone());
         t
     })
+}
+
+fn styled(mut t: Trace, r: &CommRow) -> Trace {
+    t.dash = (r.ranks == 2).then(|| "dot".to_string());
+    t.symbol = (r.p.dtype().as_deref() == Some("bf16")).then(|| "diamond".to_string());
+    t
 }
