@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# On a GPU machine: the whole suite in one call, each benchmark at its default (committed)
-# configuration: layernorm, gemm, llm (candle and opbench on the model ladder at batch 1 and
-# TinyLlama at batch 4/16), and kernel_bench's example with ncu. The
-# transformers and torch peers run in llm.sh; layernorm's torch, torch.compile and Triton
-# peers run right after its sweep (bench/peers/layernorm_peers.py, merged into its artifact).
+# On a GPU machine: the whole suite, each benchmark at its default (committed) configuration:
+# layernorm, gemm, llm (scripts/device/llm.sh whole: candle and opbench on the model ladder at
+# batch 1 and TinyLlama at batch 4/16, the transformers and torch peers, parity), and
+# kernel_bench's example with ncu. layernorm's torch, torch.compile and Triton peers run right
+# after its sweep (bench/peers/layernorm_peers.py, merged into its artifact). The llm step
+# takes most of one 10-minute call: SUITE_STEPS="env layernorm gemm kernels" in one call,
+# SUITE_STEPS=llm in the next.
 # Exactly 8 files land in $OUT (the device tool's limit): layernorm.json, gemm.json,
 # gemm_report.txt, llm.json, kernels.json, kernels_report.txt, env.json, suite.log.
 #
@@ -52,13 +54,16 @@ timeout 420 "$bin/gemm_bench" --b-layouts kn,nk --out "$OUT/gemm.json" --report 
     | grep -vE '^\[[0-9]+/' | tail -8 || status=1
 fi
 if want llm; then
-step "llm_bench: candle + opbench, ladder at batch 1 and tinyllama at batch 4,16 (the peers: llm.sh)"
-source scripts/device/llm_parts.sh
-llm_timed_parts "$bin/llm_bench" /tmp/llm.json /tmp/llm_parts 5 --device cuda || status=1
-step "merge"
-merge=()
-for f in "${LLM_PARTS[@]}"; do [ -s "$f" ] && merge+=(--merge "$f"); done
-"$bin/llm_bench" --out /tmp/llm.json "${merge[@]}" && cp /tmp/llm.json "$OUT/llm.json" || status=1
+# llm.sh whole: candle and opbench, the transformers and torch peers on the same weights, ncu,
+# the merge and the parity checks, so that `compare` against the committed llm artifact has
+# every point (a run without the peers leaves them REMOVED and fails the gate). It writes its
+# own 7 files into a folder of its own; llm.json comes here. It takes most of a 10-minute call:
+# run it as SUITE_STEPS=llm, the other steps in another call.
+step "llm: scripts/device/llm.sh (candle, opbench, peers, parity)"
+LLM_OUT=${LLM_OUT:-/tmp/suite-llm}
+rm -rf "$LLM_OUT"
+OUT="$LLM_OUT" bash scripts/device/llm.sh "$dir" 2>&1 | grep -vE '^\[' | tail -40 || status=1
+if [ -s "$LLM_OUT/llm.json" ]; then cp "$LLM_OUT/llm.json" "$OUT/llm.json"; else status=1; fi
 fi
 if want kernels; then
 step "kernel_bench example with ncu"
