@@ -47,7 +47,7 @@
 //! our host-side quantities measured on two machines are never FASTER or SLOWER; on one machine
 //! they are judged as usual.
 
-use super::line::{Change, Line};
+use super::line::{Change, Line, Side};
 use super::verdict::{judge, Direction, Verdict};
 use crate::history::HistoryRun;
 use crate::identity::is_library;
@@ -416,15 +416,15 @@ pub fn apply(
 /// least --min-effect), the verdict kept when they moved the same way, UNCERTAIN otherwise.
 /// None when neither side has two modes.
 fn by_fast_mode(
-    b: &super::line::Side,
-    h: &super::line::Side,
+    b: &Side,
+    h: &Side,
     verdict: Verdict,
     stat: &str,
     min_effect: f64,
 ) -> Option<(Verdict, String)> {
     let higher = matches!(Direction::of_stat(stat), Direction::HigherIsBetter);
-    let fast = |s: &super::line::Side| if higher { s.p95 } else { s.p5 };
-    let two_modes = |s: &super::line::Side| (fast(s) / s.p50 - 1.0).abs() > min_effect;
+    let fast = |s: &Side| if higher { s.p95 } else { s.p5 };
+    let two_modes = |s: &Side| (fast(s) / s.p50 - 1.0).abs() > min_effect;
     if !(two_modes(b) || two_modes(h)) {
         return None;
     }

@@ -5,13 +5,13 @@
 //! (`libcupti.so.13`) finds it loaded, but cudarc asks for `libcupti.so` first: on a machine
 //! whose library path holds a CUDA toolkit's `libcupti.so`, the tracer then recorded through
 //! that second copy, whatever `--cupti` said. With both names in this folder, first on the path,
-//! every lookup by name maps the chosen file, once.
+//! every lookup by name maps the chosen file, once. A traced process that loaded its own
+//! libcupti first (PyTorch) has the injection library point these links at that one
+//! (trace-inject/src/cupti_lib.rs).
 
+use super::rawfmt::CUPTI_NAMES;
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
-
-/// The names a libcupti is looked up by (cudarc's first candidate, then the soname).
-const NAMES: [&str; 2] = ["libcupti.so", "libcupti.so.13"];
 
 /// Creates `under/.cupti/` with the lookup names linked to `lib` (made absolute) and returns
 /// the folder. Links left from an earlier run are replaced.
@@ -21,7 +21,7 @@ pub fn alias_dir(under: &Path, lib: &Path) -> Result<PathBuf> {
         .with_context(|| format!("resolving the libcupti {}", lib.display()))?;
     let dir = under.join(".cupti");
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    for name in NAMES {
+    for name in CUPTI_NAMES {
         let link = dir.join(name);
         let _ = std::fs::remove_file(&link);
         std::os::unix::fs::symlink(&target, &link)

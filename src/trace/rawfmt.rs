@@ -39,6 +39,11 @@ pub const CUPTI_LIB_ENV: &str = "OPBENCH_CUPTI_LIB";
 /// points them at the program's own libcupti when the program loaded one first.
 pub const CUPTI_ALIAS_ENV: &str = "OPBENCH_TRACE_CUPTI_ALIAS";
 
+/// The names a libcupti is looked up by, each a link in that folder: cudarc's first candidate,
+/// then the soname of CUDA 13's libcupti.
+pub const CUPTI_NAMES: [&str; 2] = ["libcupti.so", CUPTI_SONAME];
+pub const CUPTI_SONAME: &str = "libcupti.so.13";
+
 /// How CUDA graphs are recorded: "node" (default: every kernel of a graph, with its graph id)
 /// or "graph" (one record per graph execution: less overhead, no per-kernel view).
 pub const GRAPHS_ENV: &str = "OPBENCH_TRACE_GRAPHS";

@@ -5,8 +5,10 @@
 //!   wheel ships) is recorded through that one, and the names in `trace`'s alias folder
 //!   (`rawfmt::CUPTI_ALIAS_ENV`, first on the library path) are pointed at it, so that
 //!   cudarc's lookup of `libcupti.so` gets it too;
-//! - otherwise the file `OPBENCH_CUPTI_LIB` names (`trace --cupti`, or a toolkit's) is loaded
-//!   with RTLD_GLOBAL, found by its soname afterwards.
+//! - otherwise the file the alias folder names (where `trace` made one; an earlier process of
+//!   the run may have pointed it at its program's libcupti), else the one `OPBENCH_CUPTI_LIB`
+//!   names (`trace --cupti`, or a toolkit's), is loaded with RTLD_GLOBAL, found by its soname
+//!   afterwards.
 
 use crate::{out, rawfmt};
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
@@ -38,10 +40,13 @@ static NOTE: Mutex<Option<String>> = Mutex::new(None);
 pub(crate) fn preload() -> Result<(), String> {
     static DONE: OnceLock<Result<(), String>> = OnceLock::new();
     DONE.get_or_init(|| {
-        let chosen = std::env::var_os(rawfmt::CUPTI_LIB_ENV).map(PathBuf::from);
-        if let Some(own) = loaded_by_soname("libcupti.so.13") {
+        let alias = std::env::var_os(rawfmt::CUPTI_ALIAS_ENV).map(PathBuf::from);
+        let chosen = alias
+            .as_deref()
+            .and_then(|d| std::fs::read_link(d.join(rawfmt::CUPTI_SONAME)).ok())
+            .or_else(|| std::env::var_os(rawfmt::CUPTI_LIB_ENV).map(PathBuf::from));
+        if let Some(own) = loaded_by_soname(rawfmt::CUPTI_SONAME) {
             if !chosen.as_deref().is_some_and(|c| same_file(c, &own)) {
-                let alias = std::env::var_os(rawfmt::CUPTI_ALIAS_ENV).map(PathBuf::from);
                 let how = match alias.as_deref().map(|d| point_alias(d, &own)) {
                     Some(Err(e)) => format!(" ({e}: a second instance may still load)"),
                     _ => String::new(),
@@ -120,7 +125,7 @@ fn same_file(a: &Path, b: &Path) -> bool {
 /// Points `dir`'s lookup names at `lib`, each replaced in one rename (other processes of the
 /// same run may be looking them up).
 fn point_alias(dir: &Path, lib: &Path) -> Result<(), String> {
-    for name in ["libcupti.so", "libcupti.so.13"] {
+    for name in rawfmt::CUPTI_NAMES {
         let link = dir.join(name);
         let tmp = dir.join(format!(".{name}.{}", std::process::id()));
         let _ = std::fs::remove_file(&tmp);

@@ -301,6 +301,18 @@ fn a_libcupti_the_program_loaded_first_is_the_one_recorded_through() {
     }
     if std::env::var_os(common::CHILD_ENV).is_some() {
         assert_eq!(opbench_trace_inject::InitializeInjection(), 1);
+        if let Some(other) = std::env::var_os("TEST_NOT_LOADED") {
+            let other = CString::new(other.to_str().unwrap()).unwrap();
+            extern "C" {
+                fn dlopen(file: *const std::ffi::c_char, mode: i32) -> *mut std::ffi::c_void;
+            }
+            // SAFETY: dlopen with a valid C string; RTLD_NOW | RTLD_NOLOAD loads nothing.
+            let h = unsafe { dlopen(other.as_ptr(), 2 | 4) };
+            assert!(
+                h.is_null(),
+                "{other:?} was loaded beside the libcupti recorded through"
+            );
+        }
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -350,4 +362,17 @@ fn a_libcupti_the_program_loaded_first_is_the_one_recorded_through() {
     for name in ["libcupti.so", "libcupti.so.13"] {
         assert_eq!(std::fs::read_link(alias.join(name)).unwrap(), owned);
     }
+    // A later process of the run without a libcupti of its own: the one the links now name,
+    // not a second copy beside it.
+    let mut later = env.to_vec();
+    later.push(("TEST_NOT_LOADED", chosen.to_str().unwrap()));
+    let text = common::run_child_with(NAME, &alias, &later);
+    let raw = common::Raw::new(&text);
+    assert_eq!(raw.lines[0][3], "130002", "{text}");
+    assert!(
+        !raw.tagged("W")
+            .iter()
+            .any(|l| l[1].contains("own libcupti")),
+        "{text}"
+    );
 }
