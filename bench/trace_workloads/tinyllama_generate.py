@@ -6,7 +6,8 @@ docs/notes/trace_tool.md). Unmodified transformers code; nothing in it knows abo
                   NVTX range "steps" (so `trace` totals their kernels in its trace_range row of
                   that name); prints JSON with the median milliseconds per generated token.
   --mode profile  the same generations under torch.profiler (CUDA activities) instead of the
-                  range; prints JSON with the kernel count and summed kernel time over them.
+                  range; prints JSON with the kernel count and summed kernel time over them,
+                  and the median milliseconds per token under the profiler.
   --compile       a static KV cache, with which transformers' generate compiles the forward
                   itself (torch.compile, mode "reduce-overhead": CUDA graphs), the setup
                   transformers documents for compiled generation.
@@ -122,16 +123,20 @@ def main():
             return
         from torch.profiler import ProfilerActivity, profile
 
+        ms = []
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
             for _ in range(a.runs):
+                t0 = time.perf_counter()
                 generate()
-            torch.cuda.synchronize()
+                torch.cuda.synchronize()
+                ms.append((time.perf_counter() - t0) * 1e3)
     cuda = torch.autograd.DeviceType.CUDA
     events = [e for e in prof.profiler.kineto_results.events() if e.device_type() == cuda]
     kernels = [e for e in events if not e.name().startswith(("Memcpy", "Memset"))]
     print(json.dumps({
         "kernels": len(kernels),
         "kernel_time_us": sum(e.duration_ns() for e in kernels) / 1e3,
+        "ms_per_token_median": statistics.median(ms) / a.new_tokens,
     }))
 
 

@@ -8,18 +8,22 @@
 #   graphs     the same with torch.compile and CUDA graphs (static cache), same check
 #   triton     a Triton kernel script (bench/trace_workloads/triton_softmax.py)
 #   llm        llm_bench --impl opbench (CUDA graphs), when $BIN/llm_bench is carried
-#   overhead   eager generate traced against untraced, $PAIRS (default 9) alternating processes
-#              each: median ms per token at most 5% slower
+#   overhead   eager generate traced against untraced, $PAIRS (default 9) alternating rounds
+#              (after one discarded round: the first processes on a fresh machine run slower),
+#              each process's median ms per token; EAGER_ARGS (default "--runs 3") goes to the
+#              generate script: at most 5% slower
 #   overhead_graphs  llm_bench's decode step (CUDA graphs) with --graphs graph, as many
-#              alternating runs: at most 2% slower. In both overhead steps the
-#              untraced runs' own spread (min-max over median) is printed beside each result:
-#              on a host whose untraced runs spread more than the bar, the check says so
-#              (UNDECIDED) instead of passing or failing. PIN="taskset -c 2-5" runs every
-#              process of both overhead steps on the same CPUs (eager decode is bound by the
-#              host, whose speed otherwise differs between processes); KINDS_VARIANTS="A B"
-#              adds traced runs with OPBENCH_TRACE_KINDS=A (then B, ...) to the graph step,
-#              to say which records cost what; A@node traces those kinds without graph-level
-#              tracing (DEVICE@node: CUPTI attached, nothing recorded per launch)
+#              alternating rounds: at most 2% slower. In both overhead steps the untraced
+#              runs' own spread (min-max over median) is printed beside each result: on a host
+#              whose untraced runs spread more than the bar, the check says so (UNDECIDED)
+#              instead of passing or failing. PIN="taskset -c 2-5" runs every process of both
+#              overhead steps on the same CPUs (eager decode is bound by the host, whose speed
+#              otherwise differs between processes). KINDS_VARIANTS="A B" adds traced runs of
+#              variants to each round, to say what costs what: KINDS[@node][+noflush], KINDS
+#              the OPBENCH_TRACE_KINDS list or "all"; @node traces graphs node by node
+#              (DEVICE@node: CUPTI attached, nothing recorded per launch); +noflush sets
+#              OPBENCH_TRACE_FLUSH=off. PROFILER_REF=1 adds a torch.profiler run of the same
+#              generations to each eager round, for reference.
 # The multi-rank job is scripts/device/trace_torchrun.sh (a 2-GPU machine).
 #
 # Usage (GPU machine, repo root): OUT=DIR BIN=DIR bash scripts/device/trace_workloads.sh
@@ -94,74 +98,95 @@ if want llm && [ -x "$BIN/llm_bench" ]; then
   LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} \
     $TRACE --out "$W/llm" --name llm_bench-opbench -- "$BIN/llm_bench" "${llm_args[@]}" --out "$W/llm_point.json" 2>&1 | tail -8
 fi
+# A variant spec of KINDS_VARIANTS: KINDS[@node][+noflush], KINDS a comma-separated list of
+# OPBENCH_TRACE_KINDS or "all"; "@node" traces graphs node by node in the graph step, and
+# "+noflush" sets OPBENCH_TRACE_FLUSH=off. Prints the environment assignments for `env`.
+variant_env() {
+  local k=${1%+noflush} e=()
+  k=${k%@node}
+  [ "$k" != all ] && e+=("OPBENCH_TRACE_KINDS=$k")
+  [[ "$1" == *+noflush ]] && e+=("OPBENCH_TRACE_FLUSH=off")
+  echo "${e[@]:-OPBENCH_TRACE_VARIANT=$1}"
+}
+variant_tag() { local t=${1//[,@+]/_}; echo "${t//__/_}"; }
+# Median over a list of per-process figures from files, against the untraced runs' median:
+# prints one line per variant; exits nonzero when the default trace misses the bar ($4).
+overhead_report() {
+  python3 - "$@" <<'PY'
+import json, statistics, sys, glob
+what, w, n, bar, variants = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), sys.argv[5:]
+def figure(path):
+    if what == "eager":
+        return json.loads(open(path).read().strip().splitlines()[-1])["ms_per_token_median"]
+    a = json.load(open(path))
+    return statistics.median(r["stats"]["decode_step_ms"]["p50"] for r in a["results"]
+                             if r.get("status") == "ok" and "decode_step_ms" in r.get("stats", {}))
+def runs(tag):
+    out = []
+    for i in range(1, n + 1):
+        try:
+            out.append(figure(f"{w}/ov_{what}_{tag}_{i}.{'out' if what == 'eager' else 'json'}"))
+        except Exception as e:
+            print(f"{what} {tag} run {i}: no figure ({e})")
+    return out
+u = runs("untraced")
+if len(u) < 3:
+    sys.exit(f"{what}: only {len(u)} untraced runs")
+mu = statistics.median(u)
+spread = (max(u) - min(u)) / mu
+unit = "ms/token" if what == "eager" else "ms/step"
+print(f"{what} {unit}: untraced {[round(x, 4) for x in u]} median {mu:.4f} (spread {spread*100:.1f}%)")
+ok = None
+for tag in ["default"] + variants:
+    t = runs(tag)
+    if not t:
+        continue
+    mt = statistics.median(t)
+    print(f"{what} {tag}: {[round(x, 4) for x in t]} median {mt:.4f}; overhead {(mt/mu-1)*100:+.2f}%")
+    if tag == "default":
+        ok = len(t) >= 5 and len(u) >= 5 and mt / mu - 1 <= bar
+if spread > bar:
+    print(f"UNDECIDED: the untraced runs alone spread more than the {bar*100:.0f}% bar on this host")
+sys.exit(0 if ok else 1)
+PY
+}
 if want overhead; then
   pairs=${PAIRS:-9}
-  echo "=== $(date +%T) overhead: eager generate, $pairs alternating runs each"
-  : > "$W/overhead_eager.txt"
-  for i in $(seq "$pairs"); do
-    ${PIN:-} python3 $gen --mode run --runs 3 | tee -a "$W/overhead_eager.txt" | sed 's/^/untraced /'
-    ${PIN:-} $TRACE --out "$W/ov_eager_$i" -- python3 $gen --mode run --runs 3 2>/dev/null | grep '^{' | sed 's/^/traced /' | tee -a "$W/overhead_eager.txt"
+  eager_args=(--mode run ${EAGER_ARGS:---runs 3})
+  echo "=== $(date +%T) overhead: eager generate (${eager_args[*]}), $pairs alternating rounds (untraced, traced, ${KINDS_VARIANTS:-no} variants${PROFILER_REF:+, torch.profiler}) after one discarded round"
+  for i in $(seq 0 "$pairs"); do
+    ${PIN:-} python3 $gen "${eager_args[@]}" > "$W/ov_eager_untraced_$i.out" 2>/dev/null
+    ${PIN:-} $TRACE --out "$W/ov_eager_default_t$i" -- python3 $gen "${eager_args[@]}" 2>/dev/null | grep '^{' > "$W/ov_eager_default_$i.out"
+    for k in ${KINDS_VARIANTS:-}; do
+      tag=$(variant_tag "$k")
+      env $(variant_env "$k") ${PIN:-} $TRACE --out "$W/ov_eager_${tag}_t$i" -- python3 $gen "${eager_args[@]}" 2>/dev/null | grep '^{' > "$W/ov_eager_${tag}_$i.out"
+    done
+    # torch.profiler's own cost on the same generations, for reference (its timed loop
+    # runs under the profiler, with CUDA activities).
+    [ -n "${PROFILER_REF:-}" ] && ${PIN:-} python3 $gen --mode profile ${EAGER_ARGS:---runs 3} 2>/dev/null > "$W/ov_eager_torch.profiler_$i.out"
   done
-  python3 - "$W/overhead_eager.txt" <<'PY' && pass "eager overhead <= 5%" || fail "eager overhead > 5%"
-import json, statistics, sys
-u, t = [], []
-for line in open(sys.argv[1]):
-    kind, _, js = line.partition(" ") if line.startswith("traced") else ("untraced", "", line)
-    (t if kind == "traced" else u).append(json.loads(js)["ms_per_token_median"])
-mu, mt = statistics.median(u), statistics.median(t)
-spread = (max(u) - min(u)) / mu
-print(f"eager ms/token: untraced {u} median {mu:.3f} (spread {spread*100:.0f}%); traced {t} median {mt:.3f}; overhead {(mt/mu-1)*100:+.2f}%")
-if spread > 0.05:
-    print("UNDECIDED: the untraced runs alone spread more than the 5% bar on this host")
-sys.exit(0 if len(u) >= 5 and len(t) >= 5 and mt / mu - 1 <= 0.05 else 1)
-PY
+  extra=(); for k in ${KINDS_VARIANTS:-}; do extra+=("$(variant_tag "$k")"); done
+  [ -n "${PROFILER_REF:-}" ] && extra+=(torch.profiler)
+  overhead_report eager "$W" "$pairs" 0.05 "${extra[@]}" && pass "eager overhead <= 5%" || fail "eager overhead > 5%"
 fi
 if want overhead_graphs; then
   pairs=${PAIRS:-9}
   if [ -x "$BIN/llm_bench" ]; then
-    echo "=== $(date +%T) overhead: llm_bench decode (CUDA graphs), --graphs graph, $pairs alternating runs each"
-    for i in $(seq "$pairs"); do
-      LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} ${PIN:-} "$BIN/llm_bench" "${llm_args[@]}" --out "$W/ov_llm_u$i.json" >/dev/null 2>&1
-      LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} ${PIN:-} $TRACE --out "$W/ov_llm_$i" --graphs graph -- \
-        "$BIN/llm_bench" "${llm_args[@]}" --out "$W/ov_llm_t$i.json" >/dev/null 2>&1
+    echo "=== $(date +%T) overhead: llm_bench decode (CUDA graphs), --graphs graph, $pairs alternating rounds after one discarded round"
+    export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+    for i in $(seq 0 "$pairs"); do
+      ${PIN:-} "$BIN/llm_bench" "${llm_args[@]}" --out "$W/ov_llm_untraced_$i.json" >/dev/null 2>&1
+      ${PIN:-} $TRACE --out "$W/ov_llm_default_t$i" --graphs graph -- \
+        "$BIN/llm_bench" "${llm_args[@]}" --out "$W/ov_llm_default_$i.json" >/dev/null 2>&1
       for k in ${KINDS_VARIANTS:-}; do
-        level=graph; [[ "$k" == *@node ]] && level=node
-        tag=${k//[,@]/_}
-        LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} OPBENCH_TRACE_KINDS=${k%@*} ${PIN:-} $TRACE --out "$W/ov_llm_${tag}_$i" --graphs $level -- \
+        level=graph; [[ "$k" == *@node* ]] && level=node
+        tag=$(variant_tag "$k")
+        env $(variant_env "$k") ${PIN:-} $TRACE --out "$W/ov_llm_${tag}_t$i" --graphs $level -- \
           "$BIN/llm_bench" "${llm_args[@]}" --out "$W/ov_llm_${tag}_$i.json" >/dev/null 2>&1
       done
     done
-    for k in ${KINDS_VARIANTS:-}; do
-      python3 - "$W" "$pairs" "${k//[,@]/_}" <<'PY'
-import json, statistics, sys
-def step_ms(path):
-    a = json.load(open(path))
-    return statistics.median(r["stats"]["decode_step_ms"]["p50"] for r in a["results"]
-                             if r.get("status") == "ok" and "decode_step_ms" in r.get("stats", {}))
-w, n, k = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-u = [step_ms(f"{w}/ov_llm_u{i}.json") for i in range(1, n + 1)]
-t = [step_ms(f"{w}/ov_llm_{k}_{i}.json") for i in range(1, n + 1)]
-print(f"OPBENCH_TRACE_KINDS={k} (_node: without graph-level tracing): {t} median {statistics.median(t):.4f}; "
-      f"overhead {(statistics.median(t) / statistics.median(u) - 1) * 100:+.2f}%")
-PY
-    done
-    python3 - "$W" "$pairs" <<'PY' && pass "graph-level overhead <= 2%" || fail "graph-level overhead > 2%"
-import json, statistics, sys
-def step_ms(path):
-    a = json.load(open(path))
-    vals = [r["stats"]["decode_step_ms"]["p50"] for r in a["results"]
-            if r.get("status") == "ok" and "decode_step_ms" in r.get("stats", {})]
-    return statistics.median(vals)
-n = int(sys.argv[2])
-u = [step_ms(f"{sys.argv[1]}/ov_llm_u{i}.json") for i in range(1, n + 1)]
-t = [step_ms(f"{sys.argv[1]}/ov_llm_t{i}.json") for i in range(1, n + 1)]
-mu, mt = statistics.median(u), statistics.median(t)
-spread = (max(u) - min(u)) / mu
-print(f"llm_bench decode ms/step: untraced {u} median {mu:.4f} (spread {spread*100:.0f}%); traced (graph level) {t} median {mt:.4f}; overhead {(mt/mu-1)*100:+.2f}%")
-if spread > 0.02:
-    print("UNDECIDED: the untraced runs alone spread more than the 2% bar on this host")
-sys.exit(0 if mt / mu - 1 <= 0.02 else 1)
-PY
+    extra=(); for k in ${KINDS_VARIANTS:-}; do extra+=("$(variant_tag "$k")"); done
+    overhead_report llm "$W" "$pairs" 0.02 "${extra[@]}" && pass "graph-level overhead <= 2%" || fail "graph-level overhead > 2%"
   fi
 fi
 echo "=== $(date +%T) packing"

@@ -29,6 +29,14 @@ pub const ONE_WARP_MAX_VALUES: usize = 32;
 pub const FEW_ROWS: usize = 128;
 /// Row bytes per thread when there are fewer than `FEW_ROWS` rows.
 pub const FEW_ROWS_BYTES_PER_THREAD: usize = 16;
+/// A default plan of fewer threads than this (rows x threads per row; a 132-SM H100 or H200
+/// holds 270,336) is latency-bound: each thread's serial work, not the bytes in flight, sets
+/// its time, so it takes `SMALL_GRID_BYTES_PER_THREAD` instead (twice or four times the
+/// threads). Measured at 2048x1024 (docs/notes/layernorm.md); 4096x1024 has exactly this many
+/// and keeps its plan.
+pub const SMALL_GRID_THREADS: usize = 1 << 17;
+/// Row bytes per thread of a plan below `SMALL_GRID_THREADS`.
+pub const SMALL_GRID_BYTES_PER_THREAD: usize = 32;
 /// The kernels grid-stride over rows, so the grid never needs to exceed this.
 pub const MAX_GRID_BLOCKS: usize = 1 << 24;
 /// Shared memory one SM offers blocks (H100/H200: 228 KB, less 1 KB reserved per block).
@@ -241,7 +249,9 @@ pub fn pipe_stages(stage_bytes: usize) -> Option<usize> {
 /// Plans the launch for `rows` rows of `cols` elements of `dtype`. Each thread holds at most
 /// `bytes_per_thread` bytes of its row (16..=256, a power of two); None: 16 for fewer than
 /// `FEW_ROWS` rows, else `DEFAULT_BYTES_PER_THREAD` (64) unless `WIDE_BYTES_PER_THREAD` (128)
-/// keeps the row in one warp with few values per thread or out of the long-row kernel.
+/// keeps the row in one warp with few values per thread or out of the long-row kernel, and
+/// `SMALL_GRID_BYTES_PER_THREAD` (32) where either would launch fewer than
+/// `SMALL_GRID_THREADS` threads.
 /// `choice` picks the kernel family.
 pub fn plan(
     rows: usize,
@@ -261,11 +271,19 @@ pub fn plan(
                 && narrow.threads_per_row > 32
                 && wide.values_per_thread() <= ONE_WARP_MAX_VALUES;
             let avoids_long = narrow.variant == Variant::Long && wide.variant != Variant::Long;
-            return Ok(if one_warp || avoids_long {
+            let chosen = if one_warp || avoids_long {
                 wide
             } else {
                 narrow
-            });
+            };
+            if chosen.variant != Variant::Long && rows * chosen.threads_per_row < SMALL_GRID_THREADS
+            {
+                let spread = plan_with(rows, cols, dtype, SMALL_GRID_BYTES_PER_THREAD, choice)?;
+                if spread.variant != Variant::Long {
+                    return Ok(spread);
+                }
+            }
+            return Ok(chosen);
         }
     };
     plan_with(rows, cols, dtype, bpt, choice)
@@ -552,15 +570,16 @@ mod tests {
         let p = plan(2048, 1024, Dtype::F32, None, KernelChoice::Regs).unwrap();
         assert_eq!(
             (p.block_threads, p.rows_per_block, p.grid_blocks),
-            (128, 4, 512)
+            (128, 1, 2048)
         );
-        assert_eq!(p.kernel, "layernorm_regs_f32_v4_n8");
+        assert_eq!(p.kernel, "layernorm_regs_f32_v4_n2");
         // (rows, cols, dtype) -> the default regs kernel: 64 bytes per thread, except f32 rows
-        // of 1024 (one warp of 32 values at 128 bytes, two warps at 64) and 16384/32768-value
-        // rows (64 bytes would need the long-row kernel).
+        // of 1024 (one warp of 32 values at 128 bytes, two warps at 64), 16384/32768-value
+        // rows (64 bytes would need the long-row kernel), and plans of fewer than
+        // SMALL_GRID_THREADS threads (2048 rows of 1024: 32 bytes per thread).
         let want = [
-            (2048, 1024, Dtype::F32, "regs_v4_n8_tpr32"),
-            (2048, 1024, Dtype::F16, "regs_v8_n4_tpr32"),
+            (2048, 1024, Dtype::F32, "regs_v4_n2_tpr128"),
+            (2048, 1024, Dtype::F16, "regs_v8_n2_tpr64"),
             (4096, 1024, Dtype::F32, "regs_v4_n8_tpr32"),
             (4096, 2048, Dtype::F32, "regs_v4_n4_tpr128"),
             (4096, 2048, Dtype::Bf16, "regs_v8_n4_tpr64"),

@@ -58,6 +58,12 @@ pub const API_ENV: &str = "OPBENCH_TRACE_API";
 /// costs a workload; each kind left out is named in a warning. Unset: all.
 pub const KINDS_ENV: &str = "OPBENCH_TRACE_KINDS";
 
+/// "off": no flush thread and no CUPTI flush period, so buffers are written only when CUPTI
+/// hands them over full and at exit (a killed process may then lose what it recorded), to
+/// measure what the periodic flushes cost a workload; the raw file says so in a warning.
+/// Unset: buffers asked for every second.
+pub const FLUSH_ENV: &str = "OPBENCH_TRACE_FLUSH";
+
 /// One execution of a CUDA graph (graph-level tracing).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct RawGraph {

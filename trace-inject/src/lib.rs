@@ -66,6 +66,11 @@ fn only_kinds() -> Option<Vec<String>> {
 /// full are asked for by the `flush` thread).
 const FLUSH_PERIOD_MS: u32 = 1000;
 
+/// Whether buffers are asked for periodically (unless `OPBENCH_TRACE_FLUSH=off`).
+fn periodic_flush() -> bool {
+    std::env::var(rawfmt::FLUSH_ENV).map_or(true, |v| v != "off")
+}
+
 /// Whether graph-level tracing was asked for (`OPBENCH_TRACE_GRAPHS=graph`).
 fn graph_level() -> bool {
     std::env::var(rawfmt::GRAPHS_ENV).is_ok_and(|v| v == "graph")
@@ -161,15 +166,23 @@ fn init() -> Result<(), String> {
                 out::warn(&w);
             }
         }
-        let r = sys::cuptiActivityFlushPeriod(FLUSH_PERIOD_MS);
-        if r != sys::CUptiResult::CUPTI_SUCCESS {
-            out::warn(&format!(
-                "cuptiActivityFlushPeriod: {r:?}: full buffers wait for the next flush"
-            ));
+        if periodic_flush() {
+            let r = sys::cuptiActivityFlushPeriod(FLUSH_PERIOD_MS);
+            if r != sys::CUptiResult::CUPTI_SUCCESS {
+                out::warn(&format!(
+                    "cuptiActivityFlushPeriod: {r:?}: full buffers wait for the next flush"
+                ));
+            }
         }
     }
     handover::recording_started();
-    if let Err(e) = flush::start() {
+    if !periodic_flush() {
+        out::warn(&format!(
+            "{}=off: no periodic flush; buffers are written when full and at exit, so a killed \
+             process may lose what it recorded",
+            rawfmt::FLUSH_ENV
+        ));
+    } else if let Err(e) = flush::start() {
         out::warn(&e);
     }
     register_exit();
