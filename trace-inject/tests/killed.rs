@@ -5,28 +5,57 @@
 
 mod common;
 
+/// The child of both tests: one kernel recorded, then SIGKILL after 2.5 s.
+fn record_then_get_killed() {
+    common::set_records(
+        "libcupti.so",
+        vec![common::kernel_record("_Z5earlyv", 100, 200)],
+    );
+    assert_eq!(opbench_trace_inject::InitializeInjection(), 1);
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    // SIGKILL: no exit handler runs, nothing more is flushed.
+    let _ = std::process::Command::new("kill")
+        .args(["-KILL", &std::process::id().to_string()])
+        .status();
+    std::thread::sleep(std::time::Duration::from_secs(10));
+    unreachable!("still alive after SIGKILL");
+}
+
+/// Runs test `name`'s child with `env` against the fake libcupti; the raw file's text once
+/// the child died of SIGKILL.
+fn killed_child_raw(name: &str, env: &[(&str, &str)]) -> String {
+    let tmp = tempfile::tempdir().unwrap();
+    common::build_fake(tmp.path());
+    let (status, text, log) = common::run_child_status(name, tmp.path(), env);
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(status.signal(), Some(9), "{log}");
+    text
+}
+
+/// With `OPBENCH_TRACE_FLUSH=off` (for measuring what the flushes cost) the same kill loses
+/// the record, and the raw file says why.
+#[test]
+fn without_the_periodic_flush_a_killed_process_loses_its_records_and_says_so() {
+    const NAME: &str = "without_the_periodic_flush_a_killed_process_loses_its_records_and_says_so";
+    if std::env::var_os(common::CHILD_ENV).is_some() {
+        record_then_get_killed();
+    }
+    let text = killed_child_raw(NAME, &[("OPBENCH_TRACE_FLUSH", "off")]);
+    let raw = common::Raw::new(&text);
+    assert!(raw.tagged("K").is_empty(), "no flush, no records: {text}");
+    assert!(
+        text.contains("OPBENCH_TRACE_FLUSH=off: no periodic flush"),
+        "the warning: {text}"
+    );
+}
+
 #[test]
 fn a_process_killed_after_two_seconds_keeps_its_earlier_records() {
     const NAME: &str = "a_process_killed_after_two_seconds_keeps_its_earlier_records";
     if std::env::var_os(common::CHILD_ENV).is_some() {
-        common::set_records(
-            "libcupti.so",
-            vec![common::kernel_record("_Z5earlyv", 100, 200)],
-        );
-        assert_eq!(opbench_trace_inject::InitializeInjection(), 1);
-        std::thread::sleep(std::time::Duration::from_millis(2500));
-        // SIGKILL: no exit handler runs, nothing more is flushed.
-        let _ = std::process::Command::new("kill")
-            .args(["-KILL", &std::process::id().to_string()])
-            .status();
-        std::thread::sleep(std::time::Duration::from_secs(10));
-        unreachable!("still alive after SIGKILL");
+        record_then_get_killed();
     }
-    let tmp = tempfile::tempdir().unwrap();
-    common::build_fake(tmp.path());
-    let (status, text, log) = common::run_child_status(NAME, tmp.path(), &[]);
-    use std::os::unix::process::ExitStatusExt;
-    assert_eq!(status.signal(), Some(9), "{log}");
+    let text = killed_child_raw(NAME, &[]);
     let raw = common::Raw::new(&text);
     let k = raw.tagged("K");
     assert_eq!(
