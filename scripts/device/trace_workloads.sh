@@ -19,11 +19,12 @@
 #              instead of passing or failing. PIN="taskset -c 2-5" runs every process of both
 #              overhead steps on the same CPUs (eager decode is bound by the host, whose speed
 #              otherwise differs between processes). KINDS_VARIANTS="A B" adds traced runs of
-#              variants to each round, to say what costs what: KINDS[@node][+noflush], KINDS
-#              the OPBENCH_TRACE_KINDS list or "all"; @node traces graphs node by node
-#              (DEVICE@node: CUPTI attached, nothing recorded per launch); +noflush sets
-#              OPBENCH_TRACE_FLUSH=off. PROFILER_REF=1 adds a torch.profiler run of the same
-#              generations to each eager round, for reference.
+#              variants to each round, to say what costs what: KINDS[@node][+noflush|
+#              +flush=thread|period], KINDS the OPBENCH_TRACE_KINDS list or "all"; @node
+#              traces graphs node by node (DEVICE@node: CUPTI attached, nothing recorded per
+#              launch); +noflush sets OPBENCH_TRACE_FLUSH=off, +flush=X sets it to X.
+#              PROFILER_REF=1 adds a torch.profiler run of the same generations to each eager
+#              round, for reference.
 # The multi-rank job is scripts/device/trace_torchrun.sh (a 2-GPU machine).
 #
 # Usage (GPU machine, repo root): OUT=DIR BIN=DIR bash scripts/device/trace_workloads.sh
@@ -98,22 +99,25 @@ if want llm && [ -x "$BIN/llm_bench" ]; then
   LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} \
     $TRACE --out "$W/llm" --name llm_bench-opbench -- "$BIN/llm_bench" "${llm_args[@]}" --out "$W/llm_point.json" 2>&1 | tail -8
 fi
-# A variant spec of KINDS_VARIANTS: KINDS[@node][+noflush], KINDS a comma-separated list of
-# OPBENCH_TRACE_KINDS or "all"; "@node" traces graphs node by node in the graph step, and
-# "+noflush" sets OPBENCH_TRACE_FLUSH=off. Prints the environment assignments for `env`.
+# A variant spec of KINDS_VARIANTS: KINDS[@node][+noflush|+flush=WHICH], KINDS a
+# comma-separated list of OPBENCH_TRACE_KINDS or "all"; "@node" traces graphs node by node in
+# the graph step; "+noflush" sets OPBENCH_TRACE_FLUSH=off and "+flush=WHICH" sets it to WHICH
+# (thread or period: that periodic flush alone). Prints the environment assignments for `env`
+# (a variable nothing reads, OPBENCH_TRACE_VARIANT, where the variant sets none).
 variant_env() {
-  local k=${1%+noflush} e=()
+  local k=${1%%+*} e=()
   k=${k%@node}
   [ "$k" != all ] && e+=("OPBENCH_TRACE_KINDS=$k")
   [[ "$1" == *+noflush ]] && e+=("OPBENCH_TRACE_FLUSH=off")
+  [[ "$1" == *+flush=* ]] && e+=("OPBENCH_TRACE_FLUSH=${1##*+flush=}")
   echo "${e[@]:-OPBENCH_TRACE_VARIANT=$1}"
 }
-variant_tag() { local t=${1//[,@+]/_}; echo "${t//__/_}"; }
+variant_tag() { local t=${1//[,@+=]/_}; echo "${t//__/_}"; }
 # Median over a list of per-process figures from files, against the untraced runs' median:
 # prints one line per variant; exits nonzero when the default trace misses the bar ($4).
 overhead_report() {
   python3 - "$@" <<'PY'
-import json, statistics, sys, glob
+import json, statistics, sys
 what, w, n, bar, variants = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), sys.argv[5:]
 def figure(path):
     if what == "eager":

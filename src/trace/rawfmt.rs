@@ -58,10 +58,11 @@ pub const API_ENV: &str = "OPBENCH_TRACE_API";
 /// costs a workload; each kind left out is named in a warning. Unset: all.
 pub const KINDS_ENV: &str = "OPBENCH_TRACE_KINDS";
 
-/// "off": no flush thread and no CUPTI flush period, so buffers are written only when CUPTI
-/// hands them over full and at exit (a killed process may then lose what it recorded), to
-/// measure what the periodic flushes cost a workload; the raw file says so in a warning.
-/// Unset: buffers asked for every second.
+/// The periodic flushes, to measure what each costs a workload: "off" (no flush thread and no
+/// CUPTI flush period: buffers are written only when CUPTI hands them over full and at exit,
+/// so a killed process may lose what it recorded), "thread" (the flush thread alone) or
+/// "period" (CUPTI's flush period alone, which hands over full buffers only); the raw file
+/// names what is off in a warning. Unset: both, buffers asked for every second.
 pub const FLUSH_ENV: &str = "OPBENCH_TRACE_FLUSH";
 
 /// One execution of a CUDA graph (graph-level tracing).

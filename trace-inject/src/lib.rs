@@ -66,9 +66,16 @@ fn only_kinds() -> Option<Vec<String>> {
 /// full are asked for by the `flush` thread).
 const FLUSH_PERIOD_MS: u32 = 1000;
 
-/// Whether buffers are asked for periodically (unless `OPBENCH_TRACE_FLUSH=off`).
-fn periodic_flush() -> bool {
-    std::env::var(rawfmt::FLUSH_ENV).map_or(true, |v| v != "off")
+/// Which periodic flushes run: (CUPTI's flush period, the flush thread). Both by default;
+/// `OPBENCH_TRACE_FLUSH` = "off" (neither), "period" or "thread" (that one alone), to
+/// measure what each costs a workload.
+fn periodic_flushes() -> (bool, bool) {
+    match std::env::var(rawfmt::FLUSH_ENV).as_deref() {
+        Ok("off") => (false, false),
+        Ok("period") => (true, false),
+        Ok("thread") => (false, true),
+        _ => (true, true),
+    }
 }
 
 /// Whether graph-level tracing was asked for (`OPBENCH_TRACE_GRAPHS=graph`).
@@ -166,7 +173,7 @@ fn init() -> Result<(), String> {
                 out::warn(&w);
             }
         }
-        if periodic_flush() {
+        if periodic_flushes().0 {
             let r = sys::cuptiActivityFlushPeriod(FLUSH_PERIOD_MS);
             if r != sys::CUptiResult::CUPTI_SUCCESS {
                 out::warn(&format!(
@@ -176,14 +183,22 @@ fn init() -> Result<(), String> {
         }
     }
     handover::recording_started();
-    if !periodic_flush() {
+    let (period, thread) = periodic_flushes();
+    if !thread {
+        let what = if period { "period" } else { "off" };
         out::warn(&format!(
-            "{}=off: no periodic flush; buffers are written when full and at exit, so a killed \
-             process may lose what it recorded",
+            "{}={what}: no flush thread; buffers are written when full and at exit, so a \
+             killed process may lose what it recorded",
             rawfmt::FLUSH_ENV
         ));
     } else if let Err(e) = flush::start() {
         out::warn(&e);
+    }
+    if !period {
+        out::warn(&format!(
+            "{}: CUPTI's flush period not set; full buffers wait for the next flush",
+            rawfmt::FLUSH_ENV
+        ));
     }
     register_exit();
     Ok(())

@@ -44,8 +44,28 @@ fn without_the_periodic_flush_a_killed_process_loses_its_records_and_says_so() {
     let raw = common::Raw::new(&text);
     assert!(raw.tagged("K").is_empty(), "no flush, no records: {text}");
     assert!(
-        text.contains("OPBENCH_TRACE_FLUSH=off: no periodic flush"),
+        text.contains("OPBENCH_TRACE_FLUSH=off: no flush thread"),
         "the warning: {text}"
+    );
+}
+
+/// The flush thread alone (`OPBENCH_TRACE_FLUSH=thread`, CUPTI's flush period not set) keeps
+/// the record; CUPTI's period alone (`period`) does not, since it hands over full buffers only.
+#[test]
+fn the_flush_thread_alone_keeps_a_killed_process_records_and_the_period_alone_does_not() {
+    const NAME: &str =
+        "the_flush_thread_alone_keeps_a_killed_process_records_and_the_period_alone_does_not";
+    if std::env::var_os(common::CHILD_ENV).is_some() {
+        record_then_get_killed();
+    }
+    let text = killed_child_raw(NAME, &[("OPBENCH_TRACE_FLUSH", "thread")]);
+    assert_eq!(common::Raw::new(&text).tagged("K").len(), 1, "{text}");
+    assert!(text.contains("flush period not set"), "{text}");
+    let text = killed_child_raw(NAME, &[("OPBENCH_TRACE_FLUSH", "period")]);
+    assert!(common::Raw::new(&text).tagged("K").is_empty(), "{text}");
+    assert!(
+        text.contains("OPBENCH_TRACE_FLUSH=period: no flush thread"),
+        "{text}"
     );
 }
 
