@@ -19,8 +19,8 @@ use std::collections::BTreeMap;
 /// between two runs they move only with the machine, so `compare` reads their moves as its
 /// drift.
 pub fn is_library(implementation: &str) -> bool {
-    const EXACT: &[&str] = &["cublas", "candle", "nccl", "reference", "cpu_f64"];
-    const PREFIXES: &[&str] = &["torch", "pytorch", "transformers", "hf", "triton"];
+    const EXACT: &[&str] = &["cublas", "candle", "reference", "cpu_f64"];
+    const PREFIXES: &[&str] = &["nccl", "torch", "pytorch", "transformers", "hf", "triton"];
     let i = implementation.to_ascii_lowercase();
     EXACT.contains(&i.as_str()) || PREFIXES.iter().any(|p| i.starts_with(p))
 }

@@ -23,6 +23,8 @@
 # needs, and 4G would triple the call), COMM_ARGS (comm_bench flags; default
 # --point-budget-ms 150), PEERS=0 skips torch, OURS=0 skips ours, OURS_KERNELS="push pull"
 # times both of our kernels in that run (default: push, implementation "opbench").
+# COMM_ARGS="--point-budget-ms 150 --nccl-in-place" adds NCCL's in-place all-reduce
+# ("nccl-inplace"), the call torch.distributed.all_reduce makes, beside the out-of-place rows.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 dir=${1:?usage: comm.sh DIR_WITH_comm_bench.xz}

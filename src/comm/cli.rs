@@ -91,6 +91,13 @@ pub struct Args {
     /// time both in one process [default: push].
     #[arg(long = "ours-kernel", value_parser = Kernel::parse)]
     pub ours_kernels: Vec<Kernel>,
+    /// Also time NCCL's in-place all-reduce (implementation "nccl-inplace") at every
+    /// all_reduce point: the call torch.distributed.all_reduce makes (the default NCCL rows are
+    /// out of place, as nccl-tests' first column). Checked on the seeded inputs like the
+    /// others; its timed calls run on zeros, as the torch peer's do, so that repeated sums of
+    /// one buffer stay finite.
+    #[arg(long)]
+    pub nccl_in_place: bool,
     /// Skip the ceilings (peer copies, the 8-byte all-reduce).
     #[arg(long)]
     pub no_ceilings: bool,
@@ -139,6 +146,8 @@ pub struct Config {
     pub ours_max_bytes: u64,
     /// Our kernels timed there, in order.
     pub ours_kernels: Vec<Kernel>,
+    /// NCCL's in-place all-reduce beside the out-of-place one.
+    pub nccl_in_place: bool,
     pub ceilings: bool,
     pub rendezvous_timeout: Duration,
     pub out: PathBuf,
@@ -177,6 +186,7 @@ impl Config {
             } else {
                 a.ours_kernels
             },
+            nccl_in_place: a.nccl_in_place,
             ceilings: !a.no_ceilings,
             rendezvous_timeout: Duration::from_secs_f64(a.rendezvous_timeout_s),
             out: a.out,
@@ -191,7 +201,7 @@ impl Config {
     pub fn plan_text(&self) -> String {
         format!(
             "collectives {}; dtypes {}; bytes {}..{}; warmup {}; min sample {} us; ceilings {}; \
-             ours up to {} B ({}); {}; seed {}",
+             ours up to {} B ({}); nccl in place {}; {}; seed {}",
             self.collectives
                 .iter()
                 .map(|c| c.name())
@@ -213,6 +223,7 @@ impl Config {
                 .map(|k| k.name())
                 .collect::<Vec<_>>()
                 .join(","),
+            self.nccl_in_place,
             self.sampling.describe(),
             self.seed
                 .map_or("drawn by rank 0".to_string(), |s| s.to_string()),
@@ -282,6 +293,10 @@ mod tests {
         let both = cfg(&["--ours-kernel", "pull", "--ours-kernel", "push"]).unwrap();
         assert_eq!(both.ours_kernels, vec![Kernel::Pull, Kernel::Push]);
         assert_ne!(both.plan_text(), c.plan_text());
+        assert!(!c.nccl_in_place);
+        let in_place = cfg(&["--nccl-in-place"]).unwrap();
+        assert!(in_place.nccl_in_place);
+        assert_ne!(in_place.plan_text(), c.plan_text());
         let e = cfg(&["--ours-kernel", "ll"]).unwrap_err().to_string();
         assert!(
             e.contains("--ours-kernel") && e.contains("push or pull"),

@@ -7,7 +7,7 @@ use super::group::Group;
 use super::lockstep::sample_in_lockstep;
 use super::oneshot::OneShot;
 use super::reference::{check_seeded, fill_input, Element};
-use super::row::{self, Point, KIND, NCCL};
+use super::row::{self, Point, KIND, NCCL, NCCL_IN_PLACE};
 use super::wire::RankCheck;
 use super::{size_plan, Collective, RankEnv};
 use crate::artifact::ArtifactWriter;
@@ -272,7 +272,8 @@ impl Run<'_> {
         self.seed ^ p.bytes.rotate_left(17) ^ (c << 56) ^ ((p.dtype.size_bytes() as u64) << 48)
     }
 
-    /// NCCL's row of one point and, for a small enough all-reduce, ours; rank 0 gets the rows.
+    /// NCCL's row of one point and, for an all-reduce, NCCL's in-place row (when asked for)
+    /// and, for a small enough one, ours; rank 0 gets the rows.
     fn point<T>(&mut self, p: &Point) -> Result<Vec<crate::artifact::ResultRow>>
     where
         T: Element + NcclType + DeviceRepr + ValidAsZeroBits,
@@ -280,14 +281,21 @@ impl Run<'_> {
         let comm = self.comm;
         let c = p.collective;
         let mut rows: Vec<_> = self
-            .measure::<T>(p, NCCL, &mut |s, d| launch(comm, c, s, d))?
+            .measure::<T>(p, NCCL, false, &mut |s, d| launch(comm, c, s, d))?
             .into_iter()
             .collect();
+        if c == Collective::AllReduce && self.cfg.nccl_in_place {
+            rows.extend(self.measure::<T>(p, NCCL_IN_PLACE, true, &mut |_, d| {
+                comm.all_reduce_in_place(d, &ReduceOp::Sum)
+                    .map(|_| ())
+                    .map_err(|e| anyhow::anyhow!("NCCL in-place {c}: {e:?}"))
+            })?);
+        }
         if c == Collective::AllReduce && p.bytes <= self.cfg.ours_max_bytes {
             let mut ours = std::mem::take(&mut self.ours);
             let timed = ours.iter_mut().try_for_each(|k| {
                 let imp = k.kernel.implementation();
-                rows.extend(self.measure::<T>(p, imp, &mut |s, d| k.launch(s, d))?);
+                rows.extend(self.measure::<T>(p, imp, false, &mut |s, d| k.launch(s, d))?);
                 Ok::<_, anyhow::Error>(())
             });
             self.ours = ours;
@@ -297,11 +305,14 @@ impl Run<'_> {
     }
 
     /// Checks one point of `implementation` (`launch` enqueues one collective from the input to
-    /// the output) on every rank and, when all passed, times it; rank 0 gets the row.
+    /// the output) on every rank and, when all passed, times it; rank 0 gets the row. An
+    /// `in_place` launch works on the output alone: it starts from a copy of the input, and
+    /// its timed calls run on zeros (repeated sums of one buffer would overflow).
     fn measure<T>(
         &mut self,
         p: &Point,
         implementation: &str,
+        in_place: bool,
         launch: &mut Launch<'_, T>,
     ) -> Result<Option<crate::artifact::ResultRow>>
     where
@@ -323,7 +334,13 @@ impl Run<'_> {
         let mut dst: CudaSlice<T> = stream
             .alloc_zeros(out_len)
             .context("allocating the output")?;
-        self.gpu.poison(&mut dst)?;
+        if in_place {
+            stream
+                .memcpy_dtod(&src, &mut dst)
+                .context("copying the input into the in-place buffer")?;
+        } else {
+            self.gpu.poison(&mut dst)?;
+        }
         launch(&src, &mut dst)?;
         let got = stream
             .clone_dtoh(&dst)
@@ -352,6 +369,11 @@ impl Run<'_> {
                 .group
                 .is_leader()
                 .then(|| row::failed_row(p, implementation, &checks)));
+        }
+        if in_place {
+            stream
+                .memset_zeros(&mut dst)
+                .context("zeroing the in-place buffer")?;
         }
         let mut once = || launch(&src, &mut dst);
         let per_sample = self.warm_up(&mut once)?;

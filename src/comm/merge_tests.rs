@@ -125,6 +125,9 @@ fn a_wrong_result_loses_its_times_and_bad_files_change_nothing() {
     let mut opbench = torch_row();
     opbench["implementation"] = json!("opbench");
     assert!(refused(opbench, "NVIDIA H200").contains("never the artifact's own"));
+    let mut in_place = torch_row();
+    in_place["implementation"] = json!("nccl-inplace");
+    assert!(refused(in_place, "NVIDIA H200").contains("never the artifact's own"));
     let mut method = torch_row();
     method["timing"]["method"] = json!("cuda_events_rotating");
     assert!(refused(method, "NVIDIA H200").contains("field `timing`"));

@@ -14,6 +14,9 @@ use anyhow::Result;
 pub const KIND: &str = "comm";
 /// The implementation name of NCCL's rows (through cudarc, one process per GPU).
 pub const NCCL: &str = "nccl";
+/// NCCL's in-place all-reduce (send buffer = receive buffer), the call
+/// `torch.distributed.all_reduce` makes, when `--nccl-in-place` asks for it.
+pub const NCCL_IN_PLACE: &str = "nccl-inplace";
 /// The implementation name of our all-reduce's rows (kernels/comm_oneshot.cu, the push kernel).
 pub const OURS: &str = "opbench";
 /// Our pull kernel's rows (kernels/comm_oneshot.cu), when `--ours-kernel` names it.

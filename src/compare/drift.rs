@@ -748,6 +748,8 @@ mod tests {
         for lib in [
             "cublas",
             "candle",
+            "nccl",
+            "nccl-inplace",
             "torch",
             "torch-compile",
             "transformers-eager",
@@ -755,7 +757,7 @@ mod tests {
         ] {
             assert!(is_library(lib), "{lib}");
         }
-        for ours in ["opbench", "tma_ws_128x256", "matmul_naive"] {
+        for ours in ["opbench", "opbench-pull", "tma_ws_128x256", "matmul_naive"] {
             assert!(!is_library(ours), "{ours}");
         }
     }
