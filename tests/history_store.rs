@@ -72,7 +72,11 @@ fn record_refuses_interrupted_dirty_and_partial_runs() {
     a.run.git_dirty = Some(true);
     let e = record_artifact(&a, &hist, RecordOptions::default()).unwrap_err();
     assert!(e.to_string().contains("--allow-dirty"), "{e}");
-    let r = record_artifact(&a, &hist, RecordOptions { allow_dirty: true }).unwrap();
+    let opts = RecordOptions {
+        allow_dirty: true,
+        ..RecordOptions::default()
+    };
+    let r = record_artifact(&a, &hist, opts).unwrap();
     assert!(r.path.to_string_lossy().contains("+dirty-"));
     let p = write(tmp.path(), "gemm.json.partial", &a);
     assert!(record(&p, &hist, RecordOptions::default()).is_err());
@@ -338,4 +342,74 @@ fn synthetic_runs_are_marked_and_older_ones_known_by_their_note() {
     measured.run.synthetic = false;
     let json = serde_json::to_string(&measured).unwrap();
     assert!(!json.contains("synthetic\":"), "{json}");
+}
+
+/// `git` in `dir`, its trimmed stdout.
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// A run whose artifact names its commit abbreviated (a device run's `OPBENCH_GIT_COMMIT`) is
+/// recorded with the full hash when `history record` runs in the repository, so runs of one
+/// commit never appear under two names; elsewhere it keeps the abbreviation.
+#[test]
+fn record_expands_an_abbreviated_commit_in_its_repository() {
+    let repo = tempfile::tempdir().unwrap();
+    git(repo.path(), &["init", "-q"]);
+    std::fs::write(repo.path().join("f"), "x").unwrap();
+    git(repo.path(), &["add", "f"]);
+    git(repo.path(), &["commit", "-q", "-m", "one"]);
+    let full = git(repo.path(), &["rev-parse", "HEAD"]);
+    assert_eq!(full_hash(repo.path(), &full[..7]), Some(full.clone()));
+    assert_eq!(full_hash(repo.path(), &full), None, "already whole");
+    assert_eq!(
+        full_hash(repo.path(), "0000000"),
+        None,
+        "not in the repository"
+    );
+
+    let mut a = run("layernorm", 2, H100, 3);
+    a.run.git_commit = Some(full[..7].to_string());
+    let src = write(repo.path(), "layernorm.json", &a);
+    let record_in = |cwd: &Path, into: &Path| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_history"))
+            .args([
+                "record",
+                src.to_str().unwrap(),
+                "--into",
+                into.to_str().unwrap(),
+            ])
+            .current_dir(cwd)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let hist = into.join("history").join("layernorm");
+        let file = hist.read_dir().unwrap().next().unwrap().unwrap().path();
+        (
+            String::from_utf8(out.stdout).unwrap(),
+            read_history_file(&file).unwrap().run.git_commit.unwrap(),
+        )
+    };
+    let inside = repo.path().join("artifacts");
+    let (said, commit) = record_in(repo.path(), &inside);
+    assert_eq!(commit, full);
+    assert!(
+        said.contains(&format!(
+            "commit {} recorded with its full hash",
+            &full[..7]
+        )),
+        "{said}"
+    );
+    let elsewhere = tempfile::tempdir().unwrap();
+    let (said, commit) = record_in(elsewhere.path(), &elsewhere.path().join("artifacts"));
+    assert_eq!(commit, full[..7]);
+    assert!(!said.contains("full hash"), "{said}");
 }

@@ -92,9 +92,16 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             no_files_dir("--into", &into, &inputs)?;
             let dir = into.join(HISTORY_DIR);
             for a in &artifacts {
-                let r = record(a, &dir, RecordOptions { allow_dirty })?;
+                let opts = RecordOptions {
+                    allow_dirty,
+                    expand_commit: true,
+                };
+                let r = record(a, &dir, opts)?;
+                let expanded = r.expanded_from.as_ref().map_or(String::new(), |c| {
+                    format!("; commit {c} recorded with its full hash (git)")
+                });
                 println!(
-                    "{} {} ({} bytes)",
+                    "{} {} ({} bytes{expanded})",
                     if r.already_present {
                         "already recorded:"
                     } else {

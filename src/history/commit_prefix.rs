@@ -71,6 +71,29 @@ pub fn find_commit(dir: &Path, flag: &str, rev: &str) -> Result<String> {
     }
 }
 
+/// The full hash of `commit` when it is an abbreviated hash (7 to 39 hex digits) of a commit
+/// the git repository at `repo` holds (`git rev-parse`); None otherwise, and where git or the
+/// repository is missing. A device run names its commit as it was given
+/// (`OPBENCH_GIT_COMMIT`), and runs of one commit must not be kept under two names.
+pub fn full_hash(repo: &Path, commit: &str) -> Option<String> {
+    if !(7..40).contains(&commit.len()) || !commit.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(["rev-parse", "--verify", "--quiet"])
+        .arg(format!("{commit}^{{commit}}"))
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let full = String::from_utf8(out.stdout).ok()?.trim().to_lowercase();
+    (out.status.success()
+        && matches!(full.len(), 40 | 64)
+        && full.starts_with(&commit.to_lowercase()))
+    .then_some(full)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,7 +17,7 @@ mod store;
 pub mod synth;
 pub mod synthetic;
 
-pub use commit_prefix::{find_commit, MIN_PREFIX_DIGITS};
+pub use commit_prefix::{find_commit, full_hash, MIN_PREFIX_DIGITS};
 pub use load::{index, is_base, History, HistoryRun, IndexEntry, HISTORY_DIR};
 pub use naming::{gpu_label, gpu_slug, slug, HistoryName, DIRTY_MARK, HISTORY_EXT, NO_COMMIT};
 pub use record::{

@@ -71,6 +71,9 @@ pub fn history_path(history_dir: &Path, r: &HistoryRecord) -> Result<PathBuf> {
 pub struct RecordOptions {
     /// Accept runs made from a working tree with uncommitted changes.
     pub allow_dirty: bool,
+    /// Record an abbreviated commit with the full hash the git repository in the current
+    /// folder gives it (`history record` does; see `commit_prefix::full_hash`).
+    pub expand_commit: bool,
 }
 
 /// What [`record`] did.
@@ -80,6 +83,8 @@ pub struct Recorded {
     pub bytes: usize,
     /// The same run was already in the history (byte-identical): nothing was written.
     pub already_present: bool,
+    /// The abbreviated commit the artifact named, when it was recorded with its full hash.
+    pub expanded_from: Option<String>,
 }
 
 /// Copies a finished artifact into the history: validates it, refuses interrupted runs (and
@@ -93,7 +98,21 @@ pub fn record(artifact: &Path, history_dir: &Path, opts: RecordOptions) -> Resul
         );
     }
     let a = read_artifact(artifact)?;
-    record_record(&HistoryRecord::of(&a), history_dir, opts)
+    let mut r = HistoryRecord::of(&a);
+    let expanded_from = match r.run.git_commit.clone() {
+        Some(c) if opts.expand_commit => {
+            super::commit_prefix::full_hash(Path::new("."), &c).map(|full| {
+                r.run.git_commit = Some(full);
+                c
+            })
+        }
+        _ => None,
+    };
+    record_record(&r, history_dir, opts)
+        .map(|rec| Recorded {
+            expanded_from,
+            ..rec
+        })
         .with_context(|| format!("recording {} into the history", artifact.display()))
 }
 
@@ -138,6 +157,7 @@ pub fn record_record(
                 path,
                 bytes: old.len(),
                 already_present: true,
+                expanded_from: None,
             });
         }
         bail!(
@@ -151,6 +171,7 @@ pub fn record_record(
         path,
         bytes: bytes.len(),
         already_present: false,
+        expanded_from: None,
     })
 }
 
