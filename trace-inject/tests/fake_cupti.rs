@@ -336,16 +336,17 @@ fn a_libcupti_the_program_loaded_first_is_the_one_recorded_through() {
         ("OPBENCH_CUPTI_LIB", chosen.to_str().unwrap()),
         ("OPBENCH_TRACE_CUPTI_ALIAS", alias.to_str().unwrap()),
     ];
+    // Whether the raw file says the program's own libcupti was recorded through.
+    let says_own = |raw: &common::Raw| {
+        raw.tagged("W")
+            .iter()
+            .any(|l| l[1].contains("own libcupti"))
+    };
     // A program without a libcupti of its own: the chosen one (version 130001).
     let text = common::run_child_with(NAME, &alias, &env);
     let raw = common::Raw::new(&text);
     assert_eq!(raw.lines[0][3], "130001", "{text}");
-    assert!(
-        !raw.tagged("W")
-            .iter()
-            .any(|l| l[1].contains("own libcupti")),
-        "{text}"
-    );
+    assert!(!says_own(&raw), "{text}");
     // A program that loaded the wheel's first: recorded through that one (130002), said so,
     // and the alias names now point at it.
     let mut with_own = env.to_vec();
@@ -369,10 +370,5 @@ fn a_libcupti_the_program_loaded_first_is_the_one_recorded_through() {
     let text = common::run_child_with(NAME, &alias, &later);
     let raw = common::Raw::new(&text);
     assert_eq!(raw.lines[0][3], "130002", "{text}");
-    assert!(
-        !raw.tagged("W")
-            .iter()
-            .any(|l| l[1].contains("own libcupti")),
-        "{text}"
-    );
+    assert!(!says_own(&raw), "{text}");
 }
