@@ -20,9 +20,11 @@
 #              overhead steps on the same CPUs (eager decode is bound by the host, whose speed
 #              otherwise differs between processes). KINDS_VARIANTS="A B" adds traced runs of
 #              variants to each round, to say what costs what: KINDS[@node][+noflush|
-#              +flush=thread|period], KINDS the OPBENCH_TRACE_KINDS list or "all"; @node
-#              traces graphs node by node (DEVICE@node: CUPTI attached, nothing recorded per
-#              launch); +noflush sets OPBENCH_TRACE_FLUSH=off, +flush=X sets it to X.
+#              +flush=thread|period][+api=callback], KINDS the OPBENCH_TRACE_KINDS list or
+#              "all"; @node traces graphs node by node (DEVICE@node: CUPTI attached, nothing
+#              recorded per launch); +noflush sets OPBENCH_TRACE_FLUSH=off, +flush=X sets it
+#              to X, +api=callback sets OPBENCH_TRACE_API_RECORDS=callback (API calls through
+#              CUPTI's callback API instead of the activity kinds).
 #              PROFILER_REF=1 adds a torch.profiler run of the same generations to each eager
 #              round, for reference.
 # The multi-rank job is scripts/device/trace_torchrun.sh (a 2-GPU machine).
@@ -99,17 +101,24 @@ if want llm && [ -x "$BIN/llm_bench" ]; then
   LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} \
     $TRACE --out "$W/llm" --name llm_bench-opbench -- "$BIN/llm_bench" "${llm_args[@]}" --out "$W/llm_point.json" 2>&1 | tail -8
 fi
-# A variant spec of KINDS_VARIANTS: KINDS[@node][+noflush|+flush=WHICH], KINDS a
+# A variant spec of KINDS_VARIANTS: KINDS[@node][+noflush|+flush=WHICH][+api=SOURCE], KINDS a
 # comma-separated list of OPBENCH_TRACE_KINDS or "all"; "@node" traces graphs node by node in
 # the graph step; "+noflush" sets OPBENCH_TRACE_FLUSH=off and "+flush=WHICH" sets it to WHICH
-# (thread or period: that periodic flush alone). Prints the environment assignments for `env`
+# (thread or period: that periodic flush alone); "+api=callback" sets
+# OPBENCH_TRACE_API_RECORDS=callback. Prints the environment assignments for `env`
 # (a variable nothing reads, OPBENCH_TRACE_VARIANT, where the variant sets none).
 variant_env() {
-  local k=${1%%+*} e=()
+  local k=${1%%+*} e=() part parts=()
   k=${k%@node}
   [ "$k" != all ] && e+=("OPBENCH_TRACE_KINDS=$k")
-  [[ "$1" == *+noflush ]] && e+=("OPBENCH_TRACE_FLUSH=off")
-  [[ "$1" == *+flush=* ]] && e+=("OPBENCH_TRACE_FLUSH=${1##*+flush=}")
+  [[ "$1" == *+* ]] && IFS=+ read -ra parts <<< "${1#*+}"
+  for part in "${parts[@]}"; do
+    case "$part" in
+      noflush) e+=("OPBENCH_TRACE_FLUSH=off") ;;
+      flush=*) e+=("OPBENCH_TRACE_FLUSH=${part#flush=}") ;;
+      api=*) e+=("OPBENCH_TRACE_API_RECORDS=${part#api=}") ;;
+    esac
+  done
   echo "${e[@]:-OPBENCH_TRACE_VARIANT=$1}"
 }
 variant_tag() { local t=${1//[,@+=]/_}; echo "${t//__/_}"; }
@@ -154,6 +163,27 @@ if spread > bar:
 sys.exit(0 if ok else 1)
 PY
 }
+# Progress: one line per finished round with each process's figure, so a call cut short still
+# says what it measured.
+round_line() {
+  python3 - "$@" <<'PY'
+import glob, json, os, sys
+what, w, i = sys.argv[1:]
+figs = []
+for f in sorted(glob.glob(f"{w}/ov_{what}_*_{i}.out" if what == "eager" else f"{w}/ov_{what}_*_{i}.json")):
+    tag = os.path.basename(f)[len(f"ov_{what}_"):-len(f"_{i}.out" if what == "eager" else f"_{i}.json")]
+    try:
+        if what == "eager":
+            v = json.loads(open(f).read().strip().splitlines()[-1])["ms_per_token_median"]
+        else:
+            a = json.load(open(f))
+            v = sorted(r["stats"]["decode_step_ms"]["p50"] for r in a["results"] if r.get("status") == "ok" and "decode_step_ms" in r.get("stats", {}))[0]
+        figs.append(f"{tag} {v:.4f}")
+    except Exception:
+        figs.append(f"{tag} none")
+print(f"{what} round {i}: " + ", ".join(figs))
+PY
+}
 if want overhead; then
   pairs=${PAIRS:-9}
   eager_args=(--mode run ${EAGER_ARGS:---runs 3})
@@ -168,6 +198,7 @@ if want overhead; then
     # torch.profiler's own cost on the same generations, for reference (its timed loop
     # runs under the profiler, with CUDA activities).
     [ -n "${PROFILER_REF:-}" ] && ${PIN:-} python3 $gen --mode profile ${EAGER_ARGS:---runs 3} 2>/dev/null > "$W/ov_eager_torch.profiler_$i.out"
+    round_line eager "$W" "$i"
   done
   extra=(); for k in ${KINDS_VARIANTS:-}; do extra+=("$(variant_tag "$k")"); done
   [ -n "${PROFILER_REF:-}" ] && extra+=(torch.profiler)
@@ -188,6 +219,7 @@ if want overhead_graphs; then
         env $(variant_env "$k") ${PIN:-} $TRACE --out "$W/ov_llm_${tag}_t$i" --graphs $level -- \
           "$BIN/llm_bench" "${llm_args[@]}" --out "$W/ov_llm_${tag}_$i.json" >/dev/null 2>&1
       done
+      round_line llm "$W" "$i"
     done
     extra=(); for k in ${KINDS_VARIANTS:-}; do extra+=("$(variant_tag "$k")"); done
     overhead_report llm "$W" "$pairs" 0.02 "${extra[@]}" && pass "graph-level overhead <= 2%" || fail "graph-level overhead > 2%"

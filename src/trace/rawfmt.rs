@@ -53,6 +53,11 @@ pub const GRAPHS_ENV: &str = "OPBENCH_TRACE_GRAPHS";
 /// cuCtxGetCurrent) or "all".
 pub const API_ENV: &str = "OPBENCH_TRACE_API";
 
+/// Where runtime and driver API records come from: "activity" (default: the RUNTIME and DRIVER
+/// activity kinds) or "callback" (CUPTI's callback API, enabled only for the calls recorded),
+/// to compare what each costs a workload.
+pub const API_RECORDS_ENV: &str = "OPBENCH_TRACE_API_RECORDS";
+
 /// Restricts the activity kinds recorded to those named (comma-separated: DEVICE,
 /// CONCURRENT_KERNEL, MEMCPY, MEMSET, RUNTIME, DRIVER, SYNCHRONIZATION), to measure what each
 /// costs a workload; each kind left out is named in a warning. Unset: all.

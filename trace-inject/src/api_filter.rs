@@ -65,36 +65,47 @@ pub fn record_all() -> bool {
     std::env::var(rawfmt::API_ENV).is_ok_and(|v| v == "all")
 }
 
-/// Turns off the records of the query calls of both API domains; returns a warning for each
-/// domain where CUPTI refused (its queries are then recorded). The RUNTIME and DRIVER kinds
-/// must be enabled already.
+/// Every callback id of `domain` with CUPTI's name for it (ids CUPTI has no name for are
+/// skipped).
+///
+/// # Safety
+/// CUPTI must be loaded.
+pub unsafe fn callbacks(domain: Domain) -> Vec<(u32, String)> {
+    let size = if domain == Domain::CUPTI_CB_DOMAIN_RUNTIME_API {
+        sys::CUpti_runtime_api_trace_cbid::CUPTI_RUNTIME_TRACE_CBID_SIZE as u32
+    } else {
+        sys::CUpti_driver_api_trace_cbid::CUPTI_DRIVER_TRACE_CBID_SIZE as u32
+    };
+    (1..size)
+        .filter_map(|cbid| {
+            let mut p: *const std::ffi::c_char = std::ptr::null();
+            // SAFETY: p is a valid out-pointer; CUPTI returns a static string or an error.
+            let r = unsafe { sys::cuptiGetCallbackName(domain, cbid, &mut p) };
+            if r != sys::CUptiResult::CUPTI_SUCCESS || p.is_null() {
+                return None;
+            }
+            // SAFETY: CUPTI's NUL-terminated static string.
+            let name = unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy();
+            Some((cbid, name.into_owned()))
+        })
+        .collect()
+}
+
+/// Turns off the activity records of the query calls of both API domains; returns a warning
+/// for each domain where CUPTI refused (its queries are then recorded). The RUNTIME and DRIVER
+/// kinds must be enabled already.
 ///
 /// # Safety
 /// CUPTI must be loaded and initialised (called from `InitializeInjection`).
 pub unsafe fn leave_out_queries() -> Vec<String> {
     let mut warnings = Vec::new();
     let domains = [
-        (
-            Domain::CUPTI_CB_DOMAIN_RUNTIME_API,
-            sys::CUpti_runtime_api_trace_cbid::CUPTI_RUNTIME_TRACE_CBID_SIZE as u32,
-            "runtime",
-        ),
-        (
-            Domain::CUPTI_CB_DOMAIN_DRIVER_API,
-            sys::CUpti_driver_api_trace_cbid::CUPTI_DRIVER_TRACE_CBID_SIZE as u32,
-            "driver",
-        ),
+        (Domain::CUPTI_CB_DOMAIN_RUNTIME_API, "runtime"),
+        (Domain::CUPTI_CB_DOMAIN_DRIVER_API, "driver"),
     ];
-    for (domain, size, what) in domains {
-        for cbid in 1..size {
-            let mut p: *const std::ffi::c_char = std::ptr::null();
-            // SAFETY: p is a valid out-pointer; CUPTI returns a static string or an error.
-            let r = unsafe { sys::cuptiGetCallbackName(domain, cbid, &mut p) };
-            if r != sys::CUptiResult::CUPTI_SUCCESS || p.is_null() {
-                continue;
-            }
-            // SAFETY: CUPTI's NUL-terminated static string.
-            let name = unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy();
+    for (domain, what) in domains {
+        // SAFETY: per the contract.
+        for (cbid, name) in unsafe { callbacks(domain) } {
             if !is_query(&name) {
                 continue;
             }

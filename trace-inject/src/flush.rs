@@ -5,6 +5,7 @@
 //! (`cuptiActivityFlushAll(0)`: CUPTI documents this default flush as the one to call at a
 //! regular interval from a separate thread). A forced flush is not used here: it would hand
 //! over kernels still running, without their end time, and CUPTI delivers a record only once.
+//! The API lines the callbacks collected (`api_callbacks`) are written on the same beat.
 
 use cudarc::cupti::sys;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -50,6 +51,7 @@ pub fn start() -> Result<(), String> {
                 }
                 // SAFETY: a plain CUPTI call; 0 = the default (unforced) flush.
                 let _ = std::panic::catch_unwind(|| unsafe { sys::cuptiActivityFlushAll(0) });
+                crate::api_callbacks::flush();
             }
             s.0 = false;
         });

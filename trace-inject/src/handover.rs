@@ -187,6 +187,7 @@ fn step_aside(other_cupti: bool, why: &'static str) {
     if !recording {
         return;
     }
+    crate::api_callbacks::stop();
     // SAFETY: plain CUPTI calls; 1 = CUPTI_ACTIVITY_FLAG_FLUSH_FORCED.
     unsafe {
         let _ = sys::cuptiActivityFlushAll(1);

@@ -1,7 +1,9 @@
 //! opbench's CUPTI injection library: loaded by the CUDA driver into every process that
 //! initialises CUDA when `CUDA_INJECTION64_PATH` names it (and by NVTX when
 //! `NVTX_INJECTION64_PATH` does), it records kernels, copies, memsets, runtime and driver API
-//! calls (queries left out unless `OPBENCH_TRACE_API=all`: `api_filter.rs`),
+//! calls (queries left out unless `OPBENCH_TRACE_API=all`: `api_filter.rs`; through CUPTI's
+//! callback API instead of activity kinds with `OPBENCH_TRACE_API_RECORDS=callback`:
+//! `api_callbacks.rs`),
 //! synchronizations and NVTX ranges into `$OPBENCH_TRACE_DIR/trace-<pid>.raw`
 //! (`src/trace/rawfmt.rs` of the opbench crate), appending each buffer as CUPTI completes it
 //! and asking CUPTI for its buffers every second (`flush`), so a killed process loses at most
@@ -15,6 +17,7 @@
 #[allow(dead_code)]
 mod rawfmt;
 
+mod api_callbacks;
 mod api_filter;
 mod cupti_lib;
 mod flush;
@@ -126,6 +129,29 @@ fn init() -> Result<(), String> {
         let _ = sys::cuptiSetThreadIdType(
             sys::CUpti_ActivityThreadIdType::CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM,
         );
+        let only = only_kinds();
+        let wants = |name: &str| only.as_ref().is_none_or(|o| o.iter().any(|n| n == name));
+        // The subscriber comes first, as Kineto's does: CUPTI 13.0 was seen to refuse a
+        // subscription while activity callbacks were registered.
+        let api_by_callback = if api_callbacks::wanted() && (wants("RUNTIME") || wants("DRIVER")) {
+            match api_callbacks::start(wants("RUNTIME"), wants("DRIVER")) {
+                Ok(warnings) => {
+                    for w in warnings {
+                        out::warn(&w);
+                    }
+                    true
+                }
+                Err(e) => {
+                    out::warn(&format!(
+                        "{e}: API calls recorded through the RUNTIME and DRIVER activity kinds \
+                         instead"
+                    ));
+                    false
+                }
+            }
+        } else {
+            false
+        };
         // cudarc's binding: libcupti's own function, not this library's interposed one.
         let r = sys::cuptiActivityRegisterCallbacks(
             Some(records::buffer_requested),
@@ -146,14 +172,18 @@ fn init() -> Result<(), String> {
                 ));
             }
         }
-        let only = only_kinds();
         for (k, name) in KINDS {
-            if only.as_ref().is_some_and(|o| !o.iter().any(|n| n == name)) {
+            if !wants(name) {
                 out::warn(&format!(
                     "{name} not recorded: {} names only {}",
                     rawfmt::KINDS_ENV,
                     only.as_ref().map(|o| o.join(",")).unwrap_or_default()
                 ));
+                continue;
+            }
+            let api =
+                k == Kind::CUPTI_ACTIVITY_KIND_RUNTIME || k == Kind::CUPTI_ACTIVITY_KIND_DRIVER;
+            if api && api_by_callback {
                 continue;
             }
             let r = sys::cuptiActivityEnable(k);
@@ -168,7 +198,7 @@ fn init() -> Result<(), String> {
                 ));
             }
         }
-        if !api_filter::record_all() {
+        if !api_by_callback && !api_filter::record_all() {
             for w in api_filter::leave_out_queries() {
                 out::warn(&w);
             }
@@ -218,6 +248,7 @@ pub(crate) fn register_exit() {
 extern "C" fn at_exit() {
     let _ = catch_unwind(|| {
         flush::stop();
+        api_callbacks::stop();
         // After a hand-over CUPTI's buffers are the program's: not flushed from here.
         if !handover::handed_over() {
             // SAFETY: a plain CUPTI call; 1 = CUPTI_ACTIVITY_FLAG_FLUSH_FORCED.

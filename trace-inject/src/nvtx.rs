@@ -83,7 +83,7 @@ fn now() -> u64 {
     t
 }
 
-fn tid() -> u32 {
+pub(crate) fn tid() -> u32 {
     extern "C" {
         fn gettid() -> i32;
     }

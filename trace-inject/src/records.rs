@@ -82,7 +82,7 @@ unsafe fn text(p: *const std::ffi::c_char, or: &str) -> String {
 
 /// The name id of an API function (CUPTI's name looked up once per function); None without
 /// an open file.
-fn api_name(domain: Domain, cbid: u32) -> Option<u32> {
+pub(crate) fn api_name(domain: Domain, cbid: u32) -> Option<u32> {
     let key = (domain == Domain::CUPTI_CB_DOMAIN_DRIVER_API, cbid);
     if let Some(id) = out::with(|o| o.api_names.as_ref().and_then(|m| m.get(&key).copied())) {
         if id.is_some() {

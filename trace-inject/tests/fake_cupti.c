@@ -51,19 +51,73 @@ int cuptiActivityRegisterCallbacks(requested_fn r, completed_fn c) {
 int fake_registrations(void) { return registrations; }
 int fake_finalized(void) { return finalized; }
 int fake_completed_is(completed_fn c) { return completed == c; }
-int cuptiFinalize(void) { finalized = 1; requested = NULL; completed = NULL; return 0; }
+static int subscribers;
+int cuptiFinalize(void) { finalized = 1; requested = NULL; completed = NULL; subscribers = 0; return 0; }
 /* As CUPTI 13.0 was seen to do: a callback-API subscriber is refused (39,
  * MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) while another client's activity callbacks are
- * registered, and accepted once that client detached (cuptiFinalize). */
-static int subscribers;
+ * registered, and accepted once that client detached (cuptiFinalize). One subscriber at a
+ * time: a second is refused until the first unsubscribes. The library subscribes before it
+ * registers its activity callbacks, as Kineto does. */
+typedef void (*api_callback_fn)(void *userdata, int domain, uint32_t cbid, const void *data);
+static api_callback_fn subscriber_fn;
+static void *subscriber_data;
+enum { FAKE_CBIDS = 1024 };
+static uint8_t callback_on[3][FAKE_CBIDS]; /* per domain (1 driver, 2 runtime) */
 int cuptiSubscribe(void **subscriber, void *callback, void *userdata) {
-    (void)callback; (void)userdata;
-    if (requested) return 39;
+    if (requested || subscribers) return 39;
     *subscriber = (void *)1;
-    subscribers++;
+    subscribers = 1;
+    subscriber_fn = (api_callback_fn)callback;
+    subscriber_data = userdata;
+    memset(callback_on, 0, sizeof callback_on);
     return 0;
 }
+int cuptiUnsubscribe(void *subscriber) {
+    if (subscriber != (void *)1 || !subscribers) return 1;
+    subscribers = 0;
+    subscriber_fn = NULL;
+    return 0;
+}
+int cuptiEnableCallback(uint32_t enable, void *subscriber, int domain, uint32_t cbid) {
+    if (subscriber != (void *)1 || !subscribers || domain < 1 || domain > 2 || cbid >= FAKE_CBIDS)
+        return 1;
+    callback_on[domain][cbid] = (uint8_t)enable;
+    return 0;
+}
+/* Subscribers now (0 or 1). */
 int fake_subscribers(void) { return subscribers; }
+/* How many callback ids of a domain have their callback enabled. */
+int fake_callbacks_on(int domain) {
+    int n = 0, i;
+    for (i = 0; i < FAKE_CBIDS; i++) n += callback_on[domain][i];
+    return n;
+}
+/* CUpti_CallbackData as CUPTI 13 lays it out. */
+struct callback_data {
+    int site; /* 0 enter, 1 exit */
+    const char *function_name;
+    const void *params;
+    void *return_value;
+    const char *symbol_name;
+    void *context;
+    uint32_t context_uid;
+    uint64_t *correlation_data;
+    uint32_t correlation_id;
+};
+/* One API call as CUPTI would report it to the subscriber: entry, then exit with `ret`.
+ * Returns 1 when the subscriber was called (its callback is enabled for the call). */
+int fake_api_call(int domain, uint32_t cbid, uint32_t correlation, int ret) {
+    uint64_t slot = 0;
+    int value = ret;
+    struct callback_data d = {0, "fake", NULL, NULL, NULL, NULL, 1, &slot, correlation};
+    if (!subscribers || !subscriber_fn || domain < 1 || domain > 2 || cbid >= FAKE_CBIDS || !callback_on[domain][cbid])
+        return 0;
+    subscriber_fn(subscriber_data, domain, cbid, &d);
+    d.site = 1;
+    d.return_value = &value;
+    subscriber_fn(subscriber_data, domain, cbid, &d);
+    return 1;
+}
 /* Synchronization (38) is refused, as a CUPTI without it would; once graph-level tracing
  * (51) is on, so is the concurrent-kernel kind (10), as CUPTI may do. */
 static int graph_trace_on;

@@ -216,6 +216,76 @@ fn query_calls_are_left_out_unless_every_call_is_asked_for() {
     common::run_child_with(NAME, tmp.path(), &[("OPBENCH_TRACE_API", "all")]);
 }
 
+type ApiCall = unsafe extern "C" fn(i32, u32, u32, i32) -> i32;
+type PerDomain = unsafe extern "C" fn(i32) -> i32;
+
+/// The traced process of the callback test: the calls CUPTI would report, through the fake.
+fn callback_child() {
+    assert_eq!(opbench_trace_inject::InitializeInjection(), 1);
+    // SAFETY: the fake's functions, with their C signatures.
+    unsafe {
+        let call: ApiCall = common::fake_fn("libcupti.so", "fake_api_call");
+        let on: PerDomain = common::fake_fn("libcupti.so", "fake_callbacks_on");
+        let off: PerDomain = common::fake_fn("libcupti.so", "fake_api_off");
+        let all = std::env::var("OPBENCH_TRACE_API").as_deref() == Ok("all");
+        let runtime_ids =
+            cudarc::cupti::sys::CUpti_runtime_api_trace_cbid::CUPTI_RUNTIME_TRACE_CBID_SIZE as i32;
+        // Every id but 0 is named; ids 3 and 4 are queries, left out unless all are asked for.
+        assert_eq!(on(2), runtime_ids - 1 - if all { 0 } else { 2 });
+        assert_eq!((off(1), off(2)), (0, 0), "no activity record turned off");
+        // A launch in the runtime domain (cudaLaunchKernel), the driver call inside it, a
+        // query, a failed launch.
+        assert_eq!(call(2, 5, 77, 0), 1);
+        assert_eq!(call(1, 5, 78, 0), 1);
+        assert_eq!(call(2, 3, 79, 0), i32::from(all));
+        assert_eq!(call(2, 5, 80, 700), 1);
+    }
+}
+
+#[test]
+fn api_calls_are_recorded_through_callbacks_enabled_only_for_the_calls_kept() {
+    const NAME: &str = "api_calls_are_recorded_through_callbacks_enabled_only_for_the_calls_kept";
+    if std::env::var_os(common::CHILD_ENV).is_some() {
+        callback_child();
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    common::build_fake(tmp.path());
+    let callback = ("OPBENCH_TRACE_API_RECORDS", "callback");
+    let text = common::run_child_with(NAME, tmp.path(), &[callback]);
+    let raw = common::Raw::new(&text);
+    let r = raw.tagged("R");
+    let v = raw.tagged("V");
+    assert_eq!((r.len(), v.len()), (2, 1), "{text}");
+    // R start end tid correlation cbid return name
+    assert_eq!((r[0][4], r[0][5], r[0][6]), ("77", "5", "0"), "{text}");
+    assert_eq!(raw.name(r[0][7]), "cudaLaunchKernel_v7000");
+    assert_eq!(
+        (r[1][4], r[1][6]),
+        ("80", "700"),
+        "the failed call's result: {text}"
+    );
+    assert_eq!(
+        (v[0][4], raw.name(v[0][7]).as_str()),
+        ("78", "cuLaunchKernel")
+    );
+    let ns = |l: &Vec<&str>, i: usize| l[i].parse::<u64>().unwrap();
+    assert!(
+        r.iter().chain(&v).all(|l| ns(l, 1) < ns(l, 2)),
+        "entry before exit: {text}"
+    );
+    assert!(
+        r.iter().chain(&v).all(|l| ns(l, 3) > 0),
+        "a thread id: {text}"
+    );
+    assert_eq!(raw.lines.last().unwrap()[..2], ["E", "exit"], "{text}");
+    assert!(!text.contains("cuptiSubscribe"), "no warning: {text}");
+
+    let text = common::run_child_with(NAME, tmp.path(), &[callback, ("OPBENCH_TRACE_API", "all")]);
+    let raw = common::Raw::new(&text);
+    assert_eq!(raw.tagged("R").len(), 3, "the query too: {text}");
+}
+
 #[test]
 fn another_cuptis_layouts_are_not_read_and_the_file_says_why() {
     const NAME: &str = "another_cuptis_layouts_are_not_read_and_the_file_says_why";
