@@ -176,6 +176,9 @@ fn step_aside(other_cupti: bool, why: &'static str) {
     }
     let _ = WHY_SET.set(why);
     flush::stop();
+    // A subscriber of this library's would make CUPTI refuse the program's, even one left from
+    // a start that failed later.
+    crate::api_callbacks::stop();
     let recording = RECORDING.load(Ordering::SeqCst);
     let mut now = 0u64;
     if recording {
@@ -187,7 +190,6 @@ fn step_aside(other_cupti: bool, why: &'static str) {
     if !recording {
         return;
     }
-    crate::api_callbacks::stop();
     // SAFETY: plain CUPTI calls; 1 = CUPTI_ACTIVITY_FLAG_FLUSH_FORCED.
     unsafe {
         let _ = sys::cuptiActivityFlushAll(1);

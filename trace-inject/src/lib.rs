@@ -158,6 +158,7 @@ fn init() -> Result<(), String> {
             Some(records::buffer_completed),
         );
         if r != sys::CUptiResult::CUPTI_SUCCESS {
+            api_callbacks::stop();
             return Err(format!(
                 "cuptiActivityRegisterCallbacks: {r:?} (another profiler attached?); nothing \
                  recorded"
