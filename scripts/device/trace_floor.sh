@@ -66,15 +66,24 @@ for n in names[1:]:
     m = statistics.median(ts)
     print(f"{n}: {m:.3f} us per kernel, {m-base:+.3f} us ({(m/base-1)*100:+.1f}%), runs {' '.join(f'{t:.3f}' for t in ts)}")
 PY
-# The callback trace of the last round: every kernel joined to the API call that launched it
-# (the callbacks' correlation ids against the kernel records').
-db="$W/$ROUNDS.trace_callback/trace.sqlite"
-[ -f "$db" ] && python3 - "$db" <<'PY'
+# The last round's traces: every kernel joined to the API call that launched it (with
+# callbacks, their correlation ids against the kernel records'), and the API records per
+# kernel by name, to see which calls each way records.
+for v in default callback; do
+  db="$W/$ROUNDS.trace_$v/trace.sqlite"
+  [ -f "$db" ] && python3 - "$db" "$v" <<'PY'
 import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
-k = c.execute("select count(*) from CUPTI_ACTIVITY_KIND_KERNEL").fetchone()[0]
-j = c.execute("select count(*) from CUPTI_ACTIVITY_KIND_KERNEL k join CUPTI_ACTIVITY_KIND_RUNTIME r "
-              "on r.correlationId = k.correlationId").fetchone()[0]
-r = c.execute("select count(*) from CUPTI_ACTIVITY_KIND_RUNTIME").fetchone()[0]
-print(f"trace:callback, last round: {j} of {k} kernels joined to their launch call; {r} runtime API records")
+q = lambda s: c.execute(s).fetchall()
+k = q("select count(*) from CUPTI_ACTIVITY_KIND_KERNEL")[0][0]
+j = q("select count(*) from CUPTI_ACTIVITY_KIND_KERNEL k join CUPTI_ACTIVITY_KIND_RUNTIME r "
+      "on r.correlationId = k.correlationId")[0][0]
+print(f"trace:{sys.argv[2]}, last round: {j} of {k} kernels joined to their launch call")
+for t in ("RUNTIME", "DRIVER"):
+    rows = q(f"select s.value, count(*) from CUPTI_ACTIVITY_KIND_{t} a join StringIds s "
+             f"on s.id = a.nameId group by s.value order by count(*) desc limit 4")
+    n = sum(r[1] for r in q(f"select 1, count(*) from CUPTI_ACTIVITY_KIND_{t}"))
+    print(f"  {t.lower()}: {n / max(k, 1):.2f} records per kernel; most: "
+          + ", ".join(f"{name} {cnt}" for name, cnt in rows))
 PY
+done
