@@ -416,6 +416,47 @@ fn fake_lib(dir: &Path) -> std::path::PathBuf {
     p
 }
 
+/// `--api` reaches the traced command as the injection library's setting, `none` included.
+#[test]
+fn the_api_setting_reaches_the_command_and_a_wrong_one_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = fake_lib(dir.path());
+    for (flag, want) in [(None, "work"), (Some("all"), "all"), (Some("none"), "none")] {
+        let marker = dir.path().join("api");
+        let mut cmd = trace_bin();
+        cmd.arg("--out")
+            .arg(dir.path().join("out"))
+            .arg("--injection")
+            .arg(&lib);
+        if let Some(f) = flag {
+            cmd.args(["--api", f]);
+        }
+        let o = cmd
+            .arg("--")
+            .args(["sh", "-c"])
+            .arg(format!(
+                "echo \"$OPBENCH_TRACE_API\" > {}",
+                marker.display()
+            ))
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(std::fs::read_to_string(&marker).unwrap().trim(), want);
+    }
+    let o = trace_bin()
+        .args(["--api", "some", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--api") && err.contains("none"), "{err}");
+}
+
 #[test]
 fn without_a_gpu_the_command_runs_its_exit_code_passes_and_nothing_is_recorded() {
     let dir = tempfile::tempdir().unwrap();

@@ -2,8 +2,8 @@
 # scripts/device/trace_floor.sh: what tracing costs per kernel in a host-bound launch loop
 # (scripts/device/launch_floor.cu), by what is attached: CUPTI alone with each set of activity
 # kinds, CUPTI's callback API, and `trace` with its default kinds, with API calls through
-# callbacks instead of the activity kinds (OPBENCH_TRACE_API_RECORDS=callback), and with
-# kernels only. One process
+# callbacks instead of the activity kinds (OPBENCH_TRACE_API_RECORDS=callback), with no API
+# records (--api none), and with kernels only. One process
 # per variant per round, variants alternating, ROUNDS rounds (default 5) after a discarded one,
 # every process pinned by PIN (default "taskset -c 2-5"). Prints each variant's median
 # iteration time and its cost against the untraced loop, in us per kernel and in percent.
@@ -26,7 +26,7 @@ W=${WORK:-/tmp/trace_floor}
 rm -rf "$W"; mkdir -p "$W"
 TRACE="$BIN/trace --injection $BIN/libopbench_trace_inject.so"
 names=(untraced cupti:kernel cupti:kernel,runtime cupti:kernel,runtime,driver cb:launch
-  cb:domain cupti:kernel+cb:launch trace:default trace:callback trace:kernels)
+  cb:domain cupti:kernel+cb:launch trace:default trace:callback trace:none trace:kernels)
 run_variant() {  # $1 name, $2 round
   local out="$W/$2.${1//[:,+]/_}"
   case "$1" in
@@ -37,6 +37,7 @@ run_variant() {  # $1 name, $2 round
     trace:default) $PIN $TRACE --out "$out" -- "$BIN/launch_floor" $ARGS 2>"$out.log" ;;
     trace:callback) OPBENCH_TRACE_API_RECORDS=callback \
       $PIN $TRACE --out "$out" -- "$BIN/launch_floor" $ARGS 2>"$out.log" ;;
+    trace:none) $PIN $TRACE --api none --out "$out" -- "$BIN/launch_floor" $ARGS 2>"$out.log" ;;
     trace:kernels) OPBENCH_TRACE_KINDS=DEVICE,CONCURRENT_KERNEL \
       $PIN $TRACE --out "$out" -- "$BIN/launch_floor" $ARGS 2>"$out.log" ;;
   esac | grep -o 'iter_us=[0-9.]*' | cut -d= -f2

@@ -62,7 +62,13 @@ pub struct Args {
     /// Which runtime and driver API calls are recorded: `work`, every call except queries that
     /// neither enqueue GPU work nor wait for it (cudaGetDevice, cudaGetLastError,
     /// cuCtxGetCurrent, ...: PyTorch makes a dozen per kernel, 13 of every 14 API records of
-    /// a traced eager decode); `all`, those too.
+    /// a traced eager decode); `all`, those too; `none`, no API call: kernels, copies,
+    /// memsets, syncs and NVTX ranges only, for programs that launch a kernel every few
+    /// microseconds from the host, where CUPTI's API tracing costs most (3.5-4.4 us per kernel
+    /// in a launch loop on two H200 hosts, against 0.4-1.1 us for the kernel records alone;
+    /// docs/notes/trace_tool.md).
+    /// Launch delays and host waits are then unknown: every kernel counts as without its
+    /// launch call.
     #[arg(long, value_enum, default_value_t = Api::Work)]
     pub api: Api,
     /// Replace output files that do not look like an earlier trace's.
@@ -95,6 +101,9 @@ pub enum Graphs {
 pub enum Api {
     Work,
     All,
+    /// No API calls recorded.
+    #[value(name = "none")]
+    NoCalls,
 }
 
 impl Api {
@@ -103,6 +112,7 @@ impl Api {
         match self {
             Api::Work => "work",
             Api::All => "all",
+            Api::NoCalls => "none",
         }
     }
 }

@@ -50,7 +50,7 @@ pub const GRAPHS_ENV: &str = "OPBENCH_TRACE_GRAPHS";
 
 /// Which API calls are recorded: "work" (default: every runtime and driver call except
 /// queries that neither enqueue GPU work nor wait for it, such as cudaGetDevice or
-/// cuCtxGetCurrent) or "all".
+/// cuCtxGetCurrent), "all", or "none" (no runtime or driver call).
 pub const API_ENV: &str = "OPBENCH_TRACE_API";
 
 /// Where runtime and driver API records come from: "activity" (default: the RUNTIME and DRIVER

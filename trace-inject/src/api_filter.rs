@@ -2,7 +2,8 @@
 //! that neither enqueue GPU work nor wait for it (cudaGetDevice, cudaGetLastError,
 //! cuCtxGetCurrent, cuKernelGetFunction, ...): in a traced eager PyTorch decode they were 13
 //! of every 14 API records (14.3 per kernel; 1.06 without them), and they say nothing about
-//! launch latency or host waits. `OPBENCH_TRACE_API=all` records them too.
+//! launch latency or host waits. `OPBENCH_TRACE_API=all` records them too, and
+//! `OPBENCH_TRACE_API=none` no API call at all.
 
 use crate::rawfmt;
 use cudarc::cupti::sys::{self, CUpti_CallbackDomain as Domain};
@@ -63,6 +64,11 @@ pub fn is_query(name: &str) -> bool {
 /// Whether every call is to be recorded (`OPBENCH_TRACE_API=all`).
 pub fn record_all() -> bool {
     std::env::var(rawfmt::API_ENV).is_ok_and(|v| v == "all")
+}
+
+/// Whether no call is to be recorded (`OPBENCH_TRACE_API=none`).
+pub fn record_none() -> bool {
+    std::env::var(rawfmt::API_ENV).is_ok_and(|v| v == "none")
 }
 
 /// Every callback id of `domain` with CUPTI's name for it (ids CUPTI has no name for are

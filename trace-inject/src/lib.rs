@@ -131,27 +131,39 @@ fn init() -> Result<(), String> {
         );
         let only = only_kinds();
         let wants = |name: &str| only.as_ref().is_none_or(|o| o.iter().any(|n| n == name));
+        let no_calls = api_filter::record_none();
+        if no_calls {
+            out::warn(&format!(
+                "{}=none (trace --api none): no runtime or driver API call recorded, so no \
+                 launch delay or host wait is known",
+                rawfmt::API_ENV
+            ));
+        }
+        let is_api = |k: Kind| {
+            k == Kind::CUPTI_ACTIVITY_KIND_RUNTIME || k == Kind::CUPTI_ACTIVITY_KIND_DRIVER
+        };
         // The subscriber comes first, as Kineto's does: CUPTI 13.0 was seen to refuse a
         // subscription while activity callbacks were registered.
-        let api_by_callback = if api_callbacks::wanted() && (wants("RUNTIME") || wants("DRIVER")) {
-            match api_callbacks::start(wants("RUNTIME"), wants("DRIVER")) {
-                Ok(warnings) => {
-                    for w in warnings {
-                        out::warn(&w);
+        let api_by_callback =
+            if !no_calls && api_callbacks::wanted() && (wants("RUNTIME") || wants("DRIVER")) {
+                match api_callbacks::start(wants("RUNTIME"), wants("DRIVER")) {
+                    Ok(warnings) => {
+                        for w in warnings {
+                            out::warn(&w);
+                        }
+                        true
                     }
-                    true
-                }
-                Err(e) => {
-                    out::warn(&format!(
+                    Err(e) => {
+                        out::warn(&format!(
                         "{e}: API calls recorded through the RUNTIME and DRIVER activity kinds \
                          instead"
                     ));
-                    false
+                        false
+                    }
                 }
-            }
-        } else {
-            false
-        };
+            } else {
+                false
+            };
         // cudarc's binding: libcupti's own function, not this library's interposed one.
         let r = sys::cuptiActivityRegisterCallbacks(
             Some(records::buffer_requested),
@@ -174,6 +186,9 @@ fn init() -> Result<(), String> {
             }
         }
         for (k, name) in KINDS {
+            if no_calls && is_api(k) {
+                continue;
+            }
             if !wants(name) {
                 out::warn(&format!(
                     "{name} not recorded: {} names only {}",
@@ -182,9 +197,7 @@ fn init() -> Result<(), String> {
                 ));
                 continue;
             }
-            let api =
-                k == Kind::CUPTI_ACTIVITY_KIND_RUNTIME || k == Kind::CUPTI_ACTIVITY_KIND_DRIVER;
-            if api && api_by_callback {
+            if is_api(k) && api_by_callback {
                 continue;
             }
             let r = sys::cuptiActivityEnable(k);
@@ -199,7 +212,7 @@ fn init() -> Result<(), String> {
                 ));
             }
         }
-        if !api_by_callback && !api_filter::record_all() {
+        if !api_by_callback && !no_calls && !api_filter::record_all() {
             for w in api_filter::leave_out_queries() {
                 out::warn(&w);
             }

@@ -286,6 +286,60 @@ fn api_calls_are_recorded_through_callbacks_enabled_only_for_the_calls_kept() {
     assert_eq!(raw.tagged("R").len(), 3, "the query too: {text}");
 }
 
+/// The child of the `--api none` test: the activity kinds enabled and the subscribers, as the
+/// settings it runs with should leave them.
+fn no_calls_child() {
+    assert_eq!(opbench_trace_inject::InitializeInjection(), 1);
+    let none = std::env::var("OPBENCH_TRACE_API").as_deref() == Ok("none");
+    let callback = std::env::var("OPBENCH_TRACE_API_RECORDS").as_deref() == Ok("callback");
+    // DEVICE, CONCURRENT_KERNEL, MEMCPY, MEMSET, RUNTIME and DRIVER (the fake refuses
+    // SYNCHRONIZATION); without RUNTIME and DRIVER when they are not asked of the activity API.
+    let want = match (none, callback) {
+        (true, _) => (4, 0),
+        (false, true) => (4, 1),
+        (false, false) => (6, 0),
+    };
+    // SAFETY: the fake's functions, with their C signatures.
+    let got = unsafe {
+        let enabled: unsafe extern "C" fn() -> i32 = common::fake_fn("libcupti.so", "fake_enabled");
+        let subs: unsafe extern "C" fn() -> i32 =
+            common::fake_fn("libcupti.so", "fake_subscribers");
+        (enabled(), subs())
+    };
+    assert_eq!(
+        got, want,
+        "(kinds enabled, subscribers) with none={none} callback={callback}"
+    );
+}
+
+#[test]
+fn with_api_none_no_api_kind_or_callback_is_enabled_and_the_file_says_so() {
+    const NAME: &str = "with_api_none_no_api_kind_or_callback_is_enabled_and_the_file_says_so";
+    if std::env::var_os(common::CHILD_ENV).is_some() {
+        no_calls_child();
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    common::build_fake(tmp.path());
+    let none = ("OPBENCH_TRACE_API", "none");
+    let callback = ("OPBENCH_TRACE_API_RECORDS", "callback");
+    for env in [vec![none], vec![none, callback]] {
+        let text = common::run_child_with(NAME, tmp.path(), &env);
+        assert!(
+            text.contains("OPBENCH_TRACE_API=none (trace --api none)"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("not recorded: OPBENCH_TRACE_KINDS"),
+            "{text}"
+        );
+    }
+    for env in [vec![], vec![callback]] {
+        let text = common::run_child_with(NAME, tmp.path(), &env);
+        assert!(!text.contains("--api none"), "{text}");
+    }
+}
+
 #[test]
 fn another_cuptis_layouts_are_not_read_and_the_file_says_why() {
     const NAME: &str = "another_cuptis_layouts_are_not_read_and_the_file_says_why";
