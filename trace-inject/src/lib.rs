@@ -142,8 +142,7 @@ fn init() -> Result<(), String> {
         let is_api = |k: Kind| {
             k == Kind::CUPTI_ACTIVITY_KIND_RUNTIME || k == Kind::CUPTI_ACTIVITY_KIND_DRIVER
         };
-        // The subscriber comes first, as Kineto's does: CUPTI 13.0 was seen to refuse a
-        // subscription while activity callbacks were registered.
+        // The subscriber comes before the activity callbacks, the order Kineto uses.
         let api_by_callback =
             if !no_calls && api_callbacks::wanted() && (wants("RUNTIME") || wants("DRIVER")) {
                 match api_callbacks::start(wants("RUNTIME"), wants("DRIVER")) {
