@@ -100,5 +100,5 @@ fn comm_peer_script_reads_the_plan_and_writes_merge_rows() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(out.status.success(), "the Python tests failed:\n{log}");
-    assert!(log.contains("Ran 5 tests"), "{log}");
+    assert!(log.contains("Ran 6 tests"), "{log}");
 }

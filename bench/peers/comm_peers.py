@@ -93,6 +93,18 @@ def mean_over_ranks(per_rank):
     return [sum(s) / n for s in zip(*per_rank)]
 
 
+def rank_medians_note(per_rank):
+    """Each rank's own median (us), as comm_bench notes its NCCL rows. Ranks that start their
+    samples at different times tell apart here: the early rank's collectives wait for the late
+    one, so its times are the longer."""
+    meds = []
+    for t in per_rank:
+        s = sorted(t)
+        h = len(s) // 2
+        meds.append(s[h] if len(s) % 2 else (s[h - 1] + s[h]) / 2)
+    return "each rank's own median (us): " + ", ".join(f"{i}: {m:.2f}" for i, m in enumerate(meds))
+
+
 def peer_row(pt, status, samples=None, timing=None, correctness=None, notes=()):
     """A row as `comm_bench --merge` reads it (src/artifact/peer.rs PeerRow)."""
     row = {"benchmark": BENCHMARK, "implementation": IMPL, "status": status,
@@ -299,7 +311,7 @@ def main():
             rows.append(peer_row(pt, "ok", samples=mean_over_ranks(per_rank),
                                  timing={"method": METHOD, "warmup": pt["warmup"],
                                          "launches_per_sample": pt["per_sample"]},
-                                 correctness=worst))
+                                 correctness=worst, notes=[rank_medians_note(per_rank)]))
         if rank == 0:
             r = rows[-1]
             t = r.get("samples_us")

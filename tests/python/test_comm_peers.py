@@ -1,5 +1,6 @@
 """bench/peers/comm_peers.py without a GPU: the plan read from a comm artifact, the tolerance
-and buffer lengths of src/comm/reference.rs, the per-sample mean over ranks, and the rows as
+and buffer lengths of src/comm/reference.rs, the per-sample mean over ranks, each rank's median
+in the notes, and the rows as
 `comm_bench --merge` reads them.
 Run: python3 -m unittest tests/python/test_comm_peers.py"""
 
@@ -58,6 +59,10 @@ class Rules(unittest.TestCase):
 
     def test_a_sample_is_the_mean_over_ranks(self):
         self.assertEqual(cp.mean_over_ranks([[10.0, 20.0], [12.0, 22.0]]), [11.0, 21.0])
+
+    def test_each_ranks_median_is_noted_as_for_nccls_rows(self):
+        self.assertEqual(cp.rank_medians_note([[3.0, 1.0, 2.0], [7.0, 4.0, 6.0, 5.0]]),
+                         "each rank's own median (us): 0: 2.00, 1: 5.50")
 
     def test_rows_have_the_fields_the_merge_reads(self):
         pt = cp.read_plan({"kind": "comm", "results": [nccl_row("all_reduce", 1024)]}, 10)[0]
