@@ -26,6 +26,7 @@ import json
 import math
 import os
 import re
+import statistics
 import sys
 import time
 
@@ -97,12 +98,8 @@ def rank_medians_note(per_rank):
     """Each rank's own median (us), as comm_bench notes its NCCL rows. Ranks that start their
     samples at different times tell apart here: the early rank's collectives wait for the late
     one, so its times are the longer."""
-    meds = []
-    for t in per_rank:
-        s = sorted(t)
-        h = len(s) // 2
-        meds.append(s[h] if len(s) % 2 else (s[h - 1] + s[h]) / 2)
-    return "each rank's own median (us): " + ", ".join(f"{i}: {m:.2f}" for i, m in enumerate(meds))
+    return "each rank's own median (us): " + ", ".join(
+        f"{i}: {statistics.median(t):.2f}" for i, t in enumerate(per_rank))
 
 
 def peer_row(pt, status, samples=None, timing=None, correctness=None, notes=()):

@@ -21,7 +21,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <vector>
 #ifdef SELF_CUPTI
@@ -95,15 +94,17 @@ static void CUPTIAPI on_api(void *, CUpti_CallbackDomain domain, CUpti_CallbackI
     }
 }
 
-static void attach(const std::string &activity, const std::string &callback) {
-    if (!activity.empty()) {
+static void attach(const std::vector<std::string> &kinds, const std::string &callback) {
+    if (!kinds.empty()) {
         CUPTI_CHECK(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
-        if (activity.find("kernel") != std::string::npos)
-            CUPTI_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
-        if (activity.find("runtime") != std::string::npos)
-            CUPTI_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME));
-        if (activity.find("driver") != std::string::npos)
-            CUPTI_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER));
+        for (const std::string &k : kinds) {
+            if (k == "kernel")
+                CUPTI_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+            else if (k == "runtime")
+                CUPTI_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME));
+            else
+                CUPTI_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER));
+        }
     }
     if (!callback.empty()) {
         g_calls.reserve(1 << 22);
@@ -112,13 +113,9 @@ static void attach(const std::string &activity, const std::string &callback) {
         if (callback == "launch") {
             CUPTI_CHECK(cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API,
                                             CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
-        } else if (callback == "domain") {
+        } else {
             CUPTI_CHECK(cuptiEnableDomain(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API));
             CUPTI_CHECK(cuptiEnableDomain(1, sub, CUPTI_CB_DOMAIN_DRIVER_API));
-        } else {
-            fprintf(stderr, "launch_floor: --callback takes launch or domain, not %s\n",
-                    callback.c_str());
-            exit(1);
         }
     }
 }
@@ -157,8 +154,27 @@ int main(int argc, char **argv) {
         fprintf(stderr, "launch_floor: --iters and --reps must be at least 1\n");
         return 1;
     }
+    // --activity: kernel, runtime and driver, comma-separated; --callback: launch or domain.
+    std::vector<std::string> kinds;
+    for (size_t from = 0; !activity.empty() && from <= activity.size();) {
+        size_t to = std::min(activity.find(',', from), activity.size());
+        kinds.push_back(activity.substr(from, to - from));
+        if (kinds.back() != "kernel" && kinds.back() != "runtime" && kinds.back() != "driver") {
+            fprintf(stderr,
+                    "launch_floor: --activity takes kernel, runtime and driver, comma-separated, "
+                    "not %s\n",
+                    kinds.back().c_str());
+            return 1;
+        }
+        from = to + 1;
+    }
+    if (!callback.empty() && callback != "launch" && callback != "domain") {
+        fprintf(stderr, "launch_floor: --callback takes launch or domain, not %s\n",
+                callback.c_str());
+        return 1;
+    }
 #ifdef SELF_CUPTI
-    attach(activity, callback);
+    attach(kinds, callback);
 #else
     if (!activity.empty() || !callback.empty()) {
         fprintf(stderr, "launch_floor: --activity and --callback need the -DSELF_CUPTI build\n");

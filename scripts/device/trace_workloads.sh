@@ -124,21 +124,36 @@ variant_env() {
 variant_tag() { local t=${1//[,@+=]/_}; echo "${t//__/_}"; }
 # Median over a list of per-process figures from files, against the untraced runs' median:
 # prints one line per variant; exits nonzero when the default trace misses the bar ($4).
+# With "round:I" for the round count ($3): prints round I's figure of every process, as
+# progress, so a call cut short still says what it measured.
 overhead_report() {
   python3 - "$@" <<'PY'
-import json, statistics, sys
-what, w, n, bar, variants = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), sys.argv[5:]
+import glob, json, os, statistics, sys
+what, w = sys.argv[1], sys.argv[2]
+ext = "out" if what == "eager" else "json"
 def figure(path):
     if what == "eager":
         return json.loads(open(path).read().strip().splitlines()[-1])["ms_per_token_median"]
     a = json.load(open(path))
     return statistics.median(r["stats"]["decode_step_ms"]["p50"] for r in a["results"]
                              if r.get("status") == "ok" and "decode_step_ms" in r.get("stats", {}))
+if sys.argv[3].startswith("round:"):
+    i = sys.argv[3][len("round:"):]
+    figs = []
+    for f in sorted(glob.glob(f"{w}/ov_{what}_*_{i}.{ext}")):
+        tag = os.path.basename(f)[len(f"ov_{what}_"):-len(f"_{i}.{ext}")]
+        try:
+            figs.append(f"{tag} {figure(f):.4f}")
+        except Exception:
+            figs.append(f"{tag} none")
+    print(f"{what} round {i}: " + ", ".join(figs))
+    sys.exit(0)
+n, bar, variants = int(sys.argv[3]), float(sys.argv[4]), sys.argv[5:]
 def runs(tag):
     out = []
     for i in range(1, n + 1):
         try:
-            out.append(figure(f"{w}/ov_{what}_{tag}_{i}.{'out' if what == 'eager' else 'json'}"))
+            out.append(figure(f"{w}/ov_{what}_{tag}_{i}.{ext}"))
         except Exception as e:
             print(f"{what} {tag} run {i}: no figure ({e})")
     return out
@@ -163,27 +178,6 @@ if spread > bar:
 sys.exit(0 if ok else 1)
 PY
 }
-# Progress: one line per finished round with each process's figure, so a call cut short still
-# says what it measured.
-round_line() {
-  python3 - "$@" <<'PY'
-import glob, json, os, sys
-what, w, i = sys.argv[1:]
-figs = []
-for f in sorted(glob.glob(f"{w}/ov_{what}_*_{i}.out" if what == "eager" else f"{w}/ov_{what}_*_{i}.json")):
-    tag = os.path.basename(f)[len(f"ov_{what}_"):-len(f"_{i}.out" if what == "eager" else f"_{i}.json")]
-    try:
-        if what == "eager":
-            v = json.loads(open(f).read().strip().splitlines()[-1])["ms_per_token_median"]
-        else:
-            a = json.load(open(f))
-            v = sorted(r["stats"]["decode_step_ms"]["p50"] for r in a["results"] if r.get("status") == "ok" and "decode_step_ms" in r.get("stats", {}))[0]
-        figs.append(f"{tag} {v:.4f}")
-    except Exception:
-        figs.append(f"{tag} none")
-print(f"{what} round {i}: " + ", ".join(figs))
-PY
-}
 if want overhead; then
   pairs=${PAIRS:-9}
   eager_args=(--mode run ${EAGER_ARGS:---runs 3})
@@ -198,7 +192,7 @@ if want overhead; then
     # torch.profiler's own cost on the same generations, for reference (its timed loop
     # runs under the profiler, with CUDA activities).
     [ -n "${PROFILER_REF:-}" ] && ${PIN:-} python3 $gen --mode profile ${EAGER_ARGS:---runs 3} 2>/dev/null > "$W/ov_eager_torch.profiler_$i.out"
-    round_line eager "$W" "$i"
+    overhead_report eager "$W" "round:$i" 0
   done
   extra=(); for k in ${KINDS_VARIANTS:-}; do extra+=("$(variant_tag "$k")"); done
   [ -n "${PROFILER_REF:-}" ] && extra+=(torch.profiler)
@@ -219,7 +213,7 @@ if want overhead_graphs; then
         env $(variant_env "$k") ${PIN:-} $TRACE --out "$W/ov_llm_${tag}_t$i" --graphs $level -- \
           "$BIN/llm_bench" "${llm_args[@]}" --out "$W/ov_llm_${tag}_$i.json" >/dev/null 2>&1
       done
-      round_line llm "$W" "$i"
+      overhead_report llm "$W" "round:$i" 0
     done
     extra=(); for k in ${KINDS_VARIANTS:-}; do extra+=("$(variant_tag "$k")"); done
     overhead_report llm "$W" "$pairs" 0.02 "${extra[@]}" && pass "graph-level overhead <= 2%" || fail "graph-level overhead > 2%"
