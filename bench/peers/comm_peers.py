@@ -10,9 +10,10 @@ Started by torchrun, one process per GPU, after comm_bench in the same call:
 
 The points are the NCCL rows of --plan (collective, dtype, bytes, count, world_size); each is
 timed with that row's warm-up, collectives per sample and sample count (capped at
---max-samples): a stream hold (torch.cuda._sleep) while the host queues the sample, then k
-back-to-back collectives between two CUDA events on each rank, the sample's time the mean over
-ranks (src/comm/lockstep.rs, src/gpu/timing.rs's hold). all_reduce and broadcast are torch's in-place
+--max-samples): a stream hold (torch.cuda._sleep) while the host queues the sample, an 8-byte
+all-reduce that lines the ranks up, then k back-to-back collectives between two CUDA events on
+each rank, the sample's time the mean over ranks (src/comm/gpu.rs sampled, src/gpu/timing.rs's
+hold). --no-align leaves the 8-byte all-reduce out, to see what the ranks' start skew costs. all_reduce and broadcast are torch's in-place
 calls; the timed all_reduce runs on zeros, so repeated sums stay finite. Before timing, each rank
 checks its output of one call on fresh random inputs against a float64 reference that every rank
 computes from every rank's seeded generator (copies exact, sums within (n+1) unit roundoffs of
@@ -207,10 +208,11 @@ def hold_after(queue_s):
     return min(2 * queue_s + 20e-6, 20e-3)
 
 
-def time_point(torch, dist, pt, world, tdt, cycles_per_s):
+def time_point(torch, dist, pt, world, tdt, cycles_per_s, align=True):
     """This rank's per-sample times (us per collective), NCCL's row's method and counts: a
-    stream hold before each sample (the host's queueing off the clock), then `per_sample`
-    collectives between two CUDA events."""
+    stream hold before each sample (the host's queueing off the clock), an 8-byte all-reduce
+    that every rank leaves together (unless `align` is off: then a rank whose hold ends first
+    times its wait for the others), then `per_sample` collectives between two CUDA events."""
     p = pt["params"]
     c, count = p["collective"], p["count"]
     n_in, n_out = lengths(c, count, world)
@@ -230,14 +232,17 @@ def time_point(torch, dist, pt, world, tdt, cycles_per_s):
             dist.reduce_scatter_tensor(out, x)
     for _ in range(max(pt["warmup"], 1)):
         once()
+    line_up = torch.ones(2, device="cuda", dtype=torch.float32)
     torch.cuda.synchronize()
     times = []
     hold_s = hold_after(10e-6 * pt["per_sample"])
     for _ in range(pt["samples"]):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         torch.cuda._sleep(max(1, int(hold_s * cycles_per_s)))
-        a.record()
         t = time.perf_counter()
+        if align:
+            dist.all_reduce(line_up)
+        a.record()
         for _ in range(pt["per_sample"]):
             once()
         hold_s = hold_after(time.perf_counter() - t)
@@ -255,6 +260,11 @@ def main():
     ap.add_argument("--collective", default=",".join(COLLECTIVES),
                     help="comma-separated collectives of the plan to run (default: all four)")
     ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--min-bytes", type=int, default=0,
+                    help="time only the plan's points of at least this many bytes")
+    ap.add_argument("--no-align", action="store_true",
+                    help="start each sample without the 8-byte all-reduce that lines the ranks "
+                         "up (to measure what their start skew costs)")
     a = ap.parse_args()
     # Checked on every rank before the process group exists, so no rank waits for one that left.
     wanted = [c for c in a.collective.split(",") if c]
@@ -276,13 +286,16 @@ def main():
         with open(a.plan) as f:
             plan[0] = read_plan(json.load(f), a.max_samples, wanted)
     dist.broadcast_object_list(plan, src=0)
-    points = plan[0]
+    points = [pt for pt in plan[0] if pt["params"]["bytes"] >= a.min_bytes]
     props = torch.cuda.get_device_properties(local)
     device = {"name": torch.cuda.get_device_name(local)}
     if bare_uuid(getattr(props, "uuid", None)):
         device["uuid"] = "GPU-" + bare_uuid(props.uuid)
     notes = [f"torch {torch.__version__}, NCCL {'.'.join(map(str, torch.cuda.nccl.version()))}, "
-             f"{world} ranks, NCCL_NVLS_ENABLE={os.environ.get('NCCL_NVLS_ENABLE')}"]
+             f"{world} ranks, NCCL_NVLS_ENABLE={os.environ.get('NCCL_NVLS_ENABLE')}, "
+             + ("each sample starts behind a stream hold alone (--no-align)" if a.no_align else
+                "each sample starts behind a stream hold and an 8-byte all-reduce that lines "
+                "the ranks up")]
     cycles_per_s = sleep_cycles_per_s(torch)
     rows = []
     for i, pt in enumerate(points):
@@ -301,7 +314,7 @@ def main():
             rows.append(peer_row(pt, "skipped", correctness=checks[0],
                                  notes=["NCCL's row of this point was not timed"]))
         else:
-            mine = time_point(torch, dist, pt, world, tdt, cycles_per_s)
+            mine = time_point(torch, dist, pt, world, tdt, cycles_per_s, align=not a.no_align)
             per_rank = [None] * world
             dist.all_gather_object(per_rank, mine)
             worst = max(checks, key=lambda c: c["rel_err"])

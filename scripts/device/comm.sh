@@ -25,6 +25,9 @@
 # times both of our kernels in that run (default: push, implementation "opbench").
 # COMM_ARGS="--point-budget-ms 150 --nccl-in-place" adds NCCL's in-place all-reduce
 # ("nccl-inplace"), the call torch.distributed.all_reduce makes, beside the out-of-place rows.
+# PEER_UNALIGNED=1 times the torch peer a second time at 256 MiB and more with --no-align (its
+# samples start without the 8-byte all-reduce that lines the ranks up), and comm_bar.py (carried
+# beside this script) prints both beside NCCL.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 dir=${1:?usage: comm.sh DIR_WITH_comm_bench.xz}
@@ -91,6 +94,16 @@ for n in ${NPROCS:-$default_nprocs}; do
         if [ -s /tmp/comm_peers.json ]; then
             "$bin" --merge /tmp/comm_peers.json --out "$art" | grep -E "all_reduce (f32|bf16) (268435456|1073741824) " ; echo "merge rc=${PIPESTATUS[0]}"
         fi
+        unaligned=""
+        if [ "${PEER_UNALIGNED:-0}" = 1 ]; then
+            step "torch peer again at 256 MiB and more without the 8-byte all-reduce that lines the ranks up"
+            unaligned=/tmp/comm_peers_unaligned.json; rm -f "$unaligned"
+            CUDA_VISIBLE_DEVICES=$visible PYTHONUNBUFFERED=1 timeout 120 torchrun --standalone --nproc-per-node "$n" \
+                "$peer" --plan "$art" --out "$unaligned" --collective all_reduce,all_gather \
+                --max-samples 50 --min-bytes 268435456 --no-align 2>&1 | tail -2
+            echo "unaligned peer rc=${PIPESTATUS[0]}"
+        fi
+        [ -s "$art" ] && python3 "$here/comm_bar.py" "$art" $unaligned
     fi
     if [ "${NCCL_DIAG:-0}" = 1 ]; then
         step "NCCL's choices for one 256 MiB f32 all-reduce: comm_bench, then torch (NCCL_DEBUG=INFO)"

@@ -115,6 +115,14 @@ fn run_joined(cfg: &Config, env: &RankEnv, group: &mut Group) -> Result<Option<P
         Vec::new()
     };
     let hold = Hold::load(&gpu)?;
+    let align = (
+        gpu.stream
+            .clone_htod(&[1.0f32, 2.0])
+            .context("uploading the alignment all-reduce's input")?,
+        gpu.stream
+            .alloc_zeros(2)
+            .context("allocating the alignment all-reduce's output")?,
+    );
     let mut run = Run {
         cfg,
         env,
@@ -123,6 +131,7 @@ fn run_joined(cfg: &Config, env: &RankEnv, group: &mut Group) -> Result<Option<P
         comm: &comm,
         ours,
         hold,
+        align,
         seed,
         threads: host_threads(),
     };
@@ -167,7 +176,9 @@ fn run_joined(cfg: &Config, env: &RankEnv, group: &mut Group) -> Result<Option<P
         w.artifact.notes.push(cfg.sampling.describe());
         w.artifact.notes.push(format!(
             "comm_bench: {} ranks (one process per GPU), NCCL through cudarc; \
-             NCCL_NVLS_ENABLE={}; seed {seed}; each point checked on every rank before timing",
+             NCCL_NVLS_ENABLE={}; seed {seed}; each point checked on every rank before timing; \
+             each sample starts behind a stream hold and an 8-byte all-reduce that lines the \
+             ranks up",
             env.world_size,
             std::env::var("NCCL_NVLS_ENABLE").unwrap_or_default()
         ));
@@ -241,6 +252,8 @@ struct Run<'a> {
     ours: Vec<OneShot>,
     /// Keeps the stream busy before each sample while the host queues it.
     hold: Hold,
+    /// The 8-byte all-reduce that lines the ranks up before each sample: source, destination.
+    align: (CudaSlice<f32>, CudaSlice<f32>),
     seed: u64,
     threads: usize,
 }
@@ -412,8 +425,11 @@ impl Run<'_> {
 
     /// Samples `per_sample` collectives at a time in step with the other ranks. A hold kernel
     /// before each sample keeps the stream busy while the host queues the sample, so that
-    /// queueing (NCCL's enqueue, a launch) is not timed; what the ranks' different start times
-    /// add stays in, once per sample.
+    /// queueing (NCCL's enqueue, a launch) is not timed. Behind the hold, an 8-byte all-reduce
+    /// that every rank leaves at about the same moment starts the timed region, so ranks whose
+    /// holds end apart (their hosts queue at different speeds) do not time the wait for each
+    /// other: without it, the early rank's first collective waits for the late one and the
+    /// sample's mean over ranks carries half the skew.
     fn sampled(
         &mut self,
         sampling: &Sampling,
@@ -422,6 +438,8 @@ impl Run<'_> {
     ) -> Result<Option<super::lockstep::Lockstep>> {
         let gpu = &mut *self.gpu;
         let hold = &self.hold;
+        let comm = self.comm;
+        let (align_src, align_dst) = (&self.align.0, &mut self.align.1);
         let mut hold_for = hold_after(Duration::from_micros(10) * per_sample as u32);
         let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
         sample_in_lockstep(self.group, sampling, |prepare| {
@@ -435,11 +453,13 @@ impl Run<'_> {
             };
             let t = Instant::now();
             hold.enqueue(gpu, hold_for)?;
+            let queue = Instant::now();
+            launch(comm, Collective::AllReduce, align_src, align_dst)
+                .context("the all-reduce that lines the ranks up")?;
             let start = gpu
                 .stream
                 .record_event(flags)
                 .context("recording start event")?;
-            let queue = Instant::now();
             for _ in 0..per_sample {
                 once()?;
             }
