@@ -24,7 +24,8 @@
 #              "all"; @node traces graphs node by node (DEVICE@node: CUPTI attached, nothing
 #              recorded per launch); +noflush sets OPBENCH_TRACE_FLUSH=off, +flush=X sets it
 #              to X, +api=callback sets OPBENCH_TRACE_API_RECORDS=callback (API calls through
-#              CUPTI's callback API instead of the activity kinds).
+#              CUPTI's callback API instead of the activity kinds), +calls=WHICH passes
+#              `trace --api WHICH` (none: no runtime or driver API records).
 #              PROFILER_REF=1 adds a torch.profiler run of the same generations to each eager
 #              round, for reference.
 # The multi-rank job is scripts/device/trace_torchrun.sh (a 2-GPU machine).
@@ -105,8 +106,9 @@ fi
 # comma-separated list of OPBENCH_TRACE_KINDS or "all"; "@node" traces graphs node by node in
 # the graph step; "+noflush" sets OPBENCH_TRACE_FLUSH=off and "+flush=WHICH" sets it to WHICH
 # (thread or period: that periodic flush alone); "+api=callback" sets
-# OPBENCH_TRACE_API_RECORDS=callback. Prints the environment assignments for `env`
-# (a variable nothing reads, OPBENCH_TRACE_VARIANT, where the variant sets none).
+# OPBENCH_TRACE_API_RECORDS=callback; "+calls=WHICH" is `trace --api WHICH` (variant_flags).
+# Prints the environment assignments for `env` (a variable nothing reads,
+# OPBENCH_TRACE_VARIANT, where the variant sets none).
 variant_env() {
   local k=${1%%+*} e=() part parts=()
   k=${k%@node}
@@ -120,6 +122,14 @@ variant_env() {
     esac
   done
   echo "${e[@]:-OPBENCH_TRACE_VARIANT=$1}"
+}
+# The `trace` flags of a variant spec: --api WHICH for "+calls=WHICH", else none.
+variant_flags() {
+  local part parts=()
+  [[ "$1" == *+* ]] && IFS=+ read -ra parts <<< "${1#*+}"
+  for part in "${parts[@]}"; do
+    case "$part" in calls=*) echo "--api ${part#calls=}" ;; esac
+  done
 }
 variant_tag() { local t=${1//[,@+=]/_}; echo "${t//__/_}"; }
 # Median over a list of per-process figures from files, against the untraced runs' median:
@@ -187,7 +197,8 @@ if want overhead; then
     ${PIN:-} $TRACE --out "$W/ov_eager_default_t$i" -- python3 $gen "${eager_args[@]}" 2>/dev/null | grep '^{' > "$W/ov_eager_default_$i.out"
     for k in ${KINDS_VARIANTS:-}; do
       tag=$(variant_tag "$k")
-      env $(variant_env "$k") ${PIN:-} $TRACE --out "$W/ov_eager_${tag}_t$i" -- python3 $gen "${eager_args[@]}" 2>/dev/null | grep '^{' > "$W/ov_eager_${tag}_$i.out"
+      # shellcheck disable=SC2046 # a variant's environment and flags are several words
+      env $(variant_env "$k") ${PIN:-} $TRACE $(variant_flags "$k") --out "$W/ov_eager_${tag}_t$i" -- python3 $gen "${eager_args[@]}" 2>/dev/null | grep '^{' > "$W/ov_eager_${tag}_$i.out"
     done
     # torch.profiler's own cost on the same generations, for reference (its timed loop
     # runs under the profiler, with CUDA activities).
@@ -210,7 +221,8 @@ if want overhead_graphs; then
       for k in ${KINDS_VARIANTS:-}; do
         level=graph; [[ "$k" == *@node* ]] && level=node
         tag=$(variant_tag "$k")
-        env $(variant_env "$k") ${PIN:-} $TRACE --out "$W/ov_llm_${tag}_t$i" --graphs $level -- \
+        # shellcheck disable=SC2046 # a variant's environment and flags are several words
+        env $(variant_env "$k") ${PIN:-} $TRACE $(variant_flags "$k") --out "$W/ov_llm_${tag}_t$i" --graphs $level -- \
           "$BIN/llm_bench" "${llm_args[@]}" --out "$W/ov_llm_${tag}_$i.json" >/dev/null 2>&1
       done
       overhead_report llm "$W" "round:$i" 0
