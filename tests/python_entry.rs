@@ -2,7 +2,7 @@
 //! CPU path: runs tests/python/test_opbench_kernels.py with python3 when one is installed; and
 //! the LayerNorm peer script's GPU-free parts (tests/python/test_layernorm_peers.py); and the
 //! module-path NVTX helper of `trace` (tests/python/test_trace_modules.py); and the comm peer
-//! script's GPU-free parts (tests/python/test_comm_peers.py).
+//! script's GPU-free parts and its summary script (tests/python/test_comm_peers.py).
 
 use std::process::Command;
 
@@ -100,5 +100,5 @@ fn comm_peer_script_reads_the_plan_and_writes_merge_rows() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(out.status.success(), "the Python tests failed:\n{log}");
-    assert!(log.contains("Ran 6 tests"), "{log}");
+    assert!(log.contains("Ran 7 tests"), "{log}");
 }

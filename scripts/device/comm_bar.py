@@ -35,11 +35,17 @@ def unaligned_medians(peers):
             for r in peers["rows"] if r.get("samples_us")}
 
 
+def within_count(rows):
+    """(points where torch's bus bandwidth is within 5% of NCCL's, points with both)."""
+    pairs = [(imps["nccl"][0], imps["torch"][0]) for imps in rows.values()
+             if "nccl" in imps and "torch" in imps]
+    return sum(n / t >= 0.95 for n, t in pairs), len(pairs)
+
+
 def main():
     art = json.load(open(sys.argv[1]))
     un = unaligned_medians(json.load(open(sys.argv[2]))) if len(sys.argv) > 2 else {}
     rows = medians(art)
-    within = total = 0
     print("collective dtype MiB nccl_us inplace_us torch_us torch/nccl"
           + (" unaligned_us unaligned/nccl" if un else "") + " | torch per-rank medians")
     for key in sorted(rows):
@@ -48,8 +54,6 @@ def main():
             continue
         n, t = imps["nccl"][0], imps["torch"][0]
         ratio = n / t
-        total += 1
-        within += ratio >= 0.95
         cells = [key[0], key[1], str(key[2] >> 20), f"{n:.1f}",
                  f"{imps['nccl-inplace'][0]:.1f}" if "nccl-inplace" in imps else "-",
                  f"{t:.1f}", f"{ratio:.3f}"]
@@ -58,6 +62,7 @@ def main():
             cells += [f"{u[0]:.1f}", f"{n / u[0]:.3f}"] if u else ["-", "-"]
         print(" ".join(cells), "|", imps["torch"][1].split(": ", 1)[-1],
               ("| unaligned " + un[key][1].split(": ", 1)[-1]) if un.get(key) else "")
+    within, total = within_count(rows)
     print(f"torch within 5% of NCCL's bus bandwidth at {within} of {total} points of 256 MiB "
           "and more")
 

@@ -1,7 +1,7 @@
 """bench/peers/comm_peers.py without a GPU: the plan read from a comm artifact, the tolerance
 and buffer lengths of src/comm/reference.rs, the per-sample mean over ranks, each rank's median
 in the notes, and the rows as
-`comm_bench --merge` reads them.
+`comm_bench --merge` reads them; and scripts/device/comm_bar.py's torch-against-NCCL summary.
 Run: python3 -m unittest tests/python/test_comm_peers.py"""
 
 import sys
@@ -76,3 +76,29 @@ class Rules(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+sys.path.insert(0, str(REPO / "scripts/device"))
+import comm_bar  # noqa: E402
+
+
+class Bar(unittest.TestCase):
+    def test_torch_against_nccl_at_256_mib_and_more(self):
+        def row(imp, nbytes, p50, notes=()):
+            return {"implementation": imp, "status": "ok", "notes": list(notes),
+                    "params": {"collective": "all_reduce", "dtype": "f32", "bytes": nbytes},
+                    "stats": {"time_us": {"p50": p50}}}
+        big = 256 << 20
+        a = {"results": [row("nccl", big, 900.0), row("torch", big, 950.0, ["each rank's own "
+                         "median (us): 0: 940.00, 1: 960.00"]),
+                         row("nccl", 2 * big, 1700.0), row("torch", 2 * big, 1780.0),
+                         row("nccl", 1024, 10.0), row("torch", 1024, 40.0),
+                         dict(row("torch", 4 * big, 1.0), status="failed")]}
+        m = comm_bar.medians(a)
+        self.assertEqual(sorted(k[2] for k in m), [big, 2 * big])  # small and failed rows left out
+        self.assertEqual(m[("all_reduce", "f32", big)]["torch"][1][:22], "each rank's own median")
+        un = comm_bar.unaligned_medians({"rows": [
+            {"params": {"collective": "all_reduce", "dtype": "f32", "bytes": big},
+             "samples_us": [1000.0, 990.0, 1010.0], "notes": []}]})
+        self.assertEqual(un[("all_reduce", "f32", big)][0], 1000.0)
+        self.assertEqual(comm_bar.within_count(m), (1, 2))  # 900/950 = 0.947: out; 1700/1780 in
