@@ -21,8 +21,9 @@
 # there, else from bench/peers/.
 # Knobs: NPROCS="4 2", MAX_BYTES (default 1G: 256 MiB and above is what the torch comparison
 # needs, and 4G would triple the call), COMM_ARGS (comm_bench flags; default
-# --point-budget-ms 150), PEERS=0 skips torch, OURS=0 skips ours, OURS_KERNELS="push pull"
-# times both of our kernels in that run (default: push, implementation "opbench").
+# --point-budget-ms 150), PEERS=0 skips torch, SWEEP=0 skips the NCCL sweep and torch (ours
+# only), OURS=0 skips ours, OURS_KERNELS="push oneshot twoshot pull" times several of our
+# kernels in that run (default: push, implementation "opbench"; comm_bench --help has each).
 # COMM_ARGS="--point-budget-ms 150 --nccl-in-place" adds NCCL's in-place all-reduce
 # ("nccl-inplace"), the call torch.distributed.all_reduce makes, beside the out-of-place rows.
 # PEER_UNALIGNED=1 times the torch peer a second time at 256 MiB and more with --no-align (its
@@ -73,37 +74,41 @@ status=0
 for n in ${NPROCS:-$default_nprocs}; do
     art="$OUT/comm-${n}gpu.json"
     visible=$(seq -s, 0 $((n - 1)))
-    step "comm_bench on $n GPUs ($visible) under torchrun"
-    # shellcheck disable=SC2086 # COMM_ARGS holds several flags
-    CUDA_VISIBLE_DEVICES=$visible timeout 170 torchrun --standalone --nproc-per-node "$n" --no-python \
-        "$bin" --max-bytes "${MAX_BYTES:-1G}" --out "$art" ${COMM_ARGS:---point-budget-ms 150} > "$OUT/comm-${n}gpu.txt" 2>&1
-    rc=$?; echo "comm_bench rc=$rc (whole output: comm-${n}gpu.txt)"; [ "$rc" = 0 ] || status=1
-    grep -E "error|caused by|failed|ceiling|latency|wrote" "$OUT/comm-${n}gpu.txt" | head -30
-    grep -E "(all_reduce|all_gather) (f32|bf16) (8 B|256 KiB|256 MiB|1 GiB) " "$OUT/comm-${n}gpu.txt" | head -16
-    if [ "${PEERS:-1}" != 0 ] && [ -s "$art" ]; then
-        step "torch.distributed peer on $n GPUs at the same points"
-        rm -f /tmp/comm_peers.json
-        peer=$here/comm_peers.py; [ -f "$peer" ] || peer=bench/peers/comm_peers.py
-        # all_reduce and all_gather, the two the comparison is about; torch is host-bound below
-        # about 1 MiB, so each of its samples waits out a long stream hold: 50 samples at most.
-        CUDA_VISIBLE_DEVICES=$visible PYTHONUNBUFFERED=1 timeout 150 torchrun --standalone --nproc-per-node "$n" \
-            "$peer" --plan "$art" --out /tmp/comm_peers.json --collective all_reduce,all_gather \
-            --max-samples 50 2>&1 | tail -4
-        echo "peer rc=${PIPESTATUS[0]}"
-        # The peer file is rewritten after each point, so a timeout still merges what it finished.
-        if [ -s /tmp/comm_peers.json ]; then
-            "$bin" --merge /tmp/comm_peers.json --out "$art" | grep -E "all_reduce (f32|bf16) (268435456|1073741824) " ; echo "merge rc=${PIPESTATUS[0]}"
+    if [ "${SWEEP:-1}" = 0 ]; then
+        step "no NCCL sweep on $n GPUs (SWEEP=0)"
+    else
+        step "comm_bench on $n GPUs ($visible) under torchrun"
+        # shellcheck disable=SC2086 # COMM_ARGS holds several flags
+        CUDA_VISIBLE_DEVICES=$visible timeout 170 torchrun --standalone --nproc-per-node "$n" --no-python \
+            "$bin" --max-bytes "${MAX_BYTES:-1G}" --out "$art" ${COMM_ARGS:---point-budget-ms 150} > "$OUT/comm-${n}gpu.txt" 2>&1
+        rc=$?; echo "comm_bench rc=$rc (whole output: comm-${n}gpu.txt)"; [ "$rc" = 0 ] || status=1
+        grep -E "error|caused by|failed|ceiling|latency|wrote" "$OUT/comm-${n}gpu.txt" | head -30
+        grep -E "(all_reduce|all_gather) (f32|bf16) (8 B|256 KiB|256 MiB|1 GiB) " "$OUT/comm-${n}gpu.txt" | head -16
+        if [ "${PEERS:-1}" != 0 ] && [ -s "$art" ]; then
+            step "torch.distributed peer on $n GPUs at the same points"
+            rm -f /tmp/comm_peers.json
+            peer=$here/comm_peers.py; [ -f "$peer" ] || peer=bench/peers/comm_peers.py
+            # all_reduce and all_gather, the two the comparison is about; torch is host-bound below
+            # about 1 MiB, so each of its samples waits out a long stream hold: 50 samples at most.
+            CUDA_VISIBLE_DEVICES=$visible PYTHONUNBUFFERED=1 timeout 150 torchrun --standalone --nproc-per-node "$n" \
+                "$peer" --plan "$art" --out /tmp/comm_peers.json --collective all_reduce,all_gather \
+                --max-samples 50 2>&1 | tail -4
+            echo "peer rc=${PIPESTATUS[0]}"
+            # The peer file is rewritten after each point, so a timeout still merges what it finished.
+            if [ -s /tmp/comm_peers.json ]; then
+                "$bin" --merge /tmp/comm_peers.json --out "$art" | grep -E "all_reduce (f32|bf16) (268435456|1073741824) " ; echo "merge rc=${PIPESTATUS[0]}"
+            fi
+            unaligned=""
+            if [ "${PEER_UNALIGNED:-0}" = 1 ]; then
+                step "torch peer again at 256 MiB and more without the 8-byte all-reduce that lines the ranks up"
+                unaligned=/tmp/comm_peers_unaligned.json; rm -f "$unaligned"
+                CUDA_VISIBLE_DEVICES=$visible PYTHONUNBUFFERED=1 timeout 120 torchrun --standalone --nproc-per-node "$n" \
+                    "$peer" --plan "$art" --out "$unaligned" --collective all_reduce,all_gather \
+                    --max-samples 50 --min-bytes 268435456 --no-align 2>&1 | tail -2
+                echo "unaligned peer rc=${PIPESTATUS[0]}"
+            fi
+            [ -s "$art" ] && python3 "$here/comm_bar.py" "$art" $unaligned
         fi
-        unaligned=""
-        if [ "${PEER_UNALIGNED:-0}" = 1 ]; then
-            step "torch peer again at 256 MiB and more without the 8-byte all-reduce that lines the ranks up"
-            unaligned=/tmp/comm_peers_unaligned.json; rm -f "$unaligned"
-            CUDA_VISIBLE_DEVICES=$visible PYTHONUNBUFFERED=1 timeout 120 torchrun --standalone --nproc-per-node "$n" \
-                "$peer" --plan "$art" --out "$unaligned" --collective all_reduce,all_gather \
-                --max-samples 50 --min-bytes 268435456 --no-align 2>&1 | tail -2
-            echo "unaligned peer rc=${PIPESTATUS[0]}"
-        fi
-        [ -s "$art" ] && python3 "$here/comm_bar.py" "$art" $unaligned
     fi
     if [ "${NCCL_DIAG:-0}" = 1 ]; then
         step "NCCL's choices for one 256 MiB f32 all-reduce: comm_bench, then torch (NCCL_DEBUG=INFO)"

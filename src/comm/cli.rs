@@ -85,12 +85,20 @@ pub struct Args {
     /// in peer memory, so a bug there hangs every rank.
     #[arg(long, default_value = "0", value_parser = parse_bytes)]
     pub ours_max_bytes: u64,
-    /// Which of our kernels --ours-max-bytes times: push (implementation "opbench": each rank
-    /// stores flagged lines into the others' memory and polls its own) or pull
-    /// ("opbench-pull": a flag per block, then loads from the others' memory); repeatable, to
-    /// time both in one process [default: push].
+    /// Which of our kernels --ours-max-bytes times: push (implementation "opbench", our
+    /// all-reduce: each rank stores flagged lines into the others' memory and polls its own;
+    /// one-shot, or two-shot from --ours-twoshot-from on 3 ranks and more), oneshot
+    /// ("opbench-oneshot") or twoshot ("opbench-twoshot"): one of push's two kernels at every
+    /// size, or pull ("opbench-pull": a flag per block, then loads from the others' memory);
+    /// repeatable, to time several in one process [default: push].
     #[arg(long = "ours-kernel", value_parser = Kernel::parse)]
     pub ours_kernels: Vec<Kernel>,
+    /// Message size from which our all-reduce (--ours-kernel push) runs its two-shot kernel on
+    /// 3 ranks and more. The two-shot kernel sends 2(n-1)/n of the message from each rank
+    /// instead of n-1 copies (half on 4 ranks), for one more trip over NVLink; on 2 ranks it
+    /// sends as much as the one-shot kernel, so 2 ranks stay one-shot.
+    #[arg(long, default_value = "128K", value_parser = parse_bytes)]
+    pub ours_twoshot_from: u64,
     /// Also time NCCL's in-place all-reduce (implementation "nccl-inplace") at every
     /// all_reduce point: the call torch.distributed.all_reduce makes (the default NCCL rows are
     /// out of place, as nccl-tests' first column). Checked on the seeded inputs like the
@@ -146,6 +154,8 @@ pub struct Config {
     pub ours_max_bytes: u64,
     /// Our kernels timed there, in order.
     pub ours_kernels: Vec<Kernel>,
+    /// Where `Kernel::Push` turns two-shot on 3 ranks and more.
+    pub ours_twoshot_from: u64,
     /// NCCL's in-place all-reduce beside the out-of-place one.
     pub nccl_in_place: bool,
     pub ceilings: bool,
@@ -186,6 +196,7 @@ impl Config {
             } else {
                 a.ours_kernels
             },
+            ours_twoshot_from: a.ours_twoshot_from,
             nccl_in_place: a.nccl_in_place,
             ceilings: !a.no_ceilings,
             rendezvous_timeout: Duration::from_secs_f64(a.rendezvous_timeout_s),
@@ -201,7 +212,7 @@ impl Config {
     pub fn plan_text(&self) -> String {
         format!(
             "collectives {}; dtypes {}; bytes {}..{}; warmup {}; min sample {} us; ceilings {}; \
-             ours up to {} B ({}); nccl in place {}; {}; seed {}",
+             ours up to {} B ({}, two-shot from {} B); nccl in place {}; {}; seed {}",
             self.collectives
                 .iter()
                 .map(|c| c.name())
@@ -223,6 +234,7 @@ impl Config {
                 .map(|k| k.name())
                 .collect::<Vec<_>>()
                 .join(","),
+            self.ours_twoshot_from,
             self.nccl_in_place,
             self.sampling.describe(),
             self.seed
@@ -293,13 +305,17 @@ mod tests {
         let both = cfg(&["--ours-kernel", "pull", "--ours-kernel", "push"]).unwrap();
         assert_eq!(both.ours_kernels, vec![Kernel::Pull, Kernel::Push]);
         assert_ne!(both.plan_text(), c.plan_text());
+        assert_eq!(c.ours_twoshot_from, 128 << 10);
+        let from = cfg(&["--ours-twoshot-from", "64K"]).unwrap();
+        assert_eq!(from.ours_twoshot_from, 64 << 10);
+        assert_ne!(from.plan_text(), c.plan_text());
         assert!(!c.nccl_in_place);
         let in_place = cfg(&["--nccl-in-place"]).unwrap();
         assert!(in_place.nccl_in_place);
         assert_ne!(in_place.plan_text(), c.plan_text());
         let e = cfg(&["--ours-kernel", "ll"]).unwrap_err().to_string();
         assert!(
-            e.contains("--ours-kernel") && e.contains("push or pull"),
+            e.contains("--ours-kernel") && e.contains("push, oneshot, twoshot or pull"),
             "{e}"
         );
     }

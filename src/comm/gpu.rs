@@ -109,7 +109,15 @@ fn run_joined(cfg: &Config, env: &RankEnv, group: &mut Group) -> Result<Option<P
     let ours = if cfg.ours_max_bytes > 0 && cfg.collectives.contains(&Collective::AllReduce) {
         cfg.ours_kernels
             .iter()
-            .map(|k| OneShot::open(&gpu, group, *k, cfg.ours_max_bytes as usize))
+            .map(|k| {
+                OneShot::open(
+                    &gpu,
+                    group,
+                    *k,
+                    cfg.ours_max_bytes as usize,
+                    cfg.ours_twoshot_from,
+                )
+            })
             .collect::<Result<Vec<_>>>()?
     } else {
         Vec::new()

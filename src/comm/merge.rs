@@ -2,7 +2,7 @@
 //! (torch.distributed at the artifact's points) added to a comm artifact of the same GPUs; the
 //! statistics and the bandwidths are computed here, by the same formulas as NCCL's rows.
 
-use super::row::{Point, KIND, METHOD, NCCL, NCCL_IN_PLACE, OURS, OURS_PULL};
+use super::row::{Point, KIND, METHOD, NCCL, OWN};
 use super::{reference, Collective};
 use crate::artifact::peer::{self as peer_file, PeerRow};
 use crate::artifact::{Artifact, Param, ResultRow, Status, Timing};
@@ -72,10 +72,11 @@ fn to_row(p: PeerRow, at: &str, a: &Artifact) -> Result<ResultRow> {
         );
     }
     let imp = p.implementation.trim();
-    if imp.is_empty() || [NCCL, NCCL_IN_PLACE, OURS, OURS_PULL].contains(&imp) {
+    if imp.is_empty() || OWN.contains(&imp) {
         bail!(
             "{at}: field `implementation` is {imp:?}: a peer names itself (e.g. torch), never \
-             the artifact's own {NCCL:?}, {NCCL_IN_PLACE:?}, {OURS:?} or {OURS_PULL:?}"
+             one of the artifact's own ({})",
+            OWN.join(", ")
         );
     }
     if let Some(k) = p

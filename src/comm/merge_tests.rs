@@ -119,15 +119,11 @@ fn a_wrong_result_loses_its_times_and_bad_files_change_nothing() {
     other["params"]["bytes"] = json!(2097152);
     assert!(refused(other, "NVIDIA H200").contains("names no NCCL point"));
     assert!(refused(torch_row(), "NVIDIA H100").contains("field `device`"));
-    let mut ours = torch_row();
-    ours["implementation"] = json!("nccl");
-    assert!(refused(ours, "NVIDIA H200").contains("never the artifact's own"));
-    let mut opbench = torch_row();
-    opbench["implementation"] = json!("opbench");
-    assert!(refused(opbench, "NVIDIA H200").contains("never the artifact's own"));
-    let mut in_place = torch_row();
-    in_place["implementation"] = json!("nccl-inplace");
-    assert!(refused(in_place, "NVIDIA H200").contains("never the artifact's own"));
+    for own in ["nccl", "opbench", "nccl-inplace", "opbench-twoshot"] {
+        let mut row = torch_row();
+        row["implementation"] = json!(own);
+        assert!(refused(row, "NVIDIA H200").contains("never one of the artifact's own"));
+    }
     let mut method = torch_row();
     method["timing"]["method"] = json!("cuda_events_rotating");
     assert!(refused(method, "NVIDIA H200").contains("field `timing`"));

@@ -3,8 +3,11 @@
 //! allocated with cuMemAlloc (pool memory cannot be exported), mapped by every other rank through
 //! CUDA IPC handles exchanged over the rendezvous, and one launch per call with the call's epoch.
 //! `Kernel::Push` (implementation "opbench") stores its input as flagged lines into every peer's
-//! receive region and polls only its own; `Kernel::Pull` ("opbench-pull") copies its input into
-//! its own region, raises a flag per block in every peer, and reads the peers' regions.
+//! receive region and polls only its own, in one shot or, from `--ours-twoshot-from` on 3 ranks
+//! and more, in two (a reduce-scatter, then an all-gather of the sums); `Kernel::OneShot` and
+//! `Kernel::TwoShot` run one of the two at every size; `Kernel::Pull` ("opbench-pull") copies its
+//! input into its own region, raises a flag per block in every peer, and reads the peers'
+//! regions.
 
 use super::device_mem::DeviceMem;
 use super::group::Group;
@@ -42,17 +45,22 @@ const BYTES_PER_BLOCK: usize = THREADS as usize * 16;
 fn region_bytes(kernel: Kernel, capacity_bytes: usize, world: usize) -> Vec<usize> {
     match kernel {
         Kernel::Pull => vec![2 * capacity_bytes, MAX_RANKS * MAX_BLOCKS * 4],
-        Kernel::Push => vec![2 * world * slot_bytes(capacity_bytes)],
+        Kernel::Push | Kernel::OneShot | Kernel::TwoShot => {
+            vec![2 * world * slot_bytes(capacity_bytes)]
+        }
     }
 }
 
-/// The kernel's entry point for `dtype` (f32 and bf16 only).
-fn entry(kernel: Kernel, dtype: Dtype) -> Option<&'static str> {
-    Some(match (kernel, dtype) {
-        (Kernel::Pull, Dtype::F32) => "opbench_oneshot_allreduce_f32",
-        (Kernel::Pull, Dtype::Bf16) => "opbench_oneshot_allreduce_bf16",
-        (Kernel::Push, Dtype::F32) => "opbench_push_allreduce_f32",
-        (Kernel::Push, Dtype::Bf16) => "opbench_push_allreduce_bf16",
+/// The entry point for `dtype` (f32 and bf16 only) of the pull kernel (`pull`), or of the push
+/// kernels: the one-shot one, or the two-shot one (`two_shot`).
+fn entry(pull: bool, two_shot: bool, dtype: Dtype) -> Option<&'static str> {
+    Some(match (pull, two_shot, dtype) {
+        (true, _, Dtype::F32) => "opbench_oneshot_allreduce_f32",
+        (true, _, Dtype::Bf16) => "opbench_oneshot_allreduce_bf16",
+        (false, false, Dtype::F32) => "opbench_push_allreduce_f32",
+        (false, false, Dtype::Bf16) => "opbench_push_allreduce_bf16",
+        (false, true, Dtype::F32) => "opbench_twoshot_allreduce_f32",
+        (false, true, Dtype::Bf16) => "opbench_twoshot_allreduce_bf16",
         _ => return None,
     })
 }
@@ -85,8 +93,12 @@ unsafe impl DeviceRepr for PushPeers {}
 pub struct OneShot {
     pub kernel: Kernel,
     stream: Arc<CudaStream>,
-    f32_fn: CudaFunction,
-    bf16_fn: CudaFunction,
+    /// The one-shot (or pull) entry points: f32, bf16.
+    one: [CudaFunction; 2],
+    /// The two-shot entry points (push kernels only).
+    two: Option<[CudaFunction; 2]>,
+    /// Where `Kernel::Push` turns two-shot.
+    twoshot_from: u64,
     /// Every rank's mapping of each exported region: `mapped[region][rank]`.
     mapped: Vec<[CUdeviceptr; MAX_RANKS]>,
     /// This rank's regions, held to be freed after `drop` drained the stream (the kernel
@@ -108,17 +120,22 @@ impl OneShot {
         group: &mut Group,
         kernel: Kernel,
         capacity_bytes: usize,
+        twoshot_from: u64,
     ) -> Result<OneShot> {
         let (rank, world) = (group.rank, group.world_size);
         if world > MAX_RANKS {
             bail!("our one-shot all-reduce serves at most {MAX_RANKS} ranks, this run has {world}");
         }
-        let load = |dtype| {
-            let name = entry(kernel, dtype).expect("f32 and bf16 entries exist");
-            gpu.function("opbench_comm_oneshot", ptx::COMM_ONESHOT, name)
+        let pull = kernel == Kernel::Pull;
+        let load = |two_shot| -> Result<[CudaFunction; 2]> {
+            let f = |dtype| {
+                let name = entry(pull, two_shot, dtype).expect("f32 and bf16 entries exist");
+                gpu.function("opbench_comm_oneshot", ptx::COMM_ONESHOT, name)
+            };
+            Ok([f(Dtype::F32)?, f(Dtype::Bf16)?])
         };
-        let f32_fn = load(Dtype::F32)?;
-        let bf16_fn = load(Dtype::Bf16)?;
+        let one = load(false)?;
+        let two = if pull { None } else { Some(load(true)?) };
         // Whole 16-byte units, so every half starts aligned for any element type.
         let capacity_bytes = capacity_bytes.max(16).next_multiple_of(16);
         // Zeroed before any peer can see them.
@@ -174,8 +191,9 @@ impl OneShot {
         Ok(OneShot {
             kernel,
             stream: gpu.stream.clone(),
-            f32_fn,
-            bf16_fn,
+            one,
+            two,
+            twoshot_from,
             mapped,
             _own: own,
             opened,
@@ -201,17 +219,25 @@ impl OneShot {
                 self.capacity_bytes
             );
         }
-        let func = match T::DTYPE {
-            Dtype::F32 => &self.f32_fn,
-            Dtype::Bf16 => &self.bf16_fn,
+        let d = match T::DTYPE {
+            Dtype::F32 => 0,
+            Dtype::Bf16 => 1,
             d => bail!("one-shot all-reduce of {}: f32 and bf16 only", d.name()),
+        };
+        let units = bytes.div_ceil(8) as u64;
+        let two_shot = self
+            .kernel
+            .two_shot(bytes as u64, units, self.world, self.twoshot_from);
+        let func = match (&self.two, two_shot) {
+            (Some(two), true) => &two[d],
+            _ => &self.one[d],
         };
         self.epoch = self.epoch.wrapping_add(1);
         let blocks = match self.kernel {
             Kernel::Pull => bytes.div_ceil(BYTES_PER_BLOCK).clamp(1, MAX_BLOCKS),
             // One 8-byte unit per thread: no barrier to pay per block, and every store in
             // flight at once.
-            Kernel::Push => bytes
+            Kernel::Push | Kernel::OneShot | Kernel::TwoShot => bytes
                 .div_ceil(8 * THREADS as usize)
                 .clamp(1, MAX_PUSH_BLOCKS),
         } as u32;
@@ -231,16 +257,18 @@ impl OneShot {
         // The pull kernel's half size, the push kernel's slot size.
         let region = match self.kernel {
             Kernel::Pull => self.capacity_bytes as u64,
-            Kernel::Push => slot_bytes(self.capacity_bytes) as u64,
+            Kernel::Push | Kernel::OneShot | Kernel::TwoShot => {
+                slot_bytes(self.capacity_bytes) as u64
+            }
         };
         let mut b = self.stream.launch_builder(func);
         b.arg(src).arg(dst).arg(&n64);
         match self.kernel {
             Kernel::Pull => b.arg(&pull),
-            Kernel::Push => b.arg(&push),
+            Kernel::Push | Kernel::OneShot | Kernel::TwoShot => b.arg(&push),
         };
         b.arg(&region).arg(&me).arg(&world).arg(&epoch);
-        // SAFETY: the arguments match opbench_{oneshot,push}_allreduce_{f32,bf16}(in, out, n,
+        // SAFETY: the arguments match opbench_{oneshot,push,twoshot}_allreduce_{f32,bf16}(in, out, n,
         // peers, half_bytes | slot_bytes, me, world, epoch); `src` and `dst` hold `n` elements;
         // every peer pointer maps a live region of the size `Kernel::region_bytes` gives for
         // `capacity_bytes` (checked above) and this run's world.

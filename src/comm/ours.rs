@@ -1,23 +1,31 @@
 //! Which of our all-reduce kernels (kernels/comm_oneshot.cu) a run times, by `--ours-kernel`
 //! name, and the implementation name of each one's rows.
 
-use super::row::{OURS, OURS_PULL};
+use super::row::{OURS, OURS_ONESHOT, OURS_PULL, OURS_TWOSHOT};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kernel {
-    /// Flagged lines stored into the peers' memory (LL); no barrier, no remote load.
+    /// Our all-reduce: flagged lines stored into the peers' memory (LL), one-shot, or two-shot
+    /// from `--ours-twoshot-from` on 3 ranks and more; no barrier, no remote load.
     Push,
+    /// The one-shot push kernel at every size.
+    OneShot,
+    /// The two-shot push kernel at every size (one-shot where the message has fewer units
+    /// than ranks).
+    TwoShot,
     /// Own copy, a flag per block in every peer, then remote loads.
     Pull,
 }
 
 impl Kernel {
-    pub const ALL: [Kernel; 2] = [Kernel::Push, Kernel::Pull];
+    pub const ALL: [Kernel; 4] = [Kernel::Push, Kernel::OneShot, Kernel::TwoShot, Kernel::Pull];
 
     /// The name `--ours-kernel` takes.
     pub fn name(self) -> &'static str {
         match self {
             Kernel::Push => "push",
+            Kernel::OneShot => "oneshot",
+            Kernel::TwoShot => "twoshot",
             Kernel::Pull => "pull",
         }
     }
@@ -26,6 +34,8 @@ impl Kernel {
     pub fn implementation(self) -> &'static str {
         match self {
             Kernel::Push => OURS,
+            Kernel::OneShot => OURS_ONESHOT,
+            Kernel::TwoShot => OURS_TWOSHOT,
             Kernel::Pull => OURS_PULL,
         }
     }
@@ -34,7 +44,19 @@ impl Kernel {
         Kernel::ALL
             .into_iter()
             .find(|k| k.name() == s)
-            .ok_or_else(|| format!("unknown kernel {s:?}: push or pull"))
+            .ok_or_else(|| format!("unknown kernel {s:?}: push, oneshot, twoshot or pull"))
+    }
+
+    /// Whether a call of `bytes` (`units` 8-byte units) over `world` ranks runs the two-shot
+    /// kernel. Never with fewer units than ranks: the two-shot kernel's reuse argument needs a
+    /// unit in every rank's chunk.
+    pub fn two_shot(self, bytes: u64, units: u64, world: usize, twoshot_from: u64) -> bool {
+        let wanted = match self {
+            Kernel::Push => world >= 3 && bytes >= twoshot_from,
+            Kernel::TwoShot => true,
+            Kernel::OneShot | Kernel::Pull => false,
+        };
+        wanted && units >= world as u64
     }
 }
 
@@ -47,7 +69,22 @@ mod tests {
         for k in Kernel::ALL {
             assert_eq!(Kernel::parse(k.name()), Ok(k));
         }
-        assert_ne!(Kernel::Push.implementation(), Kernel::Pull.implementation());
-        assert!(Kernel::parse("ll").unwrap_err().contains("push or pull"));
+        let imps: std::collections::BTreeSet<_> =
+            Kernel::ALL.iter().map(|k| k.implementation()).collect();
+        assert_eq!(imps.len(), Kernel::ALL.len());
+        assert!(Kernel::parse("ll").unwrap_err().contains("push, oneshot"));
+    }
+
+    #[test]
+    fn two_shot_from_the_threshold_on_three_ranks_and_more() {
+        let from = 128 << 10;
+        assert!(!Kernel::Push.two_shot(from, from / 8, 2, from));
+        assert!(!Kernel::Push.two_shot(from - 8, from / 8 - 1, 4, from));
+        assert!(Kernel::Push.two_shot(from, from / 8, 4, from));
+        assert!(Kernel::TwoShot.two_shot(8 * 4, 4, 4, from));
+        // Fewer units than ranks: one-shot whatever was asked.
+        assert!(!Kernel::TwoShot.two_shot(8 * 3, 3, 4, from));
+        assert!(!Kernel::OneShot.two_shot(1 << 30, 1 << 27, 8, from));
+        assert!(!Kernel::Pull.two_shot(1 << 30, 1 << 27, 8, from));
     }
 }

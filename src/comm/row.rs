@@ -17,10 +17,24 @@ pub const NCCL: &str = "nccl";
 /// NCCL's in-place all-reduce (send buffer = receive buffer), the call
 /// `torch.distributed.all_reduce` makes, when `--nccl-in-place` asks for it.
 pub const NCCL_IN_PLACE: &str = "nccl-inplace";
-/// The implementation name of our all-reduce's rows (kernels/comm_oneshot.cu, the push kernel).
+/// The implementation name of our all-reduce's rows (kernels/comm_oneshot.cu, the push
+/// kernels: one-shot, or two-shot from `--ours-twoshot-from` on 3 ranks and more).
 pub const OURS: &str = "opbench";
+/// The one-shot push kernel at every size, when `--ours-kernel` names it.
+pub const OURS_ONESHOT: &str = "opbench-oneshot";
+/// The two-shot push kernel at every size, when `--ours-kernel` names it.
+pub const OURS_TWOSHOT: &str = "opbench-twoshot";
 /// Our pull kernel's rows (kernels/comm_oneshot.cu), when `--ours-kernel` names it.
 pub const OURS_PULL: &str = "opbench-pull";
+/// Every implementation comm_bench itself times (a peer file may name none of them).
+pub const OWN: [&str; 6] = [
+    NCCL,
+    NCCL_IN_PLACE,
+    OURS,
+    OURS_ONESHOT,
+    OURS_TWOSHOT,
+    OURS_PULL,
+];
 /// How rows are timed: CUDA events around back-to-back collectives on each rank.
 pub const METHOD: &str = "cuda_events";
 /// The reference every row's correctness names.
