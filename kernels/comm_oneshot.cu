@@ -306,13 +306,15 @@ extern "C" __global__ void opbench_push_allreduce_bf16(const __nv_bfloat16* in,
 
 // ---------------------------------------------------------------------------------------------
 // The two-shot variant of the push kernel: a reduce-scatter then an all-gather, both in LL
-// lines, in one launch. The message's units are cut into `world` chunks of ceil(units / world)
-// units; rank r owns chunk r. A rank
+// lines, in one launch. The message's units are cut into `world` chunks, rank r owning units
+// [r units / world, (r + 1) units / world) (rounded down), so no chunk is empty when there are
+// at least `world` units. A rank
 //   1. stores each unit of the other ranks' chunks, as a line, into its own slot of that
 //      chunk's owner (one peer per unit, not every peer);
 //   2. for each unit of its own chunk, polls every peer's line of it, sums in rank order (its
 //      own from its input) in f32, writes the result to `out` and stores it, as a line, into
-//      its own slot of every peer;
+//      its own slot of every peer; `world` threads share each unit, each sending the sum to
+//      one rank, so this step's stores spread over the whole grid as those of step 1 do;
 //   3. polls the lines of the other chunks, each from its owner, and writes them to `out`.
 // Each rank sends 2 (world - 1) / world of the message instead of world - 1 copies: the same
 // bytes as the one-shot kernel on 2 ranks, half on 4. Only the owner sums a unit, so every rank
@@ -322,27 +324,35 @@ extern "C" __global__ void opbench_push_allreduce_bf16(const __nv_bfloat16* in,
 // of a rank finishes only after lines of that call from every peer (its own chunk needs every
 // peer's step-1 lines), as long as every chunk holds a unit; the caller uses this kernel only
 // when the message has at least `world` units, and the one-shot kernel otherwise.
+// The rank whose chunk holds unit i: the largest r with r * units / world <= i.
+__device__ __forceinline__ int chunk_owner(unsigned long long i, unsigned long long units,
+                                           int world) {
+    return (int)(((i + 1) * world - 1) / units);
+}
+
 template <typename T>
 __device__ void twoshot(const T* __restrict__ in, T* __restrict__ out, unsigned long long n,
                         const PushPeers peers, unsigned long long slot_bytes, int me, int world,
                         uint32_t epoch) {
     const unsigned long long units = (n + Unit<T>::N - 1) / Unit<T>::N;
-    const unsigned long long chunk = (units + world - 1) / world;
     const unsigned long long first = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
     const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
     const unsigned long long half = (epoch & 1) * (unsigned long long)world * slot_bytes;
     const char* mine = (const char*)peers.recv[me] + half;
-    const unsigned long long lo = me * chunk;
-    const unsigned long long hi = lo + chunk < units ? lo + chunk : units;
+    const unsigned long long lo = me * units / world;
+    const unsigned long long hi = (me + 1) * units / world;
     // 1. Units of the other chunks to their owners.
     for (unsigned long long i = first; i < units; i += stride) {
-        const int owner = (int)(i / chunk);
+        const int owner = chunk_owner(i, units, world);
         if (owner == me) continue;
         uint4* slot = (uint4*)((char*)peers.recv[owner] + half + me * slot_bytes);
         store_line(slot + i, load_unit(in, n, i), epoch);
     }
-    // 2. My chunk: every peer's lines summed in rank order, the sum to every peer.
-    for (unsigned long long i = lo + first; i < hi; i += stride) {
+    // 2. My chunk: every peer's lines summed in rank order; work item w sends unit
+    //    lo + w / world's sum to rank w % world (to `out` when that is this rank).
+    for (unsigned long long w = first; w < (hi - lo) * world; w += stride) {
+        const unsigned long long i = lo + w / world;
+        const int to = (int)(w % world);
         float acc[Unit<T>::N] = {};
         for (int p = 0; p < world; ++p) {
             const uint2 v = p == me ? load_unit(in, n, i)
@@ -350,16 +360,16 @@ __device__ void twoshot(const T* __restrict__ in, T* __restrict__ out, unsigned 
             Unit<T>::add(acc, v);
         }
         const uint2 sum = Unit<T>::pack(acc);
-        store_unit(out, n, i, sum);
-        for (int p = 0; p < world; ++p) {
-            if (p == me) continue;
-            uint4* slot = (uint4*)((char*)peers.recv[p] + half + me * slot_bytes);
+        if (to == me) {
+            store_unit(out, n, i, sum);
+        } else {
+            uint4* slot = (uint4*)((char*)peers.recv[to] + half + me * slot_bytes);
             store_line(slot + i, sum, epoch);
         }
     }
     // 3. The other chunks' sums, each from its owner.
     for (unsigned long long i = first; i < units; i += stride) {
-        const int owner = (int)(i / chunk);
+        const int owner = chunk_owner(i, units, world);
         if (owner == me) continue;
         store_unit(out, n, i, wait_line((const uint4*)(mine + owner * slot_bytes) + i, epoch));
     }

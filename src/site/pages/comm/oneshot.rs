@@ -1,4 +1,4 @@
-//! "Our one-shot all-reduce against NCCL": NCCL's P50 time over ours (each of our kernels:
+//! "Our all-reduce against NCCL": NCCL's P50 time over ours (each of our kernels:
 //! every implementation that is not library code) at each size, both from the same run (one
 //! process group on one machine), against the 1.5x goal.
 
@@ -15,10 +15,12 @@ pub const GOAL: f64 = 1.5;
 pub fn chart(rows: &[CommRow], multi_gpu: bool, pal: &Palette) -> ChartView {
     let mut c = ChartView::new(
         "comm-oneshot",
-        "Our one-shot all-reduce: speedup over NCCL",
+        "Our all-reduce: speedup over NCCL",
         "NCCL's P50 time / ours at the same size, dtype and rank count, both measured in the \
-         same run. Above 1 ours is faster; the upper dashed line is the 1.5x goal. opbench: the \
-         push kernel, opbench-pull: the pull kernel. Solid: 4 GPUs, dotted: 2; diamonds: bf16.",
+         same run. Above 1 ours is faster; the upper dashed line is the 1.5x goal. opbench: our \
+         all-reduce (the one-shot push kernel; on 3 GPUs and more the two-shot one from 256 \
+         KiB); opbench-oneshot, opbench-twoshot: one of the two at every size; opbench-pull: \
+         the pull kernel. Solid: 4 GPUs, dotted: 2; diamonds: bf16.",
         "message size (bytes)",
         "NCCL time / ours",
     );
