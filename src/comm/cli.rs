@@ -97,7 +97,7 @@ pub struct Args {
     /// 3 ranks and more. The two-shot kernel sends 2(n-1)/n of the message from each rank
     /// instead of n-1 copies (half on 4 ranks), for one more trip over NVLink; on 2 ranks it
     /// sends as much as the one-shot kernel, so 2 ranks stay one-shot.
-    #[arg(long, default_value = "256K", value_parser = parse_bytes)]
+    #[arg(long, default_value = "128K", value_parser = parse_bytes)]
     pub ours_twoshot_from: u64,
     /// Also time NCCL's in-place all-reduce (implementation "nccl-inplace") at every
     /// all_reduce point: the call torch.distributed.all_reduce makes (the default NCCL rows are
@@ -305,7 +305,7 @@ mod tests {
         let both = cfg(&["--ours-kernel", "pull", "--ours-kernel", "push"]).unwrap();
         assert_eq!(both.ours_kernels, vec![Kernel::Pull, Kernel::Push]);
         assert_ne!(both.plan_text(), c.plan_text());
-        assert_eq!(c.ours_twoshot_from, 256 << 10);
+        assert_eq!(c.ours_twoshot_from, 128 << 10);
         let from = cfg(&["--ours-twoshot-from", "64K"]).unwrap();
         assert_eq!(from.ours_twoshot_from, 64 << 10);
         assert_ne!(from.plan_text(), c.plan_text());

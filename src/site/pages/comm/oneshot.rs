@@ -18,7 +18,7 @@ pub fn chart(rows: &[CommRow], multi_gpu: bool, pal: &Palette) -> ChartView {
         "Our all-reduce: speedup over NCCL",
         "NCCL's P50 time / ours at the same size, dtype and rank count, both measured in the \
          same run. Above 1 ours is faster; the upper dashed line is the 1.5x goal. opbench: our \
-         all-reduce (the one-shot push kernel; on 3 GPUs and more the two-shot one from 256 \
+         all-reduce (the one-shot push kernel; on 3 GPUs and more the two-shot one from 128 \
          KiB); opbench-oneshot, opbench-twoshot: one of the two at every size; opbench-pull: \
          the pull kernel. Solid: 4 GPUs, dotted: 2; diamonds: bf16.",
         "message size (bytes)",
