@@ -48,8 +48,11 @@ pub struct GroupCount {
     pub faster: usize,
     /// Library lines judged SLOWER or FASTER: how far the machine itself moved.
     pub library_moved: usize,
-    /// Points measured in the base that failed or are missing in the head.
-    pub lost: usize,
+    /// Points measured in the base whose check failed in the head.
+    pub failed: usize,
+    /// Points measured in the base that the head did not measure (another size range or rank
+    /// count, or a point left out).
+    pub removed: usize,
 }
 
 /// The table against one base.
@@ -142,13 +145,16 @@ pub fn table(
             slower: 0,
             faster: 0,
             library_moved: 0,
-            lost: 0,
+            failed: 0,
+            removed: 0,
         };
         for l in &c.report.lines {
             judged += 1;
             write_csv(&mut csv, l, &c.kind, bc, hc)?;
-            if matches!(l.change, Verdicted::Failed | Verdicted::Removed) {
-                n.lost += 1;
+            match l.change {
+                Verdicted::Failed => n.failed += 1,
+                Verdicted::Removed => n.removed += 1,
+                _ => {}
             }
             let Verdicted::Compared(j) = &l.change else {
                 continue;

@@ -15,7 +15,8 @@ pub struct StripItem {
     pub verdicts: String,
     /// "0123456789 → fedcba9876".
     pub commits: String,
-    /// Something got slower, failed or went missing.
+    /// Something of ours got slower, or a check failed (points the newer run did not measure
+    /// are counted, not flagged: runs of one kind may measure different ranges).
     pub bad: bool,
     /// The kind's page, filtered to the GPU.
     pub page: String,
@@ -42,8 +43,11 @@ pub fn strip(hist: &Prepared) -> Option<RegressionStrip> {
                 .find(|(k, _, _)| *k == c.kind)
                 .map_or((HISTORY_FILE, c.kind.as_str()), |(_, f, t)| (*f, *t));
             let mut verdicts = format!("{} SLOWER · {} FASTER", c.slower, c.faster);
-            if c.lost > 0 {
-                verdicts.push_str(&format!(" · {} failed or missing", c.lost));
+            if c.failed > 0 {
+                verdicts.push_str(&format!(" · {} failed", c.failed));
+            }
+            if c.removed > 0 {
+                verdicts.push_str(&format!(" · {} not measured in the newer run", c.removed));
             }
             if c.library_moved > 0 {
                 verdicts.push_str(&format!(" · {} library moves (drift)", c.library_moved));
@@ -57,7 +61,7 @@ pub fn strip(hist: &Prepared) -> Option<RegressionStrip> {
                     fmt::commit(c.base_commit.as_deref(), None),
                     fmt::commit(c.head_commit.as_deref(), None)
                 ),
-                bad: c.slower + c.lost > 0,
+                bad: c.slower + c.failed > 0,
                 page: super::cards::page_link(file, &c.gpu),
                 gpu: c.gpu.clone(),
             }
