@@ -259,14 +259,42 @@ __device__ __forceinline__ void store_unit(T* out, unsigned long long n, unsigne
     for (unsigned long long k = i * Unit<T>::N; k < n; ++k) out[k] = e[k - i * Unit<T>::N];
 }
 
+// Where one call of a push kernel reads and writes: the message's 8-byte units, this thread's
+// first unit and the grid's stride, and the byte offset of the call's half in every region.
+struct PushCall {
+    unsigned long long units, first, stride, half;
+};
+
+template <typename T>
+__device__ __forceinline__ PushCall push_call(unsigned long long n, unsigned long long slot_bytes,
+                                              int world, uint32_t epoch) {
+    return {(n + Unit<T>::N - 1) / Unit<T>::N,
+            (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x,
+            (unsigned long long)gridDim.x * blockDim.x,
+            (epoch & 1) * (unsigned long long)world * slot_bytes};
+}
+
+// Unit i summed over the ranks in rank order in f32 (this rank's from its input, the others'
+// lines polled from `mine`, this rank's half of its receive region), packed back into T.
+template <typename T>
+__device__ __forceinline__ uint2 sum_unit(const T* in, unsigned long long n, unsigned long long i,
+                                          const char* mine, unsigned long long slot_bytes, int me,
+                                          int world, uint32_t epoch) {
+    float acc[Unit<T>::N] = {};
+    for (int p = 0; p < world; ++p) {
+        const uint2 v = p == me ? load_unit(in, n, i)
+                                : wait_line((const uint4*)(mine + p * slot_bytes) + i, epoch);
+        Unit<T>::add(acc, v);
+    }
+    return Unit<T>::pack(acc);
+}
+
 template <typename T>
 __device__ void push(const T* __restrict__ in, T* __restrict__ out, unsigned long long n,
                      const PushPeers peers, unsigned long long slot_bytes, int me, int world,
                      uint32_t epoch) {
-    const unsigned long long units = (n + Unit<T>::N - 1) / Unit<T>::N;
-    const unsigned long long first = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-    const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
-    const unsigned long long half = (epoch & 1) * (unsigned long long)world * slot_bytes;
+    const PushCall c = push_call<T>(n, slot_bytes, world, epoch);
+    const unsigned long long units = c.units, first = c.first, stride = c.stride, half = c.half;
     // 1. My units into my slot of every peer's region.
     for (unsigned long long i = first; i < units; i += stride) {
         const uint2 v = load_unit(in, n, i);
@@ -278,15 +306,8 @@ __device__ void push(const T* __restrict__ in, T* __restrict__ out, unsigned lon
     }
     // 2. Every peer's units from my own region, summed in rank order.
     const char* mine = (const char*)peers.recv[me] + half;
-    for (unsigned long long i = first; i < units; i += stride) {
-        float acc[Unit<T>::N] = {};
-        for (int p = 0; p < world; ++p) {
-            const uint2 v = p == me ? load_unit(in, n, i)
-                                    : wait_line((const uint4*)(mine + p * slot_bytes) + i, epoch);
-            Unit<T>::add(acc, v);
-        }
-        store_unit(out, n, i, Unit<T>::pack(acc));
-    }
+    for (unsigned long long i = first; i < units; i += stride)
+        store_unit(out, n, i, sum_unit(in, n, i, mine, slot_bytes, me, world, epoch));
 }
 
 extern "C" __global__ void opbench_push_allreduce_f32(const float* in, float* out,
@@ -334,10 +355,8 @@ template <typename T>
 __device__ void twoshot(const T* __restrict__ in, T* __restrict__ out, unsigned long long n,
                         const PushPeers peers, unsigned long long slot_bytes, int me, int world,
                         uint32_t epoch) {
-    const unsigned long long units = (n + Unit<T>::N - 1) / Unit<T>::N;
-    const unsigned long long first = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-    const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
-    const unsigned long long half = (epoch & 1) * (unsigned long long)world * slot_bytes;
+    const PushCall c = push_call<T>(n, slot_bytes, world, epoch);
+    const unsigned long long units = c.units, first = c.first, stride = c.stride, half = c.half;
     const char* mine = (const char*)peers.recv[me] + half;
     const unsigned long long lo = me * units / world;
     const unsigned long long hi = (me + 1) * units / world;
@@ -353,13 +372,7 @@ __device__ void twoshot(const T* __restrict__ in, T* __restrict__ out, unsigned 
     for (unsigned long long w = first; w < (hi - lo) * world; w += stride) {
         const unsigned long long i = lo + w / world;
         const int to = (int)(w % world);
-        float acc[Unit<T>::N] = {};
-        for (int p = 0; p < world; ++p) {
-            const uint2 v = p == me ? load_unit(in, n, i)
-                                    : wait_line((const uint4*)(mine + p * slot_bytes) + i, epoch);
-            Unit<T>::add(acc, v);
-        }
-        const uint2 sum = Unit<T>::pack(acc);
+        const uint2 sum = sum_unit(in, n, i, mine, slot_bytes, me, world, epoch);
         if (to == me) {
             store_unit(out, n, i, sum);
         } else {
