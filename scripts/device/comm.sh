@@ -23,7 +23,9 @@
 # needs, and 4G would triple the call), COMM_ARGS (comm_bench flags; default
 # --point-budget-ms 150), PEERS=0 skips torch, SWEEP=0 skips the NCCL sweep and torch (ours
 # only), OURS=0 skips ours, OURS_KERNELS="push oneshot twoshot pull" times several of our
-# kernels in that run (default: push, implementation "opbench"; comm_bench --help has each).
+# kernels in that run (default: push, implementation "opbench"; comm_bench --help has each);
+# OURS_MIN_BYTES (default 8) starts that run's sizes elsewhere, e.g. 6 for sizes 6 * 2^k, whose
+# f32 and bf16 messages end in a part-filled 8-byte unit or hold an odd number of units.
 # COMM_ARGS="--point-budget-ms 150 --nccl-in-place" adds NCCL's in-place all-reduce
 # ("nccl-inplace"), the call torch.distributed.all_reduce makes, beside the out-of-place rows.
 # PEER_UNALIGNED=1 times the torch peer a second time at 256 MiB and more with --no-align (its
@@ -130,7 +132,7 @@ for n in ${NPROCS:-$default_nprocs}; do
         step "our one-shot all-reduce beside NCCL up to ${OURS_MAX_BYTES:-256K} on $n GPUs"
         kflags=(); for k in ${OURS_KERNELS:-push}; do kflags+=(--ours-kernel "$k"); done
         CUDA_VISIBLE_DEVICES=$visible timeout $((30 + 30 * ${#kflags[@]} / 2)) torchrun --standalone --nproc-per-node "$n" --no-python \
-            "$bin" --collective all_reduce --max-bytes "${OURS_MAX_BYTES:-256K}" \
+            "$bin" --collective all_reduce --min-bytes "${OURS_MIN_BYTES:-8}" --max-bytes "${OURS_MAX_BYTES:-256K}" \
             --ours-max-bytes "${OURS_MAX_BYTES:-256K}" "${kflags[@]}" --no-ceilings --out "$ours" 2>&1 | grep -vE "^\[" | tail -20
         echo "ours rc=${PIPESTATUS[0]}"
         [ -s "$ours" ] && python3 - "$ours" <<'PY'
