@@ -13,8 +13,9 @@ timed with that row's warm-up, collectives per sample and sample count (capped a
 --max-samples): a stream hold (torch.cuda._sleep) while the host queues the sample, an 8-byte
 all-reduce that lines the ranks up, then k back-to-back collectives between two CUDA events on
 each rank, the sample's time the mean over ranks (src/comm/gpu.rs sampled, src/gpu/timing.rs's
-hold). --no-align leaves the 8-byte all-reduce out, to see what the ranks' start skew costs. all_reduce and broadcast are torch's in-place
-calls; the timed all_reduce runs on zeros, so repeated sums stay finite. Before timing, each rank
+hold). --no-align leaves the 8-byte all-reduce out, to see what the ranks' start skew costs.
+all_reduce and broadcast are torch's in-place calls; the timed all_reduce runs on zeros, so
+repeated sums stay finite. Before timing, each rank
 checks its output of one call on fresh random inputs against a float64 reference that every rank
 computes from every rank's seeded generator (copies exact, sums within (n+1) unit roundoffs of
 the magnitude, src/comm/reference.rs); a point that fails on any rank gets a failed row without
@@ -95,11 +96,14 @@ def mean_over_ranks(per_rank):
     return [sum(s) / n for s in zip(*per_rank)]
 
 
+RANK_MEDIANS = "each rank's own median (us): "
+
+
 def rank_medians_note(per_rank):
     """Each rank's own median (us), as comm_bench notes its NCCL rows. Ranks that start their
     samples at different times tell apart here: the early rank's collectives wait for the late
     one, so its times are the longer."""
-    return "each rank's own median (us): " + ", ".join(
+    return RANK_MEDIANS + ", ".join(
         f"{i}: {statistics.median(t):.2f}" for i, t in enumerate(per_rank))
 
 

@@ -10,10 +10,22 @@ The optional second file is comm_peers.py's raw output of a --no-align run at th
 its medians are printed beside the merged torch rows.
 """
 import json
+import os
 import statistics
 import sys
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+# comm_peers.py: beside this script where comm.sh carried both to a device, else bench/peers/.
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "..", "bench", "peers")]
+from comm_peers import RANK_MEDIANS  # noqa: E402
+
 MIN_BYTES = 256 << 20
+
+
+def rank_note(notes):
+    """The per-rank medians of a row's notes (comm_peers.py rank_medians_note), without the
+    label; empty when the row has none."""
+    return next((n[len(RANK_MEDIANS):] for n in notes if n.startswith(RANK_MEDIANS)), "")
 
 
 def medians(artifact):
@@ -23,15 +35,14 @@ def medians(artifact):
         p = r["params"]
         if r.get("status") != "ok" or p["bytes"] < MIN_BYTES:
             continue
-        note = next((n for n in r.get("notes", []) if n.startswith("each rank's own median")), "")
         out.setdefault((p["collective"], p["dtype"], p["bytes"]), {})[r["implementation"]] = (
-            r["stats"]["time_us"]["p50"], note)
+            r["stats"]["time_us"]["p50"], rank_note(r.get("notes", [])))
     return out
 
 
 def unaligned_medians(peers):
     return {(r["params"]["collective"], r["params"]["dtype"], r["params"]["bytes"]):
-            (statistics.median(r["samples_us"]), next(iter(r.get("notes", [])), ""))
+            (statistics.median(r["samples_us"]), rank_note(r.get("notes", [])))
             for r in peers["rows"] if r.get("samples_us")}
 
 
@@ -42,9 +53,19 @@ def within_count(rows):
     return sum(n / t >= 0.95 for n, t in pairs), len(pairs)
 
 
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        raise SystemExit(f"comm_bar.py: cannot read {path}: {e}")
+
+
 def main():
-    art = json.load(open(sys.argv[1]))
-    un = unaligned_medians(json.load(open(sys.argv[2]))) if len(sys.argv) > 2 else {}
+    if len(sys.argv) not in (2, 3):
+        raise SystemExit("usage: comm_bar.py ARTIFACT [UNALIGNED_PEERS.json]")
+    art = load(sys.argv[1])
+    un = unaligned_medians(load(sys.argv[2])) if len(sys.argv) > 2 else {}
     rows = medians(art)
     print("collective dtype MiB nccl_us inplace_us torch_us torch/nccl"
           + (" unaligned_us unaligned/nccl" if un else "") + " | torch per-rank medians")
@@ -60,8 +81,8 @@ def main():
         if un:
             u = un.get(key)
             cells += [f"{u[0]:.1f}", f"{n / u[0]:.3f}"] if u else ["-", "-"]
-        print(" ".join(cells), "|", imps["torch"][1].split(": ", 1)[-1],
-              ("| unaligned " + un[key][1].split(": ", 1)[-1]) if un.get(key) else "")
+        print(" ".join(cells), "|", imps["torch"][1],
+              ("| unaligned " + un[key][1]) if un.get(key) else "")
     within, total = within_count(rows)
     print(f"torch within 5% of NCCL's bus bandwidth at {within} of {total} points of 256 MiB "
           "and more")

@@ -305,7 +305,10 @@ mod tests {
         let both = cfg(&["--ours-kernel", "pull", "--ours-kernel", "push"]).unwrap();
         assert_eq!(both.ours_kernels, vec![Kernel::Pull, Kernel::Push]);
         assert_ne!(both.plan_text(), c.plan_text());
-        assert_eq!(c.ours_twoshot_from, 128 << 10);
+        assert_eq!(
+            c.ours_twoshot_from,
+            crate::comm::ours::DEFAULT_TWOSHOT_FROM_BYTES
+        );
         let from = cfg(&["--ours-twoshot-from", "64K"]).unwrap();
         assert_eq!(from.ours_twoshot_from, 64 << 10);
         assert_ne!(from.plan_text(), c.plan_text());

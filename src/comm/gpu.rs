@@ -190,6 +190,20 @@ fn run_joined(cfg: &Config, env: &RankEnv, group: &mut Group) -> Result<Option<P
             env.world_size,
             std::env::var("NCCL_NVLS_ENABLE").unwrap_or_default()
         ));
+        if !run.ours.is_empty() {
+            w.artifact.notes.push(format!(
+                "our all-reduce kernels ({}) beside NCCL up to {} B; opbench runs the two-shot \
+                 kernel from {} B on 3 ranks and more (--ours-twoshot-from), the one-shot \
+                 kernel elsewhere",
+                cfg.ours_kernels
+                    .iter()
+                    .map(|k| k.name())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                cfg.ours_max_bytes,
+                cfg.ours_twoshot_from
+            ));
+        }
         for (d, c, p) in &plans {
             for (want, got) in &p.raised {
                 w.artifact.notes.push(format!(

@@ -43,11 +43,10 @@ const BYTES_PER_BLOCK: usize = THREADS as usize * 16;
 /// Bytes of each region a rank exports: the pull kernel's data region (two halves) and signal
 /// area; the push kernel's receive region (two halves of one slot per rank).
 fn region_bytes(kernel: Kernel, capacity_bytes: usize, world: usize) -> Vec<usize> {
-    match kernel {
-        Kernel::Pull => vec![2 * capacity_bytes, MAX_RANKS * MAX_BLOCKS * 4],
-        Kernel::Push | Kernel::OneShot | Kernel::TwoShot => {
-            vec![2 * world * slot_bytes(capacity_bytes)]
-        }
+    if kernel == Kernel::Pull {
+        vec![2 * capacity_bytes, MAX_RANKS * MAX_BLOCKS * 4]
+    } else {
+        vec![2 * world * slot_bytes(capacity_bytes)]
     }
 }
 
@@ -224,22 +223,23 @@ impl OneShot {
             Dtype::Bf16 => 1,
             d => bail!("one-shot all-reduce of {}: f32 and bf16 only", d.name()),
         };
-        let units = bytes.div_ceil(8) as u64;
         let two_shot = self
             .kernel
-            .two_shot(bytes as u64, units, self.world, self.twoshot_from);
+            .two_shot(bytes as u64, self.world, self.twoshot_from);
         let func = match (&self.two, two_shot) {
             (Some(two), true) => &two[d],
             _ => &self.one[d],
         };
         self.epoch = self.epoch.wrapping_add(1);
-        let blocks = match self.kernel {
-            Kernel::Pull => bytes.div_ceil(BYTES_PER_BLOCK).clamp(1, MAX_BLOCKS),
+        let pull = self.kernel == Kernel::Pull;
+        let blocks = if pull {
+            bytes.div_ceil(BYTES_PER_BLOCK).clamp(1, MAX_BLOCKS)
+        } else {
             // One 8-byte unit per thread: no barrier to pay per block, and every store in
             // flight at once.
-            Kernel::Push | Kernel::OneShot | Kernel::TwoShot => bytes
+            bytes
                 .div_ceil(8 * THREADS as usize)
-                .clamp(1, MAX_PUSH_BLOCKS),
+                .clamp(1, MAX_PUSH_BLOCKS)
         } as u32;
         let cfg = LaunchConfig {
             grid_dim: (blocks, 1, 1),
@@ -247,26 +247,26 @@ impl OneShot {
             shared_mem_bytes: 0,
         };
         let (n64, me, world, epoch) = (n as u64, self.rank as i32, self.world as i32, self.epoch);
-        let pull = Peers {
+        let pull_peers = Peers {
             data: self.mapped[0],
             signal: *self.mapped.get(1).unwrap_or(&[0; MAX_RANKS]),
         };
-        let push = PushPeers {
+        let push_peers = PushPeers {
             recv: self.mapped[0],
         };
-        // The pull kernel's half size, the push kernel's slot size.
-        let region = match self.kernel {
-            Kernel::Pull => self.capacity_bytes as u64,
-            Kernel::Push | Kernel::OneShot | Kernel::TwoShot => {
-                slot_bytes(self.capacity_bytes) as u64
-            }
+        // The pull kernel's half size, the push kernels' slot size.
+        let region = if pull {
+            self.capacity_bytes as u64
+        } else {
+            slot_bytes(self.capacity_bytes) as u64
         };
         let mut b = self.stream.launch_builder(func);
         b.arg(src).arg(dst).arg(&n64);
-        match self.kernel {
-            Kernel::Pull => b.arg(&pull),
-            Kernel::Push | Kernel::OneShot | Kernel::TwoShot => b.arg(&push),
-        };
+        if pull {
+            b.arg(&pull_peers);
+        } else {
+            b.arg(&push_peers);
+        }
         b.arg(&region).arg(&me).arg(&world).arg(&epoch);
         // SAFETY: the arguments match opbench_{oneshot,push,twoshot}_allreduce_{f32,bf16}(in, out, n,
         // peers, half_bytes | slot_bytes, me, world, epoch); `src` and `dst` hold `n` elements;

@@ -96,9 +96,10 @@ class Bar(unittest.TestCase):
                          dict(row("torch", 4 * big, 1.0), status="failed")]}
         m = comm_bar.medians(a)
         self.assertEqual(sorted(k[2] for k in m), [big, 2 * big])  # small and failed rows left out
-        self.assertEqual(m[("all_reduce", "f32", big)]["torch"][1][:22], "each rank's own median")
+        self.assertEqual(m[("all_reduce", "f32", big)]["torch"][1], "0: 940.00, 1: 960.00")
         un = comm_bar.unaligned_medians({"rows": [
             {"params": {"collective": "all_reduce", "dtype": "f32", "bytes": big},
-             "samples_us": [1000.0, 990.0, 1010.0], "notes": []}]})
-        self.assertEqual(un[("all_reduce", "f32", big)][0], 1000.0)
+             "samples_us": [1000.0, 990.0, 1010.0],
+             "notes": [cp.rank_medians_note([[1000.0], [990.0]])]}]})
+        self.assertEqual(un[("all_reduce", "f32", big)], (1000.0, "0: 1000.00, 1: 990.00"))
         self.assertEqual(comm_bar.within_count(m), (1, 2))  # 900/950 = 0.947: out; 1700/1780 in

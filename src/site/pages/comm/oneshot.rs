@@ -13,14 +13,19 @@ use std::collections::HashMap;
 pub const GOAL: f64 = 1.5;
 
 pub fn chart(rows: &[CommRow], multi_gpu: bool, pal: &Palette) -> ChartView {
+    let caption = format!(
+        "NCCL's P50 time / ours at the same size, dtype and rank count, both measured in the \
+         same run. Above 1 ours is faster; the upper dashed line is the 1.5x goal. opbench: our \
+         all-reduce (the one-shot push kernel; on 3 GPUs and more the two-shot one from the size \
+         each run's notes give, {} KiB by default); opbench-oneshot, opbench-twoshot: one of \
+         the two at every size; opbench-pull: the pull kernel. Solid: 4 GPUs, dotted: 2; \
+         diamonds: bf16.",
+        crate::comm::ours::DEFAULT_TWOSHOT_FROM_BYTES >> 10
+    );
     let mut c = ChartView::new(
         "comm-oneshot",
         "Our all-reduce: speedup over NCCL",
-        "NCCL's P50 time / ours at the same size, dtype and rank count, both measured in the \
-         same run. Above 1 ours is faster; the upper dashed line is the 1.5x goal. opbench: our \
-         all-reduce (the one-shot push kernel; on 3 GPUs and more the two-shot one from 128 \
-         KiB); opbench-oneshot, opbench-twoshot: one of the two at every size; opbench-pull: \
-         the pull kernel. Solid: 4 GPUs, dotted: 2; diamonds: bf16.",
+        &caption,
         "message size (bytes)",
         "NCCL time / ours",
     );
