@@ -397,3 +397,59 @@ fn out_over_an_input_is_refused() {
     );
     assert!(o.status.success(), "{}", text(&o).1);
 }
+
+/// The committed H100 LayerNorm run of 5214588 against the committed H100 artifact, on two
+/// boards: the one-block point 1x2048 f16 warm moved +3.5% with every control still, within
+/// what it measured on the history's other boards. With the history (the default
+/// `--artifacts`) the gate passes and the line names rule `boards`; without it, it fails.
+#[test]
+fn a_board_effect_on_a_one_block_kernel_is_judged_against_the_points_other_boards() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let head = "artifacts/history/layernorm/20261128T000405Z-52145882577b-nvidia-h100-80gb-hbm3-83ab4144.json.gz";
+    let args = |artifacts: &str| {
+        vec![
+            "--base",
+            "artifacts/h100/layernorm.json",
+            "--head",
+            head,
+            "--fail-on-regression",
+            "--format",
+            "json",
+            "--artifacts",
+        ]
+        .into_iter()
+        .map(String::from)
+        .chain([artifacts.to_string()])
+        .collect::<Vec<_>>()
+    };
+    let run = |artifacts: &str| {
+        let a = args(artifacts);
+        let refs: Vec<&str> = a.iter().map(String::as_str).collect();
+        bin("compare", &refs, root)
+    };
+    let o = run("artifacts");
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let line = report["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| {
+            l["point"]["implementation"] == "opbench"
+                && l["point"]["params"].as_str().is_some_and(|p| {
+                    p.contains("dtype=f16") && p.contains("mode=warm") && p.contains("shape=1x2048")
+                })
+                && l["stat"] == "time_us"
+        })
+        .expect("the 1x2048 f16 warm line");
+    assert_eq!(line["change"]["verdict"], "SAME", "{line}");
+    assert!(
+        line["rule"].as_str().unwrap().starts_with("boards: "),
+        "{line}"
+    );
+    // An artifacts folder without a history: the same line is a regression.
+    let empty = tempfile::tempdir().unwrap();
+    let o = run(empty.path().to_str().unwrap());
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o).1);
+}

@@ -145,6 +145,14 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             .clone()
             .unwrap_or_else(|| format!("{} ({})", r.label, r.how))
     };
+    // Each point's range across boards (rule `boards`): every recorded run, when there are any.
+    let history = match crate::history::History::load(&a.artifacts.join("history"), true) {
+        Ok(h) => h.runs,
+        Err(e) => {
+            eprintln!("warning: {e:#}; rule `boards` is not applied");
+            Vec::new()
+        }
+    };
     let mut report = compare(
         &name(&a.base_name, &base),
         &base.runs,
@@ -154,6 +162,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             min_effect: a.min_effect,
             ignore_params: a.ignore_params.clone(),
             control: a.control.clone(),
+            history,
         },
     );
     if a.only_changes {

@@ -26,6 +26,9 @@ pub struct Options {
     pub ignore_params: Vec<String>,
     /// An implementation that did not change between the runs (see `control`).
     pub control: Option<String>,
+    /// Runs whose points give each point's range across boards (rule `boards`); empty: the
+    /// rule is not applied.
+    pub history: Vec<HistoryRun>,
 }
 
 impl Default for Options {
@@ -34,6 +37,7 @@ impl Default for Options {
             min_effect: super::verdict::DEFAULT_MIN_EFFECT,
             ignore_params: Vec::new(),
             control: None,
+            history: Vec::new(),
         }
     }
 }
@@ -503,6 +507,14 @@ pub fn compare(
         head_runs.extend(hp.runs);
     }
     let drifts = super::drift::apply(&mut lines, &ceilings, &two_machines, opts.min_effect);
+    let head_all: Vec<&HistoryRun> = head.iter().collect();
+    super::boards::apply(
+        &mut lines,
+        &head_all,
+        &opts.history,
+        &two_machines,
+        &opts.ignore_params,
+    );
     for ((gpu, kind, stat), d) in &drifts {
         notes.push(format!(
             "{gpu}, {kind} {stat}: {}; our implementations are judged against that",

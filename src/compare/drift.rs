@@ -39,6 +39,9 @@
 //!    agree, kept when they moved the same way, UNCERTAIN otherwise ([`by_fast_mode`]).
 //! 6. `intervals`: otherwise the verdict of `verdict::judge` (disjoint 95% intervals of the
 //!    median and the minimum effect) stands.
+//! 7. `boards` (`super::boards`, after all of these): a FASTER or SLOWER of ours across two
+//!    machines whose head median lies within the range the same point, with the same launch
+//!    settings, measured on several other boards in the history becomes SAME.
 //!
 //! Host-side quantities ([`HOST_SIDE_STATS`]) are grouped by quantity, so they are judged
 //! against the library implementations' host-side quantities of the same run: a slower host

@@ -7,8 +7,10 @@
 //! compared and an output over an input; [`render`] prints the report as text or Markdown,
 //! [`html`] as a self-contained page. [`drift`] judges our code against the move of the
 //! library implementations and ceilings of the same runs, so verdicts hold across boards and
-//! hosts; [`machines`] says which board and host each side ran on.
+//! hosts, and [`boards`] judges a point that only a change of board moved against its own range
+//! across boards in the history; [`machines`] says which board and host each side ran on.
 
+mod boards;
 pub mod cli;
 mod control;
 mod diff;

@@ -423,3 +423,81 @@ fn a_drifting_control_makes_verdicts_at_its_points_uncertain() {
     assert_eq!(r.regressions().count(), 1);
     assert_eq!(r.regressions().next().unwrap().point, key_of(ours));
 }
+
+#[test]
+fn a_move_inside_the_points_own_range_across_boards_is_the_boards() {
+    // Our first LayerNorm point 10% slower on head's board, every control still. Other boards
+    // of the history measured the same point with the same settings at other speeds.
+    let ours = synthetic::suite()
+        .iter()
+        .position(|p| p.kind == "layernorm" && p.implementation == "opbench")
+        .unwrap();
+    let base = suite_run(0, H100, 1, &[]);
+    let head = suite_run(1, H100, 2, &[(ours, 1.10)]);
+    // Runs of other boards, taken as measured (a `history synth` run never counts as a board).
+    let history = |factors: &[f64]| -> Vec<HistoryRun> {
+        let mut out: Vec<HistoryRun> = factors
+            .iter()
+            .enumerate()
+            .flat_map(|(i, f)| runs(&suite_run(0, H100, 100 + i as u64, &[(ours, *f)])))
+            .collect();
+        for r in &mut out {
+            r.record.run.synthetic = false;
+            r.record
+                .notes
+                .retain(|n| n != crate::history::synthetic::SYNTHETIC_NOTE);
+        }
+        out
+    };
+    let line = |r: &Report| -> Line {
+        r.lines
+            .iter()
+            .find(|l| l.point == key_of(ours) && l.stat == "time_us")
+            .unwrap()
+            .clone()
+    };
+    let with = |history: Vec<HistoryRun>| {
+        let opts = Options {
+            history,
+            ..Options::default()
+        };
+        compare("base", &runs(&base), "head", &runs(&head), &opts)
+    };
+    // No history: SLOWER.
+    assert_eq!(line(&cmp(&base, &head)).label(), "SLOWER");
+    // Four other boards spanning 0.98x-1.20x: head's 1.10x is what those boards measure.
+    let r = with(history(&[0.98, 1.05, 1.15, 1.20]));
+    let l = line(&r);
+    assert_eq!(l.label(), "SAME", "{:?}", l.rule);
+    assert!(
+        l.rule.as_deref().unwrap().starts_with("boards: "),
+        "{:?}",
+        l.rule
+    );
+    assert_eq!(r.regressions().count(), 0, "{}", r.tally());
+    // The same four boards all near the base: head left their range, still SLOWER.
+    assert_eq!(
+        line(&with(history(&[0.98, 0.99, 1.01, 1.03]))).label(),
+        "SLOWER"
+    );
+    // Three boards are not enough to know the point's range.
+    assert_eq!(line(&with(history(&[0.98, 1.15, 1.20]))).label(), "SLOWER");
+    // Other launch settings are other code: those rows do not count.
+    let mut other = history(&[0.98, 1.05, 1.15, 1.20]);
+    for run in &mut other {
+        for p in &mut run.record.points {
+            if p.implementation == "opbench" {
+                p.params
+                    .insert("block_threads".into(), crate::artifact::Param::Int(999));
+            }
+        }
+    }
+    assert_eq!(line(&with(other)).label(), "SLOWER");
+    // Drawn runs are no boards.
+    let drawn: Vec<HistoryRun> = [0.98, 1.05, 1.15, 1.20]
+        .iter()
+        .enumerate()
+        .flat_map(|(i, f)| runs(&suite_run(0, H100, 100 + i as u64, &[(ours, *f)])))
+        .collect();
+    assert_eq!(line(&with(drawn)).label(), "SLOWER");
+}
