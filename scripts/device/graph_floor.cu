@@ -30,7 +30,8 @@
 // first and the last kernel and brought back by the step's copy) holds the replay alone.
 // Usage: graph_floor [--steps N] [--reps R] [--warmup N] [--kernels K] [--work W]
 //                    [--activity LIST] [--subscribe]
-#include <cuda_runtime.h>
+#define FLOOR_NAME "graph_floor"
+#include "floor_common.cuh"
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -41,9 +42,6 @@
 #include <cstring>
 #include <string>
 #include <vector>
-#ifdef SELF_CUPTI
-#include <cupti.h>
-#endif
 
 static const int N = 4096;  // floats each kernel works on
 static const int THREADS = 256;
@@ -94,32 +92,12 @@ static double median(std::vector<double> v) {
     return v[v.size() / 2];
 }
 
-#define CHECK(call)                                                                       \
-    do {                                                                                  \
-        cudaError_t e = (call);                                                           \
-        if (e != cudaSuccess) {                                                           \
-            fprintf(stderr, "graph_floor: %s: %s\n", #call, cudaGetErrorString(e));       \
-            exit(2);                                                                      \
-        }                                                                                 \
-    } while (0)
-
 // --activity's names, in the order they are enabled.
 static const char *const KIND_NAMES[] = {"graph",  "device",  "kernel", "memcpy",
                                          "memset", "runtime", "driver", "sync"};
 static const int N_KINDS = sizeof(KIND_NAMES) / sizeof(KIND_NAMES[0]);
 
 #ifdef SELF_CUPTI
-#define CUPTI_CHECK(call)                                                                 \
-    do {                                                                                  \
-        CUptiResult r = (call);                                                           \
-        if (r != CUPTI_SUCCESS) {                                                         \
-            const char *s = nullptr;                                                      \
-            cuptiGetResultString(r, &s);                                                  \
-            fprintf(stderr, "graph_floor: %s: %s\n", #call, s ? s : "?");                 \
-            exit(3);                                                                      \
-        }                                                                                 \
-    } while (0)
-
 static const struct {
     CUpti_ActivityKind kind;
     const char *name;
@@ -134,24 +112,6 @@ static const struct {
     {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"},
 };
 static_assert(sizeof(KINDS) / sizeof(KINDS[0]) == N_KINDS, "one CUPTI kind per name");
-
-// CUPTI may complete buffers on its own thread.
-static std::atomic<unsigned long long> g_records{0};
-static const size_t BUF_BYTES = 8 << 20;
-
-static void CUPTIAPI buffer_requested(uint8_t **buf, size_t *size, size_t *max_records) {
-    *buf = (uint8_t *)aligned_alloc(8, BUF_BYTES);
-    *size = BUF_BYTES;
-    *max_records = 0;
-}
-
-static void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t *buf, size_t, size_t valid) {
-    CUpti_Activity *rec = nullptr;
-    unsigned long long n = 0;
-    while (cuptiActivityGetNextRecord(buf, valid, &rec) == CUPTI_SUCCESS) n++;
-    g_records += n;
-    free(buf);
-}
 
 static void CUPTIAPI on_nothing(void *, CUpti_CallbackDomain, CUpti_CallbackId, const void *) {}
 

@@ -16,16 +16,14 @@
 // Prints one line: "iter_us=<median over reps> launch_us=<median launch call> records=<n>".
 // Usage: launch_floor [--iters N] [--reps R] [--host-us U] [--queries Q] [--activity K]
 //                     [--callback launch|domain]
-#include <cuda_runtime.h>
+#define FLOOR_NAME "launch_floor"
+#include "floor_common.cuh"
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
-#ifdef SELF_CUPTI
-#include <cupti.h>
-#endif
 
 __global__ void empty_kernel() {}
 
@@ -34,42 +32,7 @@ static double now_us() {
     return duration<double, std::micro>(steady_clock::now().time_since_epoch()).count();
 }
 
-#define CHECK(call)                                                                       \
-    do {                                                                                  \
-        cudaError_t e = (call);                                                           \
-        if (e != cudaSuccess) {                                                           \
-            fprintf(stderr, "launch_floor: %s: %s\n", #call, cudaGetErrorString(e));      \
-            exit(2);                                                                      \
-        }                                                                                 \
-    } while (0)
-
 #ifdef SELF_CUPTI
-#define CUPTI_CHECK(call)                                                                 \
-    do {                                                                                  \
-        CUptiResult r = (call);                                                           \
-        if (r != CUPTI_SUCCESS) {                                                         \
-            const char *s = nullptr;                                                      \
-            cuptiGetResultString(r, &s);                                                  \
-            fprintf(stderr, "launch_floor: %s: %s\n", #call, s ? s : "?");                \
-            exit(3);                                                                      \
-        }                                                                                 \
-    } while (0)
-
-static unsigned long long g_records = 0;
-static const size_t BUF_BYTES = 8 << 20;
-
-static void CUPTIAPI buffer_requested(uint8_t **buf, size_t *size, size_t *max_records) {
-    *buf = (uint8_t *)aligned_alloc(8, BUF_BYTES);
-    *size = BUF_BYTES;
-    *max_records = 0;
-}
-
-static void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t *buf, size_t, size_t valid) {
-    CUpti_Activity *rec = nullptr;
-    while (cuptiActivityGetNextRecord(buf, valid, &rec) == CUPTI_SUCCESS) g_records++;
-    free(buf);
-}
-
 // One API call as a tracer would keep it: what, when, which launch.
 struct ApiCall {
     uint32_t cbid, correlation;
@@ -122,7 +85,7 @@ static void attach(const std::vector<std::string> &kinds, const std::string &cal
 
 static unsigned long long detach(bool activity) {
     if (activity) CUPTI_CHECK(cuptiActivityFlushAll(1));
-    return g_records + g_calls.size();
+    return g_records.load() + g_calls.size();
 }
 #endif
 
