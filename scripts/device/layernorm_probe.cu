@@ -1,12 +1,13 @@
-// Launch variants of our LayerNorm row kernel (kernels/layernorm.cu, included whole) at the
-// large shapes where torch.compile and Triton come within a few percent of it: the same
-// per-row code with other register caps (__launch_bounds__ minimum blocks per SM), other
-// vectors per thread and other threads per row, timed against the committed launch in one
-// process, on the same buffers, with a same-size device-to-device copy beside them.
+// Variants of our LayerNorm kernel (kernels/layernorm.cu, included whole) at the large shapes
+// where torch.compile and Triton come within a few percent of it, timed against the committed
+// launch in one process, on the same buffers, with a same-size device-to-device copy beside
+// them: the committed row kernels at other vectors per thread, the 8-vector one under a
+// register cap that keeps 4 blocks of 128 threads per SM (the only cap of a dozen tried that
+// gained, docs/notes/layernorm.md), and a looped kernel after torch.compile's pattern.
 //
 // Why a harness and not layernorm_bench flags: a register cap is a compile-time property of a
-// kernel, and trying a dozen of them through the production kernel table would add a dozen
-// instantiations per dtype to every build. What wins here moves into kernels/layernorm.cu.
+// kernel, and trying variants through the production kernel table would add instantiations
+// per dtype to every build. What wins here moves into kernels/layernorm.cu.
 //
 // Each (shape, dtype): fresh random x, gamma, beta; the committed launch (`base`: the kernel
 // and threads per row src/layernorm/plan.rs picks) writes the reference output, and every
@@ -17,7 +18,7 @@
 // At these sizes (>= 64 MiB moved) the buffers are over twice the L2, so each launch reads x
 // from DRAM.
 //
-// Build (GPU machine): nvcc -O3 -arch=sm_90 -std=c++17 -I kernels
+// Build (GPU machine): nvcc -O3 -arch=sm_90a -std=c++17 -I kernels
 //     scripts/device/layernorm_probe.cu -o /tmp/layernorm_probe
 // Run: /tmp/layernorm_probe [ROUNDS=3] [SAMPLES=15] [LAUNCHES=10]
 // Prints one line per variant: shape dtype variant regs blocks_per_sm us GB/s vs_base.
@@ -50,36 +51,155 @@
              T* __restrict__ y, long long rows, int cols, int tpr, float eps) {                \
         layernorm_regs<T, VEC, NV>(x, gamma, beta, y, rows, cols, tpr, eps);                  \
     }
-#define PROBE_DT(DT, T, V)                                                                    \
-    PROBE(probe_##DT##_n4_b256_m6, T, V, 4, 256, 6)                                           \
-    PROBE(probe_##DT##_n4_b256_m5, T, V, 4, 256, 5)                                           \
-    PROBE(probe_##DT##_n4_b512_m3, T, V, 4, 512, 3)                                           \
-    PROBE(probe_##DT##_n4_b128_m10, T, V, 4, 128, 10)                                         \
-    PROBE(probe_##DT##_n4_b128_m12, T, V, 4, 128, 12)                                         \
-    PROBE(probe_##DT##_n2_b512_m3, T, V, 2, 512, 3)                                           \
-    PROBE(probe_##DT##_n2_b512_m4, T, V, 2, 512, 4)                                           \
-    PROBE(probe_##DT##_n8_b256_m4, T, V, 8, 256, 4)                                           \
-    PROBE(probe_##DT##_n8_b128_m4, T, V, 8, 128, 4)
+#define PROBE_DT(DT, T, V) PROBE(probe_##DT##_n8_b128_m4, T, V, 8, 128, 4)
 PROBE_DT(f32, float, 4)
 PROBE_DT(f16, __half, 8)
 PROBE_DT(bf16, __nv_bfloat16, 8)
+
+// The pattern torch.compile generates for these shapes (scripts/device/ln_inductor_code.py): one
+// row per block of NT threads at full occupancy, few registers. Pass 1 streams the row one
+// 16-byte vector per thread per step, loads kept in L2 (evict_last policy), and keeps a Welford
+// mean and M2 per element slot (one reciprocal per vector, shared by its elements); the slots,
+// then the threads, are merged with Chan's formula. Pass 2 re-reads x from L2 (evict_first),
+// gamma and beta (evict_last) and stores y without a hint.
+__device__ __forceinline__ unsigned long long l2_policy_last() {
+    unsigned long long p;
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
+    return p;
+}
+__device__ __forceinline__ unsigned long long l2_policy_first() {
+    unsigned long long p;
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+    return p;
+}
+__device__ __forceinline__ uint4 ld_hint_last(const uint4* ptr, unsigned long long pol) {
+    uint4 v;
+    asm volatile("ld.global.L1::evict_last.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(ptr), "l"(pol));
+    return v;
+}
+__device__ __forceinline__ uint4 ld_hint_first(const uint4* ptr, unsigned long long pol) {
+    uint4 v;
+    asm volatile("ld.global.L1::evict_first.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(ptr), "l"(pol));
+    return v;
+}
+
+template <typename T, int NT>
+__device__ __forceinline__ void layernorm_loop(const T* __restrict__ x, const T* __restrict__ gamma,
+                                               const T* __restrict__ beta, T* __restrict__ y,
+                                               long long rows, int cols, float eps) {
+    constexpr int VEC = 16 / sizeof(T);
+    using P = Pack<T, VEC>;
+    __shared__ float red[3][32];
+    __shared__ float stat[2];
+    const int nvec = cols / VEC;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const unsigned long long keep = l2_policy_last(), drop = l2_policy_first();
+    const uint4* gr = reinterpret_cast<const uint4*>(gamma);
+    const uint4* br = reinterpret_cast<const uint4*>(beta);
+    for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
+        const uint4* xr = reinterpret_cast<const uint4*>(x + row * cols);
+        float mean[VEC], m2[VEC];
+#pragma unroll
+        for (int j = 0; j < VEC; ++j) mean[j] = m2[j] = 0.f;
+        float w = 0.f;
+        for (int i = threadIdx.x; i < nvec; i += NT) {
+            P p;
+            p.raw = ld_hint_last(xr + i, keep);
+            float f[VEC];
+            unpack(p, f);
+            w += 1.f;
+            const float rw = __frcp_rn(w);
+#pragma unroll
+            for (int j = 0; j < VEC; ++j) {
+                const float d = f[j] - mean[j];
+                mean[j] = fmaf(d, rw, mean[j]);
+                m2[j] = fmaf(d, f[j] - mean[j], m2[j]);
+            }
+        }
+        // The thread's VEC slots hold w values each: merge them pairwise (equal counts).
+        Stats s{w, 0.f, 0.f};
+        {
+            float mm[VEC], qq[VEC];
+#pragma unroll
+            for (int j = 0; j < VEC; ++j) mm[j] = mean[j], qq[j] = m2[j];
+            float n = w;
+#pragma unroll
+            for (int h = VEC / 2; h > 0; h >>= 1) {
+#pragma unroll
+                for (int j = 0; j < h; ++j) {
+                    const float d = mm[j + h] - mm[j];
+                    qq[j] = qq[j] + qq[j + h] + d * d * (n * 0.5f);
+                    mm[j] = 0.5f * (mm[j] + mm[j + h]);
+                }
+                n *= 2.f;
+            }
+            s = Stats{n, mm[0], qq[0]};
+        }
+        s = warp_merge(s);
+        if (lane == 0) red[0][warp] = s.n, red[1][warp] = s.mean, red[2][warp] = s.m2;
+        __syncthreads();
+        if (warp == 0) {
+            Stats t = lane < NT / 32 ? Stats{red[0][lane], red[1][lane], red[2][lane]}
+                                     : Stats{0.f, 0.f, 0.f};
+            t = warp_merge(t);
+            if (lane == 0) stat[0] = t.mean, stat[1] = rsqrtf(t.m2 / (float)cols + eps);
+        }
+        __syncthreads();
+        const float mu = stat[0], rstd = stat[1];
+        T* yr = y + row * cols;
+        for (int i = threadIdx.x; i < nvec; i += NT) {
+            P p, gp, bp, out;
+            p.raw = ld_hint_first(xr + i, drop);
+            gp.raw = ld_hint_last(gr + i, keep);
+            bp.raw = ld_hint_last(br + i, keep);
+            float f[VEC], gf[VEC], bf[VEC], o[VEC];
+            unpack(p, f);
+            unpack(gp, gf);
+            unpack(bp, bf);
+#pragma unroll
+            for (int j = 0; j < VEC; ++j) o[j] = fmaf((f[j] - mu) * rstd, gf[j], bf[j]);
+            pack_out<T, VEC>(out, o);
+            reinterpret_cast<uint4*>(yr)[i] = out.raw;
+        }
+        __syncthreads();  // stat[] and red[] are reused by the next row
+    }
+}
+
+#define LOOP(NAME, T, NT, MINB)                                                               \
+    extern "C" __global__ void __launch_bounds__(NT, MINB)                                    \
+        NAME(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta, \
+             T* __restrict__ y, long long rows, int cols, int tpr, float eps) {                \
+        (void)tpr;                                                                            \
+        layernorm_loop<T, NT>(x, gamma, beta, y, rows, cols, eps);                            \
+    }
+// Full occupancy (32 registers) and three quarters of it (40 registers, no spills).
+#define LOOP_DT(DT, T)                                                                        \
+    LOOP(loop_##DT##_t512_m4, T, 512, 4) LOOP(loop_##DT##_t512_m3, T, 512, 3)                 \
+    LOOP(loop_##DT##_t256_m8, T, 256, 8) LOOP(loop_##DT##_t256_m6, T, 256, 6)
+LOOP_DT(f32, float)
+LOOP_DT(f16, __half)
+LOOP_DT(bf16, __nv_bfloat16)
 
 struct Variant {
     std::string name;
     const void* fn;
     int nv, maxt;
+    int loop_threads;  // a loop kernel's threads per row (one row per block); 0: a row kernel
 };
 
-#define V(NAME, NV, MAXT) Variant{#NAME, reinterpret_cast<const void*>(&NAME), NV, MAXT}
+#define V(NAME, NV, MAXT) Variant{#NAME, reinterpret_cast<const void*>(&NAME), NV, MAXT, 0}
+#define L(NAME, NT) Variant{#NAME, reinterpret_cast<const void*>(&NAME), 0, NT, NT}
 // The committed kernels first (`base`: the one src/layernorm/plan.rs launches, by vectors per
 // thread), then the probes.
 #define VARIANTS(DT)                                                                           \
     {V(layernorm_regs_##DT##_n4, 4, 512), V(layernorm_regs_##DT##_n2, 2, 1024),                \
-     V(layernorm_regs_##DT##_n8, 8, 512), V(probe_##DT##_n4_b256_m6, 4, 256),                  \
-     V(probe_##DT##_n4_b256_m5, 4, 256), V(probe_##DT##_n4_b512_m3, 4, 512),                   \
-     V(probe_##DT##_n4_b128_m10, 4, 128), V(probe_##DT##_n4_b128_m12, 4, 128),                 \
-     V(probe_##DT##_n2_b512_m3, 2, 512), V(probe_##DT##_n2_b512_m4, 2, 512),                   \
-     V(probe_##DT##_n8_b256_m4, 8, 256), V(probe_##DT##_n8_b128_m4, 8, 128)}
+     V(layernorm_regs_##DT##_n8, 8, 512), V(probe_##DT##_n8_b128_m4, 8, 128),                  \
+     L(loop_##DT##_t512_m4, 512), L(loop_##DT##_t512_m3, 512), L(loop_##DT##_t256_m8, 256),     \
+     L(loop_##DT##_t256_m6, 256)}
 #define layernorm_regs_f32_n4 layernorm_regs_f32_v4_n4
 #define layernorm_regs_f32_n2 layernorm_regs_f32_v4_n2
 #define layernorm_regs_f32_n8 layernorm_regs_f32_v4_n8
@@ -143,6 +263,11 @@ struct Launch {
 // when the row does not split into whole warps under the variant's block limit.
 static bool launch_for(const Variant& v, long long rows, int cols, int vec, Launch* l) {
     const int nvec = cols / vec;
+    if (v.loop_threads) {
+        if (nvec * vec != cols) return false;
+        *l = Launch{&v, v.loop_threads, v.loop_threads, rows};
+        return true;
+    }
     if (nvec % v.nv) return false;
     const int tpr = nvec / v.nv;
     if (tpr % 32 || tpr > v.maxt) return false;

@@ -5,7 +5,10 @@ closest to our kernel, so that its design can be compared with ours (docs/notes/
 For each shape and dtype: compiles F.layer_norm as layernorm_peers.py does (dynamic=False),
 runs it once, then prints every Triton kernel of the compiled module: its source, the launch
 configuration the autotuner kept (XBLOCK, R0_BLOCK, num_warps, num_stages) and its register and
-spill counts. Usage (GPU machine): python3 scripts/device/ln_inductor_code.py [ROWSxCOLS:DTYPE ...]
+spill counts. With --time, only times the compiled function instead, as
+scripts/device/layernorm_probe.cu times its kernels (CUDA events around 10 back-to-back launches,
+20 samples a round, 5 rounds, median of all), to set beside the probe's figures of the same call.
+Usage (GPU machine): python3 scripts/device/ln_inductor_code.py [--time] [ROWSxCOLS:DTYPE ...]
 """
 
 import sys
@@ -25,8 +28,28 @@ def kernels_of(module):
             yield name, obj
 
 
+def time_compiled(fn, args, nbytes, launches=10, samples=20, rounds=5):
+    """Median us per launch and GB/s of x read and y written."""
+    for _ in range(3):
+        fn(*args)
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    times = []
+    for _ in range(rounds * samples):
+        start.record()
+        for _ in range(launches):
+            fn(*args)
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1000.0 / launches)
+    times.sort()
+    us = times[len(times) // 2]
+    return us, nbytes / us / 1e3
+
+
 def main():
-    for spec in sys.argv[1:] or DEFAULT:
+    timing = "--time" in sys.argv[1:]
+    specs = [a for a in sys.argv[1:] if a != "--time"]
+    for spec in specs or DEFAULT:
         shape, dt = spec.split(":")
         rows, cols = (int(v) for v in shape.split("x"))
         torch._dynamo.reset()
@@ -37,6 +60,10 @@ def main():
         fn = torch.compile(lambda x, w, b: F.layer_norm(x, (cols,), w, b, 1e-5), dynamic=False)
         fn(x, w, b)
         torch.cuda.synchronize()
+        if timing:
+            us, gbps = time_compiled(fn, (x, w, b), 2 * x.numel() * x.element_size())
+            print(f"{rows}x{cols} {dt} torch.compile us={us:8.2f} GB/s={gbps:7.0f}")
+            continue
         mods = PyCodeCache.modules
         mods = list(mods.values()) if isinstance(mods, dict) else list(mods)
         if before is not None:
