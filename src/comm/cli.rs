@@ -208,6 +208,15 @@ impl Config {
         Ok(cfg)
     }
 
+    /// The names of our all-reduce kernels this run times, comma-separated.
+    pub fn ours_kernel_names(&self) -> String {
+        self.ours_kernels
+            .iter()
+            .map(|k| k.name())
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
     /// What every rank must agree on, compared by rank 0 at the rendezvous.
     pub fn plan_text(&self) -> String {
         format!(
@@ -229,11 +238,7 @@ impl Config {
             self.min_sample_us,
             self.ceilings,
             self.ours_max_bytes,
-            self.ours_kernels
-                .iter()
-                .map(|k| k.name())
-                .collect::<Vec<_>>()
-                .join(","),
+            self.ours_kernel_names(),
             self.ours_twoshot_from,
             self.nccl_in_place,
             self.sampling.describe(),

@@ -195,11 +195,7 @@ fn run_joined(cfg: &Config, env: &RankEnv, group: &mut Group) -> Result<Option<P
                 "our all-reduce kernels ({}) beside NCCL up to {} B; opbench runs the two-shot \
                  kernel from {} B on 3 ranks and more (--ours-twoshot-from), the one-shot \
                  kernel elsewhere",
-                cfg.ours_kernels
-                    .iter()
-                    .map(|k| k.name())
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                cfg.ours_kernel_names(),
                 cfg.ours_max_bytes,
                 cfg.ours_twoshot_from
             ));

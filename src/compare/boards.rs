@@ -45,6 +45,7 @@ fn row_of<'a>(
     rows.next().is_none().then_some(first)
 }
 
+/// The row's run settings (its launch configuration): what stands for the code.
 fn settings<'a>(kind: &str, row: &'a HistoryPoint) -> BTreeMap<&'a str, &'a Param> {
     row.params
         .iter()

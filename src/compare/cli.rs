@@ -147,7 +147,12 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     };
     // Each point's range across boards (rule `boards`): every recorded run, when there are any.
     let history = match crate::history::History::load(&a.artifacts.join("history"), true) {
-        Ok(h) => h.runs,
+        Ok(h) => {
+            for w in &h.warnings {
+                eprintln!("warning: rule `boards` goes on without a history file: {w}");
+            }
+            h.runs
+        }
         Err(e) => {
             eprintln!("warning: {e:#}; rule `boards` is not applied");
             Vec::new()
