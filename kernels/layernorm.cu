@@ -121,13 +121,17 @@ __device__ __forceinline__ void pack_out(Pack<T, VEC>& out, const float (&o)[VEC
     }
 }
 
-// Streaming (evict-first) or default accesses of x and y.
-template <bool CS, typename R> __device__ __forceinline__ R load_x(const R* p) {
-    if constexpr (CS) return __ldcs(p); else return __ldg(p);
-}
-template <bool CS, typename R> __device__ __forceinline__ void store_y(R* p, R v) {
-    if constexpr (CS) __stcs(p, v); else *p = v;
-}
+// How x is loaded and y stored: a policy type with static `load` and `store`. `Streaming`
+// (evict-first, .cs, both ways) is what the kernels below use for data touched once; `Plain`
+// (read-only path, default store) serves rows already staged in shared memory.
+struct Streaming {
+    template <typename R> static __device__ __forceinline__ R load(const R* p) { return __ldcs(p); }
+    template <typename R> static __device__ __forceinline__ void store(R* p, R v) { __stcs(p, v); }
+};
+struct Plain {
+    template <typename R> static __device__ __forceinline__ R load(const R* p) { return __ldg(p); }
+    template <typename R> static __device__ __forceinline__ void store(R* p, R v) { *p = v; }
+};
 
 // Where a thread sits: rows go to groups of `tpr` threads, `rpb` groups per block; this
 // thread is number `t` of group `g`, whose `wpg` warps start at block warp `gw0`.
@@ -139,7 +143,7 @@ struct Group {
 };
 
 // Loads this thread's vectors of `row` (zeros where the row or the vector does not exist).
-template <bool CS, typename T, int VEC, int NV>
+template <class Acc, typename T, int VEC, int NV>
 __device__ __forceinline__ void load_row(Pack<T, VEC> (&p)[NV], const T* __restrict__ x,
                                          long long row, bool live, int cols, int nvec,
                                          const Group& grp) {
@@ -148,13 +152,13 @@ __device__ __forceinline__ void load_row(Pack<T, VEC> (&p)[NV], const T* __restr
 #pragma unroll
     for (int k = 0; k < NV; ++k) {
         const int i = grp.t + k * grp.tpr;
-        p[k].raw = (live && i < nvec) ? load_x<CS>(xr + i) : raw_zero<raw_t>();
+        p[k].raw = (live && i < nvec) ? Acc::load(xr + i) : raw_zero<raw_t>();
     }
 }
 
 // The per-row work shared by the regs, stream and pipe kernels: p[] holds the row's vectors of
 // this thread (zeros where i >= nvec); reduces mean and variance over the group and writes y.
-template <bool CS, typename T, int VEC, int NV>
+template <class Acc, typename T, int VEC, int NV>
 __device__ __forceinline__ void normalize_row(const Pack<T, VEC> (&p)[NV], const T* __restrict__ gamma,
                                               const T* __restrict__ beta, T* __restrict__ y,
                                               long long row, bool live, int cols, int nvec,
@@ -220,12 +224,12 @@ __device__ __forceinline__ void normalize_row(const Pack<T, VEC> (&p)[NV], const
 #pragma unroll
             for (int j = 0; j < VEC; ++j) o[j] = fmaf((f[k][j] - shift) * rstd, gf[j], bf[j]);
             pack_out<T, VEC>(out, o);
-            store_y<CS>(yr + i, out.raw);
+            Acc::store(yr + i, out.raw);
         }
     }
 }
 
-template <typename T, int VEC, int NV>
+template <typename T, int VEC, int NV, class Acc = Streaming>
 __device__ __forceinline__ void layernorm_regs(const T* __restrict__ x, const T* __restrict__ gamma,
                                                const T* __restrict__ beta, T* __restrict__ y,
                                                long long rows, int cols, int tpr, float eps) {
@@ -239,9 +243,9 @@ __device__ __forceinline__ void layernorm_regs(const T* __restrict__ x, const T*
         const long long row = base + grp.g;
         const bool live = row < rows;
         P p[NV];
-        load_row<true>(p, x, row, live, cols, nvec, grp);
-        normalize_row<true, T, VEC, NV>(p, gamma, beta, y, row, live, cols, nvec, grp, eps,
-                                        red_mean, red_var);
+        load_row<Acc>(p, x, row, live, cols, nvec, grp);
+        normalize_row<Acc, T, VEC, NV>(p, gamma, beta, y, row, live, cols, nvec, grp, eps,
+                                       red_mean, red_var);
     }
 }
 
@@ -260,14 +264,14 @@ __device__ __forceinline__ void layernorm_stream(const T* __restrict__ x, const 
     const long long stride = (long long)gridDim.x * grp.rpb;
     long long base = (long long)blockIdx.x * grp.rpb;
     P cur[NV];
-    load_row<true>(cur, x, base + grp.g, base + grp.g < rows, cols, nvec, grp);
+    load_row<Streaming>(cur, x, base + grp.g, base + grp.g < rows, cols, nvec, grp);
     for (; base < rows; base += stride) {
         const long long row = base + grp.g;
         const long long next = row + stride;
         P nxt[NV];
-        load_row<true>(nxt, x, next, next < rows, cols, nvec, grp);
-        normalize_row<true, T, VEC, NV>(cur, gamma, beta, y, row, row < rows, cols, nvec, grp,
-                                        eps, red_mean, red_var);
+        load_row<Streaming>(nxt, x, next, next < rows, cols, nvec, grp);
+        normalize_row<Streaming, T, VEC, NV>(cur, gamma, beta, y, row, row < rows, cols, nvec, grp,
+                                             eps, red_mean, red_var);
 #pragma unroll
         for (int k = 0; k < NV; ++k) cur[k] = nxt[k];
     }
@@ -326,7 +330,7 @@ __device__ __forceinline__ void layernorm_pipe(const T* __restrict__ x, const T*
 #pragma unroll
         for (int k = 0; k < NV; ++k) p[k].raw = src[k * blockDim.x];
         const long long row = first + it * stride + g;
-        normalize_row<false, T, VEC, NV>(p, gamma, beta, y, row, row < rows, cols, nvec, grp, eps,
+        normalize_row<Plain, T, VEC, NV>(p, gamma, beta, y, row, row < rows, cols, nvec, grp, eps,
                                          red_mean, red_var);
     }
     cp_async_wait<0>();
