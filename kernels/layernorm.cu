@@ -121,16 +121,20 @@ __device__ __forceinline__ void pack_out(Pack<T, VEC>& out, const float (&o)[VEC
     }
 }
 
-// How x is loaded and y stored: a policy type with static `load` and `store`. `Streaming`
-// (evict-first, .cs, both ways) is what the kernels below use for data touched once; `Plain`
-// (read-only path, default store) serves rows already staged in shared memory.
+// How x is loaded and y stored: a policy type with static `load` and `store` (`store` is also
+// given the address of the x vector the output came from, for a policy that changes that line's
+// cache priority once it is used). `Streaming` (evict-first, .cs, both ways) is what the kernels
+// below use for data touched once; `Plain` (read-only path, default store) serves rows already
+// staged in shared memory.
 struct Streaming {
     template <typename R> static __device__ __forceinline__ R load(const R* p) { return __ldcs(p); }
-    template <typename R> static __device__ __forceinline__ void store(R* p, R v) { __stcs(p, v); }
+    template <typename R> static __device__ __forceinline__ void store(R* p, R v, const R*) {
+        __stcs(p, v);
+    }
 };
 struct Plain {
     template <typename R> static __device__ __forceinline__ R load(const R* p) { return __ldg(p); }
-    template <typename R> static __device__ __forceinline__ void store(R* p, R v) { *p = v; }
+    template <typename R> static __device__ __forceinline__ void store(R* p, R v, const R*) { *p = v; }
 };
 
 // Where a thread sits: rows go to groups of `tpr` threads, `rpb` groups per block; this
@@ -159,7 +163,8 @@ __device__ __forceinline__ void load_row(Pack<T, VEC> (&p)[NV], const T* __restr
 // The per-row work shared by the regs, stream and pipe kernels: p[] holds the row's vectors of
 // this thread (zeros where i >= nvec); reduces mean and variance over the group and writes y.
 template <class Acc, typename T, int VEC, int NV>
-__device__ __forceinline__ void normalize_row(const Pack<T, VEC> (&p)[NV], const T* __restrict__ gamma,
+__device__ __forceinline__ void normalize_row(const Pack<T, VEC> (&p)[NV], const T* __restrict__ x,
+                                              const T* __restrict__ gamma,
                                               const T* __restrict__ beta, T* __restrict__ y,
                                               long long row, bool live, int cols, int nvec,
                                               const Group& grp, float eps, float* red_mean,
@@ -211,6 +216,7 @@ __device__ __forceinline__ void normalize_row(const Pack<T, VEC> (&p)[NV], const
     const raw_t* gr = reinterpret_cast<const raw_t*>(gamma);
     const raw_t* br = reinterpret_cast<const raw_t*>(beta);
     raw_t* yr = reinterpret_cast<raw_t*>(y + row * cols);
+    const raw_t* xr = reinterpret_cast<const raw_t*>(x + row * cols);
 #pragma unroll
     for (int k = 0; k < NV; ++k) {
         const int i = t + k * tpr;
@@ -224,7 +230,7 @@ __device__ __forceinline__ void normalize_row(const Pack<T, VEC> (&p)[NV], const
 #pragma unroll
             for (int j = 0; j < VEC; ++j) o[j] = fmaf((f[k][j] - shift) * rstd, gf[j], bf[j]);
             pack_out<T, VEC>(out, o);
-            Acc::store(yr + i, out.raw);
+            Acc::store(yr + i, out.raw, xr + i);
         }
     }
 }
@@ -244,7 +250,7 @@ __device__ __forceinline__ void layernorm_regs(const T* __restrict__ x, const T*
         const bool live = row < rows;
         P p[NV];
         load_row<Acc>(p, x, row, live, cols, nvec, grp);
-        normalize_row<Acc, T, VEC, NV>(p, gamma, beta, y, row, live, cols, nvec, grp, eps,
+        normalize_row<Acc, T, VEC, NV>(p, x, gamma, beta, y, row, live, cols, nvec, grp, eps,
                                        red_mean, red_var);
     }
 }
@@ -270,7 +276,7 @@ __device__ __forceinline__ void layernorm_stream(const T* __restrict__ x, const 
         const long long next = row + stride;
         P nxt[NV];
         load_row<Streaming>(nxt, x, next, next < rows, cols, nvec, grp);
-        normalize_row<Streaming, T, VEC, NV>(cur, gamma, beta, y, row, row < rows, cols, nvec, grp,
+        normalize_row<Streaming, T, VEC, NV>(cur, x, gamma, beta, y, row, row < rows, cols, nvec, grp,
                                              eps, red_mean, red_var);
 #pragma unroll
         for (int k = 0; k < NV; ++k) cur[k] = nxt[k];
@@ -330,7 +336,7 @@ __device__ __forceinline__ void layernorm_pipe(const T* __restrict__ x, const T*
 #pragma unroll
         for (int k = 0; k < NV; ++k) p[k].raw = src[k * blockDim.x];
         const long long row = first + it * stride + g;
-        normalize_row<Plain, T, VEC, NV>(p, gamma, beta, y, row, row < rows, cols, nvec, grp, eps,
+        normalize_row<Plain, T, VEC, NV>(p, x, gamma, beta, y, row, row < rows, cols, nvec, grp, eps,
                                          red_mean, red_var);
     }
     cp_async_wait<0>();

@@ -2,25 +2,22 @@
 //! CPU path: runs tests/python/test_opbench_kernels.py with python3 when one is installed; and
 //! the LayerNorm peer script's GPU-free parts (tests/python/test_layernorm_peers.py); and the
 //! module-path NVTX helper of `trace` (tests/python/test_trace_modules.py); and the comm peer
-//! script's GPU-free parts and its summary script (tests/python/test_comm_peers.py).
+//! script's GPU-free parts and its summary script (tests/python/test_comm_peers.py); and the
+//! PTX edits of scripts/device/ln_kernel_ab.py (tests/python/test_ln_kernel_ab.py).
 
 use std::process::Command;
 
-#[test]
-fn python_module_drives_kernel_bench_on_the_cpu() {
+/// Runs one unittest file with python3 (skipped, with a line saying so, where there is none)
+/// and checks that it passed and ran `tests` tests.
+fn unittest(test: &str, file: &str, tests: usize, env: &[(&str, &str)]) {
     let Ok(version) = Command::new("python3").arg("--version").output() else {
-        eprintln!("SKIPPED python_module_drives_kernel_bench_on_the_cpu: no python3 on PATH");
+        eprintln!("SKIPPED {test}: no python3 on PATH");
         return;
     };
     assert!(version.status.success(), "python3 --version failed");
     let out = Command::new("python3")
-        .args([
-            "-m",
-            "unittest",
-            "-v",
-            "tests/python/test_opbench_kernels.py",
-        ])
-        .env("OPBENCH_KERNEL_BENCH", env!("CARGO_BIN_EXE_kernel_bench"))
+        .args(["-m", "unittest", "-v", file])
+        .envs(env.iter().copied())
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .output()
         .expect("running python3");
@@ -29,76 +26,59 @@ fn python_module_drives_kernel_bench_on_the_cpu() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(out.status.success(), "the Python tests failed:\n{log}");
-    assert!(log.contains("Ran 4 tests"), "{log}");
+    assert!(
+        out.status.success(),
+        "the Python tests of {file} failed:\n{log}"
+    );
+    assert!(log.contains(&format!("Ran {tests} tests")), "{log}");
+}
+
+#[test]
+fn python_module_drives_kernel_bench_on_the_cpu() {
+    unittest(
+        "python_module_drives_kernel_bench_on_the_cpu",
+        "tests/python/test_opbench_kernels.py",
+        4,
+        &[("OPBENCH_KERNEL_BENCH", env!("CARGO_BIN_EXE_kernel_bench"))],
+    );
 }
 
 #[test]
 fn layernorm_peer_script_writes_the_file_the_merge_reads() {
-    let Ok(version) = Command::new("python3").arg("--version").output() else {
-        eprintln!(
-            "SKIPPED layernorm_peer_script_writes_the_file_the_merge_reads: no python3 on PATH"
-        );
-        return;
-    };
-    assert!(version.status.success(), "python3 --version failed");
-    let out = Command::new("python3")
-        .args([
-            "-m",
-            "unittest",
-            "-v",
-            "tests/python/test_layernorm_peers.py",
-        ])
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .output()
-        .expect("running python3");
-    let log = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    unittest(
+        "layernorm_peer_script_writes_the_file_the_merge_reads",
+        "tests/python/test_layernorm_peers.py",
+        4,
+        &[],
     );
-    assert!(out.status.success(), "the Python tests failed:\n{log}");
-    assert!(log.contains("Ran 4 tests"), "{log}");
 }
 
 #[test]
 fn trace_module_ranges_nest_like_the_forward_calls() {
-    let Ok(version) = Command::new("python3").arg("--version").output() else {
-        eprintln!("SKIPPED trace_module_ranges_nest_like_the_forward_calls: no python3 on PATH");
-        return;
-    };
-    assert!(version.status.success(), "python3 --version failed");
-    let out = Command::new("python3")
-        .args(["-m", "unittest", "-v", "tests/python/test_trace_modules.py"])
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .output()
-        .expect("running python3");
-    let log = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    unittest(
+        "trace_module_ranges_nest_like_the_forward_calls",
+        "tests/python/test_trace_modules.py",
+        3,
+        &[],
     );
-    assert!(out.status.success(), "the Python tests failed:\n{log}");
-    assert!(log.contains("Ran 3 tests"), "{log}");
 }
 
 #[test]
 fn comm_peer_script_reads_the_plan_and_writes_merge_rows() {
-    let Ok(version) = Command::new("python3").arg("--version").output() else {
-        eprintln!("SKIPPED comm_peer_script_reads_the_plan_and_writes_merge_rows: no python3");
-        return;
-    };
-    assert!(version.status.success(), "python3 --version failed");
-    let out = Command::new("python3")
-        .args(["-m", "unittest", "-v", "tests/python/test_comm_peers.py"])
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .output()
-        .expect("running python3");
-    let log = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    unittest(
+        "comm_peer_script_reads_the_plan_and_writes_merge_rows",
+        "tests/python/test_comm_peers.py",
+        7,
+        &[],
     );
-    assert!(out.status.success(), "the Python tests failed:\n{log}");
-    assert!(log.contains("Ran 7 tests"), "{log}");
+}
+
+#[test]
+fn layernorm_ab_edits_only_the_accesses_each_variant_names() {
+    unittest(
+        "layernorm_ab_edits_only_the_accesses_each_variant_names",
+        "tests/python/test_ln_kernel_ab.py",
+        3,
+        &[],
+    );
 }

@@ -26,7 +26,7 @@ nvidia-smi --query-gpu=name,uuid,clocks.sm,clocks.max.sm,temperature.gpu,power.d
 
 if [ "${PROBE:-1}" != 0 ]; then
   echo "== 1. layernorm_probe ${PROBE_ARGS:-5 20 10 hints}"
-  nvcc -O3 -arch=sm_90a -std=c++17 -I kernels scripts/device/layernorm_probe.cu -o /tmp/layernorm_probe || exit 1
+  nvcc -O3 -arch=sm_90a -std=c++17 -I kernels scripts/device/layernorm_probe.cu -o /tmp/layernorm_probe -lcuda || exit 1
   # shellcheck disable=SC2086 # PROBE_ARGS holds several arguments
   timeout 200 /tmp/layernorm_probe ${PROBE_ARGS:-5 20 10 hints} | tee "$out/probe.txt"
   echo "probe rc=${PIPESTATUS[0]}"

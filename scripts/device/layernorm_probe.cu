@@ -1,13 +1,19 @@
 // Variants of our LayerNorm kernel (kernels/layernorm.cu, included whole) at the large shapes
 // where torch.compile and Triton come within a few percent of it, timed against the committed
-// launch in one process, on the same buffers, with same-size copies beside them. Two sets:
-// - `loop`: the committed row kernels at other vectors per thread, the 8-vector one under a
-//   register cap that keeps 4 blocks of 128 threads per SM (the only cap of a dozen tried that
-//   gained, docs/notes/layernorm.md), and a looped kernel after torch.compile's pattern;
+// launch in one process, on the same buffers, with same-size copies beside them. Sets:
 // - `hints` (default): the committed row kernel with other cache hints on x's loads and y's
-//   stores (L2 prefetch size, the non-coherent path, an L2 evict-first policy on stores, .cg),
-//   the committed kernel and the copies writing y at other offsets from its allocation (where
-//   y lies against x in DRAM), and a copy kernel of our own beside cuMemcpyDtoD.
+//   stores (L2 prefetch size, the non-coherent path, L2 evict-first or evict-last policies, .cg,
+//   plain), with x's lines put back to normal priority after use (`applypriority`), the same
+//   per-row code re-reading x from L2 for the output as torch.compile's kernel does, the
+//   committed kernel and the copies writing y at other offsets from its allocation (where y
+//   lies against x in DRAM), and a copy kernel of our own beside cuMemcpyDtoD. With
+//   PROBE_TRITON_PTX, a Triton kernel's PTX files (and edits of it: ln_kernel_ab.py) are loaded
+//   through the driver API and timed beside them at one shape;
+// - `loop`: the committed row kernels at other vectors per thread, the 8-vector one under a
+//   register cap that keeps 4 blocks of 128 threads per SM, and a looped kernel after
+//   torch.compile's pattern;
+// - `l2after`: what one launch of a variant leaves in L2 for the kernel after it.
+// docs/notes/layernorm.md has what each set measured.
 //
 // Why a harness and not layernorm_bench flags: a register cap or a cache hint is a
 // compile-time property of a kernel, and trying variants through the production kernel table
@@ -24,11 +30,12 @@
 // from DRAM.
 //
 // Build (GPU machine): nvcc -O3 -arch=sm_90a -std=c++17 -I kernels
-//     scripts/device/layernorm_probe.cu -o /tmp/layernorm_probe
-// Run: /tmp/layernorm_probe [ROUNDS=3] [SAMPLES=15] [LAUNCHES=10] [SET=hints|loop]
+//     scripts/device/layernorm_probe.cu -o /tmp/layernorm_probe -lcuda
+// Run: /tmp/layernorm_probe [ROUNDS=3] [SAMPLES=15] [LAUNCHES=10] [SET=hints|loop|l2after]
 // Prints one line per variant: shape dtype variant regs blocks_per_sm us GB/s vs_base.
 #include "layernorm.cu"
 
+#include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -55,6 +62,12 @@
         NAME(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta, \
              T* __restrict__ y, long long rows, int cols, int tpr, float eps) {                \
         layernorm_regs<T, VEC, NV>(x, gamma, beta, y, rows, cols, tpr, eps);                  \
+    }
+#define PROBE_ACC(NAME, T, VEC, NV, MAXT, MINB, ACC)                                           \
+    extern "C" __global__ void __launch_bounds__(MAXT, MINB)                                  \
+        NAME(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta, \
+             T* __restrict__ y, long long rows, int cols, int tpr, float eps) {                \
+        layernorm_regs<T, VEC, NV, ACC>(x, gamma, beta, y, rows, cols, tpr, eps);             \
     }
 #define PROBE_DT(DT, T, V) PROBE(probe_##DT##_n8_b128_m4, T, V, 8, 128, 4)
 PROBE_DT(f32, float, 4)
@@ -91,25 +104,25 @@ __device__ __forceinline__ unsigned long long l2_evict_first_all() {
 }
 struct Nc256 {  // non-coherent path, no L1 allocation, 256-byte L2 prefetch; .cs store
     static __device__ __forceinline__ uint4 load(const uint4* p) { return ld_nc_256(p); }
-    static __device__ __forceinline__ void store(uint4* p, uint4 v) { __stcs(p, v); }
+    static __device__ __forceinline__ void store(uint4* p, uint4 v, const uint4*) { __stcs(p, v); }
 };
 struct Cs256 {  // .cs load with a 256-byte L2 prefetch; .cs store
     static __device__ __forceinline__ uint4 load(const uint4* p) { return ld_cs_256(p); }
-    static __device__ __forceinline__ void store(uint4* p, uint4 v) { __stcs(p, v); }
+    static __device__ __forceinline__ void store(uint4* p, uint4 v, const uint4*) { __stcs(p, v); }
 };
 struct CsStPolicy {  // .cs load; store under an L2 evict-first policy, no L1 allocation
     static __device__ __forceinline__ uint4 load(const uint4* p) { return __ldcs(p); }
-    static __device__ __forceinline__ void store(uint4* p, uint4 v) {
+    static __device__ __forceinline__ void store(uint4* p, uint4 v, const uint4*) {
         st_policy(p, v, l2_evict_first_all());
     }
 };
 struct CsStCg {  // .cs load; .cg store (cached in L2 only)
     static __device__ __forceinline__ uint4 load(const uint4* p) { return __ldcs(p); }
-    static __device__ __forceinline__ void store(uint4* p, uint4 v) { st_cg(p, v); }
+    static __device__ __forceinline__ void store(uint4* p, uint4 v, const uint4*) { st_cg(p, v); }
 };
 struct Nc256StPolicy {
     static __device__ __forceinline__ uint4 load(const uint4* p) { return ld_nc_256(p); }
-    static __device__ __forceinline__ void store(uint4* p, uint4 v) {
+    static __device__ __forceinline__ void store(uint4* p, uint4 v, const uint4*) {
         st_policy(p, v, l2_evict_first_all());
     }
 };
@@ -173,6 +186,22 @@ __device__ __forceinline__ uint4 ld_hint_first(const uint4* ptr, unsigned long l
                  : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                  : "l"(ptr), "l"(pol));
     return v;
+}
+
+// One 16-byte output vector, (x - mean) * rstd * gamma + beta, from 16-byte vectors of x,
+// gamma and beta.
+template <typename T, int VEC>
+__device__ __forceinline__ uint4 normalize_vec(const Pack<T, VEC>& xp, const Pack<T, VEC>& gp,
+                                               const Pack<T, VEC>& bp, float mean, float rstd) {
+    float xf[VEC], gf[VEC], bf[VEC], o[VEC];
+    unpack(xp, xf);
+    unpack(gp, gf);
+    unpack(bp, bf);
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) o[j] = fmaf((xf[j] - mean) * rstd, gf[j], bf[j]);
+    Pack<T, VEC> out;
+    pack_out<T, VEC>(out, o);
+    return out.raw;
 }
 
 template <typename T, int NT>
@@ -240,18 +269,11 @@ __device__ __forceinline__ void layernorm_loop(const T* __restrict__ x, const T*
         const float mu = stat[0], rstd = stat[1];
         T* yr = y + row * cols;
         for (int i = threadIdx.x; i < nvec; i += NT) {
-            P p, gp, bp, out;
+            P p, gp, bp;
             p.raw = ld_hint_first(xr + i, drop);
             gp.raw = ld_hint_last(gr + i, keep);
             bp.raw = ld_hint_last(br + i, keep);
-            float f[VEC], gf[VEC], bf[VEC], o[VEC];
-            unpack(p, f);
-            unpack(gp, gf);
-            unpack(bp, bf);
-#pragma unroll
-            for (int j = 0; j < VEC; ++j) o[j] = fmaf((f[j] - mu) * rstd, gf[j], bf[j]);
-            pack_out<T, VEC>(out, o);
-            reinterpret_cast<uint4*>(yr)[i] = out.raw;
+            reinterpret_cast<uint4*>(yr)[i] = normalize_vec(p, gp, bp, mu, rstd);
         }
         __syncthreads();  // stat[] and red[] are reused by the next row
     }
@@ -272,7 +294,119 @@ LOOP_DT(f32, float)
 LOOP_DT(f16, __half)
 LOOP_DT(bf16, __nv_bfloat16)
 
-enum Kind { ROW, LOOP_KERNEL, COPY_API, COPY_KERNEL };
+// x loaded under an L2 evict-last policy, as torch.compile's statistics pass loads it (its
+// kernel re-reads x from L2 for the output; docs/notes/layernorm.md): the committed row kernel
+// with that load and a .cs or a plain store, and with plain loads and stores.
+struct LastCs {
+    static __device__ __forceinline__ uint4 load(const uint4* p) { return ld_hint_last(p, l2_policy_last()); }
+    static __device__ __forceinline__ void store(uint4* p, uint4 v, const uint4*) { __stcs(p, v); }
+};
+struct LastPlain {
+    static __device__ __forceinline__ uint4 load(const uint4* p) { return ld_hint_last(p, l2_policy_last()); }
+    static __device__ __forceinline__ void store(uint4* p, uint4 v, const uint4*) { *p = v; }
+};
+// LastCs, with each x line put back to the normal priority once its output is stored, so no
+// line stays pinned in L2 after the kernel (what torch.compile's kernel gets from re-reading x
+// with evict_first).
+__device__ __forceinline__ void l2_normal(const void* p) {
+    asm volatile("applypriority.global.L2::evict_normal [%0], 128;" ::"l"(p) : "memory");
+}
+struct LastCsDemote {
+    static __device__ __forceinline__ uint4 load(const uint4* p) { return ld_hint_last(p, l2_policy_last()); }
+    static __device__ __forceinline__ void store(uint4* p, uint4 v, const uint4* x) {
+        __stcs(p, v);
+        if ((threadIdx.x & 7) == 0) l2_normal(x);  // one thread per 128-byte line of x
+    }
+};
+struct PlainPlain {
+    static __device__ __forceinline__ uint4 load(const uint4* p) { return *p; }
+    static __device__ __forceinline__ void store(uint4* p, uint4 v, const uint4*) { *p = v; }
+};
+#define HINT_DT2(DT, T, V)                                                                    \
+    HINT(hint_##DT##_last_cs, T, V, LastCs) HINT(hint_##DT##_last_plain, T, V, LastPlain)     \
+    HINT(hint_##DT##_plain_plain, T, V, PlainPlain) HINT(hint_##DT##_last_demote, T, V, LastCsDemote) \
+    PROBE_ACC(probe_##DT##_n8_b128_m4_last, T, V, 8, 128, 4, LastCs)
+HINT_DT2(f32, float, 4)
+HINT_DT2(f16, __half, 8)
+HINT_DT2(bf16, __nv_bfloat16, 8)
+
+// torch.compile's access pattern on our row kernel: the row's NV vectors per thread loaded at
+// once under the evict-last policy, mean and variance from registers as the committed kernel
+// computes them, then the output pass re-reads x from L2 (evict-first) instead of keeping it in
+// registers, and stores y without a hint (STORE_CS: with .cs).
+template <typename T, int VEC, int NV, bool STORE_CS>
+__device__ __forceinline__ void layernorm_reread(const T* __restrict__ x, const T* __restrict__ gamma,
+                                                 const T* __restrict__ beta, T* __restrict__ y,
+                                                 long long rows, int cols, int tpr, float eps) {
+    using P = Pack<T, VEC>;
+    __shared__ float red_mean[32];
+    __shared__ float red_var[32];
+    const int nvec = cols / VEC;
+    const Group grp(tpr);
+    const float inv_n = 1.f / (float)cols;
+    const unsigned long long keep = l2_policy_last(), drop = l2_policy_first();
+    for (long long base = (long long)blockIdx.x * grp.rpb; base < rows;
+         base += (long long)gridDim.x * grp.rpb) {
+        const long long row = base + grp.g;
+        const bool live = row < rows;
+        const uint4* xr = reinterpret_cast<const uint4*>(x + (live ? row : 0) * cols);
+        float f[NV][VEC];
+        {
+            P p[NV];
+#pragma unroll
+            for (int k = 0; k < NV; ++k) {
+                const int i = grp.t + k * grp.tpr;
+                p[k].raw = (live && i < nvec) ? ld_hint_last(xr + i, keep) : make_uint4(0, 0, 0, 0);
+            }
+#pragma unroll
+            for (int k = 0; k < NV; ++k) unpack(p[k], f[k]);
+        }
+        float s = 0.f;
+#pragma unroll
+        for (int k = 0; k < NV; ++k)
+#pragma unroll
+            for (int j = 0; j < VEC; ++j) s += f[k][j];
+        const float mean = group_sum(s, red_mean, grp.wpg, grp.gw0, grp.warp, grp.lane) * inv_n;
+        float q = 0.f;
+#pragma unroll
+        for (int k = 0; k < NV; ++k)
+            if (grp.t + k * grp.tpr < nvec)
+#pragma unroll
+                for (int j = 0; j < VEC; ++j) q = fmaf(f[k][j] - mean, f[k][j] - mean, q);
+        const float rstd =
+            rsqrtf(group_sum(q, red_var, grp.wpg, grp.gw0, grp.warp, grp.lane) * inv_n + eps);
+        if (!live) continue;
+        const uint4* gr = reinterpret_cast<const uint4*>(gamma);
+        const uint4* br = reinterpret_cast<const uint4*>(beta);
+        uint4* yr = reinterpret_cast<uint4*>(y + row * cols);
+#pragma unroll
+        for (int k = 0; k < NV; ++k) {
+            const int i = grp.t + k * grp.tpr;
+            if (i < nvec) {
+                P xp, gp, bp;
+                xp.raw = ld_hint_first(xr + i, drop);
+                gp.raw = __ldg(gr + i);
+                bp.raw = __ldg(br + i);
+                const uint4 out = normalize_vec(xp, gp, bp, mean, rstd);
+                if (STORE_CS) __stcs(yr + i, out); else yr[i] = out;
+            }
+        }
+    }
+}
+#define REREAD(NAME, T, VEC, NV, CS, MINB)                                                    \
+    extern "C" __global__ void __launch_bounds__(512, MINB)                                   \
+        NAME(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta, \
+             T* __restrict__ y, long long rows, int cols, int tpr, float eps) {                \
+        layernorm_reread<T, VEC, NV, CS>(x, gamma, beta, y, rows, cols, tpr, eps);            \
+    }
+#define REREAD_DT(DT, T, V)                                                                   \
+    REREAD(reread_##DT##_n2, T, V, 2, false, 1) REREAD(reread_##DT##_n4, T, V, 4, false, 1)    \
+    REREAD(reread_##DT##_n2_cs, T, V, 2, true, 1) REREAD(reread_##DT##_n2_m4, T, V, 2, false, 4)
+REREAD_DT(f32, float, 4)
+REREAD_DT(f16, __half, 8)
+REREAD_DT(bf16, __nv_bfloat16, 8)
+
+enum Kind { ROW, LOOP_KERNEL, COPY_API, COPY_KERNEL, TRITON_PTX };
 struct Variant {
     std::string name;
     const void* fn;
@@ -293,7 +427,12 @@ struct Variant {
 #define VARIANTS_HINTS(DT)                                                                     \
     {V(layernorm_regs_##DT##_n4, 4, 512), V(hint_##DT##_nc256, 4, 512),                        \
      V(hint_##DT##_cs256, 4, 512), V(hint_##DT##_st_ef, 4, 512), V(hint_##DT##_st_cg, 4, 512), \
-     V(hint_##DT##_nc256_st_ef, 4, 512), V(probe_##DT##_n8_b128_m4, 8, 128)}
+     V(hint_##DT##_nc256_st_ef, 4, 512), V(probe_##DT##_n8_b128_m4, 8, 128),                   \
+     V(hint_##DT##_last_cs, 4, 512), V(hint_##DT##_last_plain, 4, 512),                        \
+     V(hint_##DT##_plain_plain, 4, 512), V(layernorm_regs_##DT##_n2, 2, 1024),                 \
+     V(reread_##DT##_n2, 2, 512), V(reread_##DT##_n4, 4, 512), V(reread_##DT##_n2_cs, 2, 512),       \
+     V(reread_##DT##_n2_m4, 2, 512), V(hint_##DT##_last_demote, 4, 512),                         \
+     V(probe_##DT##_n8_b128_m4_last, 8, 128)}
 #define layernorm_regs_f32_n4 layernorm_regs_f32_v4_n4
 #define layernorm_regs_f32_n2 layernorm_regs_f32_v4_n2
 #define layernorm_regs_f32_n8 layernorm_regs_f32_v4_n8
@@ -388,6 +527,46 @@ static bool launch_for(const Variant& v, long long rows, int cols, int vec, Laun
     return true;
 }
 
+// Loads a PTX file through the driver API and returns its (first) entry.
+static CUfunction load_ptx_entry(const std::string& path) {
+    FILE* fh = fopen(path.c_str(), "rb");
+    if (!fh) {
+        fprintf(stderr, "layernorm_probe: cannot read %s\n", path.c_str());
+        exit(2);
+    }
+    std::string text;
+    char buf[65536];
+    size_t got;
+    while ((got = fread(buf, 1, sizeof buf, fh)) > 0) text.append(buf, got);
+    fclose(fh);
+    const size_t e = text.find(".entry ");
+    const size_t paren = e == std::string::npos ? e : text.find('(', e);
+    CUmodule mod;
+    CUfunction fn;
+    if (paren == std::string::npos || cuModuleLoadData(&mod, text.c_str()) != CUDA_SUCCESS ||
+        cuModuleGetFunction(&fn, mod, text.substr(e + 7, paren - e - 7).c_str()) != CUDA_SUCCESS) {
+        fprintf(stderr, "layernorm_probe: cannot load an entry of %s\n", path.c_str());
+        exit(2);
+    }
+    return fn;
+}
+
+// A Triton LayerNorm kernel's launch: one row per block; params x, gamma, beta, y, rows, cols
+// and two null scratch pointers; PROBE_TRITON_SHARED bytes of shared memory (default 192).
+static void launch_triton(CUfunction fn, const void* x, const void* g, const void* b, void* y,
+                          long long rows, int cols, int block) {
+    unsigned r32 = (unsigned)rows, c32 = (unsigned)cols;
+    void* null_ptr = nullptr;
+    void* args[] = {&x, &g, &b, &y, &r32, &c32, &null_ptr, &null_ptr};
+    const unsigned shared =
+        getenv("PROBE_TRITON_SHARED") ? (unsigned)atoi(getenv("PROBE_TRITON_SHARED")) : 192;
+    if (cuLaunchKernel(fn, (unsigned)rows, 1, 1, block, 1, 1, shared, 0, args, nullptr) !=
+        CUDA_SUCCESS) {
+        fprintf(stderr, "layernorm_probe: cuLaunchKernel failed for a Triton kernel\n");
+        exit(2);
+    }
+}
+
 template <typename T, int VEC>
 void probe(const char* dt, long long rows, int cols, int rounds, int samples, int launches) {
     const long long n = rows * cols;
@@ -441,6 +620,38 @@ void probe(const char* dt, long long rows, int cols, int rounds, int samples, in
     } else {
         ls.push_back(copy_api);
     }
+    // PROBE_TRITON_PTX: PTX files of a Triton LayerNorm kernel (torch.compile's, as
+    // scripts/device/ln_kernel_ab.py writes it and its edits) for the shape and dtype in
+    // PROBE_TRITON_SHAPE (ROWSxCOLS:DTYPE), launched one row per block of PROBE_TRITON_BLOCK
+    // threads with PROBE_TRITON_SHARED bytes of shared memory; params x, gamma, beta, y, rows,
+    // cols and two null scratch pointers.
+    std::vector<Variant> triton;  // kept alive: ls points into it
+    char here[64];
+    snprintf(here, sizeof here, "%lldx%d:%s", rows, cols, dt);
+    const char* tp = getenv("PROBE_TRITON_PTX");
+    const char* ts = getenv("PROBE_TRITON_SHAPE");
+    if (tp && ts && here == std::string(ts)) {
+        const int tblock = getenv("PROBE_TRITON_BLOCK") ? atoi(getenv("PROBE_TRITON_BLOCK")) : 512;
+        std::string paths = tp;
+        triton.reserve(16);
+        size_t pos = 0;
+        while (pos < paths.size()) {
+            size_t end = paths.find(' ', pos);
+            if (end == std::string::npos) end = paths.size();
+            const std::string path = paths.substr(pos, end - pos);
+            pos = end + 1;
+            if (path.empty()) continue;
+            if (triton.size() == triton.capacity()) {
+                fprintf(stderr, "layernorm_probe: at most 16 PTX files\n");
+                exit(2);
+            }
+            const CUfunction fn = load_ptx_entry(path);
+            const size_t slash = path.rfind('/');
+            triton.push_back(Variant{"triton:" + path.substr(slash == std::string::npos ? 0 : slash + 1),
+                                     reinterpret_cast<const void*>(fn), 0, tblock, 0, TRITON_PTX});
+            ls.push_back(Launch{&triton.back(), tblock, tblock, rows, 0});
+        }
+    }
     auto run = [&](const Launch& l) {
         T* out = reinterpret_cast<T*>(reinterpret_cast<char*>(ybuf) + l.y_off);
         if (l.v->kind == COPY_API) {
@@ -449,6 +660,9 @@ void probe(const char* dt, long long rows, int cols, int rounds, int samples, in
             copy_cs<<<(unsigned)l.grid, l.block>>>(reinterpret_cast<const uint4*>(x),
                                                     reinterpret_cast<uint4*>(out), nv16);
             CHECK(cudaGetLastError());
+        } else if (l.v->kind == TRITON_PTX) {
+            launch_triton(reinterpret_cast<CUfunction>(const_cast<void*>(l.v->fn)), x, g, b, out,
+                          rows, cols, l.block);
         } else {
             void* args[] = {&x, &g, &b, &out, &rows, &cols,
                             const_cast<int*>(&l.tpr), const_cast<float*>(&eps)};
@@ -502,7 +716,7 @@ void probe(const char* dt, long long rows, int cols, int rounds, int samples, in
         const float us = median(times[i]);
         int regs = 0, per_sm = 0;
         char name[128];
-        if (ls[i].v->kind == COPY_API) {
+        if (ls[i].v->kind == COPY_API || ls[i].v->kind == TRITON_PTX) {
             snprintf(name, sizeof name, "%s+%lld", ls[i].v->name.c_str(), ls[i].y_off);
         } else {
             cudaFuncAttributes a;
@@ -529,13 +743,96 @@ void probe(const char* dt, long long rows, int cols, int rounds, int samples, in
     CHECK(cudaFree(diff));
 }
 
+// What a LayerNorm launch leaves in L2 for the kernel after it (SET=l2after): a 24 MiB buffer B
+// is read twice (resident in L2), one launch of a variant at 32768x4096 f32 runs, then one
+// read of B is timed. Beside it: no launch between (B stays resident) and a 1 GiB copy between
+// (B is gone). Kernels whose x lines stay evict-last in L2 push B out; .cs lines do not.
+__global__ void read_xor(const uint4* __restrict__ p, long long n, unsigned* out) {
+    unsigned acc = 0;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        const uint4 v = p[i];
+        acc ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+    if (acc == 0x9e3779b9u) atomicXor(out, acc);  // keeps the loads; practically never written
+}
+
+static void l2after(int samples) {
+    const long long rows = 32768, cols = 4096, n = rows * cols;
+    const long long nb = (24ll << 20) / 16;
+    float *x, *g, *b, *y;
+    uint4* buf;
+    unsigned* sink;
+    CHECK(cudaMalloc(&x, n * 4));
+    CHECK(cudaMalloc(&y, n * 4));
+    CHECK(cudaMalloc(&g, cols * 4));
+    CHECK(cudaMalloc(&b, cols * 4));
+    CHECK(cudaMalloc(&buf, nb * 16));
+    CHECK(cudaMalloc(&sink, 4));
+    fill<<<1024, 256>>>(x, n, 7u, -2.f, 3.f);
+    fill<<<64, 256>>>(g, cols, 11u, 0.5f, 1.5f);
+    fill<<<64, 256>>>(b, cols, 13u, -0.5f, 0.5f);
+    CHECK(cudaMemset(buf, 1, nb * 16));
+    struct K { const char* name; const void* fn; int tpr, block; };
+    const K ks[] = {
+        {"none", nullptr, 0, 0},
+        {"copy_d2d_1GiB", nullptr, -1, 0},
+        {"layernorm_regs_f32_v4_n4 (committed, .cs)", (const void*)&layernorm_regs_f32_v4_n4, 256, 256},
+        {"hint_f32_last_cs", (const void*)&hint_f32_last_cs, 256, 256},
+        {"hint_f32_last_demote", (const void*)&hint_f32_last_demote, 256, 256},
+        {"probe_f32_n8_b128_m4_last", (const void*)&probe_f32_n8_b128_m4_last, 128, 128},
+        {"hint_f32_plain_plain", (const void*)&hint_f32_plain_plain, 256, 256},
+    };
+    // PROBE_TRITON_PTX's first file, when given: a Triton kernel for this shape (f32, 512 threads).
+    CUfunction triton_fn = nullptr;
+    if (const char* tp = getenv("PROBE_TRITON_PTX")) {
+        std::string first = tp;
+        first = first.substr(0, first.find(' '));
+        if (!first.empty()) triton_fn = load_ptx_entry(first);
+    }
+    std::vector<K> all(std::begin(ks), std::end(ks));
+    if (triton_fn) all.push_back(K{"triton (PROBE_TRITON_PTX)", nullptr, -2, 512});
+    cudaEvent_t e0, e1;
+    CHECK(cudaEventCreate(&e0));
+    CHECK(cudaEventCreate(&e1));
+    const float eps = 1e-5f;
+    for (const K& k : all) {
+        std::vector<float> t;
+        for (int s = 0; s < samples; ++s) {
+            read_xor<<<g_sms * 8, 256>>>(buf, nb, sink);
+            read_xor<<<g_sms * 8, 256>>>(buf, nb, sink);
+            if (k.tpr == -1) {
+                CHECK(cudaMemcpyAsync(y, x, n * 4, cudaMemcpyDeviceToDevice));
+            } else if (k.tpr == -2) {
+                launch_triton(triton_fn, x, g, b, y, rows, (int)cols, k.block);
+            } else if (k.fn) {
+                long long r = rows;
+                int c = (int)cols, tpr = k.tpr;
+                float e = eps;
+                void* args[] = {&x, &g, &b, &y, &r, &c, &tpr, &e};
+                CHECK(cudaLaunchKernel(k.fn, dim3((unsigned)rows), dim3(k.block), args, 0, 0));
+            }
+            CHECK(cudaEventRecord(e0));
+            read_xor<<<g_sms * 8, 256>>>(buf, nb, sink);
+            CHECK(cudaEventRecord(e1));
+            CHECK(cudaEventSynchronize(e1));
+            float ms;
+            CHECK(cudaEventElapsedTime(&ms, e0, e1));
+            t.push_back(ms * 1000.f);
+        }
+        printf("l2after %-44s read of 24 MiB after it: %7.2f us (median of %d)\n", k.name,
+               median(t), samples);
+    }
+    fflush(stdout);
+}
+
 int main(int argc, char** argv) {
     const int rounds = argc > 1 ? atoi(argv[1]) : 3;
     const int samples = argc > 2 ? atoi(argv[2]) : 15;
     const int launches = argc > 3 ? atoi(argv[3]) : 10;
     const std::string set = argc > 4 ? argv[4] : "hints";
-    if (set != "hints" && set != "loop") {
-        fprintf(stderr, "layernorm_probe: SET must be hints or loop, not %s\n", set.c_str());
+    if (set != "hints" && set != "loop" && set != "l2after") {
+        fprintf(stderr, "layernorm_probe: SET must be hints, loop or l2after, not %s\n", set.c_str());
         return 2;
     }
     g_hints = set == "hints";
@@ -545,9 +842,15 @@ int main(int argc, char** argv) {
     printf("device %s, %d SMs, L2 %d MB, set %s\n", p.name, p.multiProcessorCount,
            p.l2CacheSize >> 20, set.c_str());
     g_sms = p.multiProcessorCount;
+    if (set == "l2after") {
+        l2after(samples);
+        return 0;
+    }
     probe<float, 4>("f32", 32768, 4096, rounds, samples, launches);
     probe<float, 4>("f32", 16384, 8192, rounds, samples, launches);
     probe<float, 4>("f32", 4096, 8192, rounds, samples, launches);
+    probe<float, 4>("f32", 4096, 4096, rounds, samples, launches);
+    probe<float, 4>("f32", 4096, 2048, rounds, samples, launches);
     probe<__nv_bfloat16, 8>("bf16", 16384, 8192, rounds, samples, launches);
     probe<__half, 8>("f16", 16384, 8192, rounds, samples, launches);
     probe<__nv_bfloat16, 8>("bf16", 4096, 8192, rounds, samples, launches);
