@@ -123,16 +123,18 @@ __device__ __forceinline__ void pack_out(Pack<T, VEC>& out, const float (&o)[VEC
 
 // How x is loaded and y stored: a policy type with static `load` and `store` (`store` is also
 // given the address of the x vector the output came from, for a policy that changes that line's
-// cache priority once it is used). `Streaming` (evict-first, .cs, both ways) is what the kernels
-// below use for data touched once; `Plain` (read-only path, default store) serves rows already
-// staged in shared memory.
+// cache priority once it is used) and `kBatchOutput` (see normalize_row). `Streaming`
+// (evict-first, .cs, both ways) is what the kernels below use for data touched once; `Plain`
+// (read-only path, default store) serves rows already staged in shared memory.
 struct Streaming {
+    static constexpr bool kBatchOutput = false;
     template <typename R> static __device__ __forceinline__ R load(const R* p) { return __ldcs(p); }
     template <typename R> static __device__ __forceinline__ void store(R* p, R v, const R*) {
         __stcs(p, v);
     }
 };
 struct Plain {
+    static constexpr bool kBatchOutput = false;
     template <typename R> static __device__ __forceinline__ R load(const R* p) { return __ldg(p); }
     template <typename R> static __device__ __forceinline__ void store(R* p, R v, const R*) { *p = v; }
 };
@@ -217,10 +219,13 @@ __device__ __forceinline__ void normalize_row(const Pack<T, VEC> (&p)[NV], const
     const raw_t* br = reinterpret_cast<const raw_t*>(beta);
     raw_t* yr = reinterpret_cast<raw_t*>(y + row * cols);
     const raw_t* xr = reinterpret_cast<const raw_t*>(x + row * cols);
+    // A policy with kBatchOutput is launched only where every thread holds all NV vectors of its
+    // row (nvec == NV * tpr): the output pass then has no branch per vector, so that ptxas can
+    // issue the gamma and beta loads of every vector before the first store.
 #pragma unroll
     for (int k = 0; k < NV; ++k) {
         const int i = t + k * tpr;
-        if (i < nvec) {
+        if (Acc::kBatchOutput || i < nvec) {
             Pack<T, VEC> gp, bp, out;
             gp.raw = __ldg(gr + i);
             bp.raw = __ldg(br + i);

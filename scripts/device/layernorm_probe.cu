@@ -103,24 +103,29 @@ __device__ __forceinline__ unsigned long long l2_evict_first_all() {
     return p;
 }
 struct Nc256 {  // non-coherent path, no L1 allocation, 256-byte L2 prefetch; .cs store
+    static constexpr bool kBatchOutput = false;
     static __device__ __forceinline__ uint4 load(const uint4* p) { return ld_nc_256(p); }
     static __device__ __forceinline__ void store(uint4* p, uint4 v, const uint4*) { __stcs(p, v); }
 };
 struct Cs256 {  // .cs load with a 256-byte L2 prefetch; .cs store
+    static constexpr bool kBatchOutput = false;
     static __device__ __forceinline__ uint4 load(const uint4* p) { return ld_cs_256(p); }
     static __device__ __forceinline__ void store(uint4* p, uint4 v, const uint4*) { __stcs(p, v); }
 };
 struct CsStPolicy {  // .cs load; store under an L2 evict-first policy, no L1 allocation
+    static constexpr bool kBatchOutput = false;
     static __device__ __forceinline__ uint4 load(const uint4* p) { return __ldcs(p); }
     static __device__ __forceinline__ void store(uint4* p, uint4 v, const uint4*) {
         st_policy(p, v, l2_evict_first_all());
     }
 };
 struct CsStCg {  // .cs load; .cg store (cached in L2 only)
+    static constexpr bool kBatchOutput = false;
     static __device__ __forceinline__ uint4 load(const uint4* p) { return __ldcs(p); }
     static __device__ __forceinline__ void store(uint4* p, uint4 v, const uint4*) { st_cg(p, v); }
 };
 struct Nc256StPolicy {
+    static constexpr bool kBatchOutput = false;
     static __device__ __forceinline__ uint4 load(const uint4* p) { return ld_nc_256(p); }
     static __device__ __forceinline__ void store(uint4* p, uint4 v, const uint4*) {
         st_policy(p, v, l2_evict_first_all());
@@ -298,10 +303,12 @@ LOOP_DT(bf16, __nv_bfloat16)
 // kernel re-reads x from L2 for the output; docs/notes/layernorm.md): the committed row kernel
 // with that load and a .cs or a plain store, and with plain loads and stores.
 struct LastCs {
+    static constexpr bool kBatchOutput = false;
     static __device__ __forceinline__ uint4 load(const uint4* p) { return ld_hint_last(p, l2_policy_last()); }
     static __device__ __forceinline__ void store(uint4* p, uint4 v, const uint4*) { __stcs(p, v); }
 };
 struct LastPlain {
+    static constexpr bool kBatchOutput = false;
     static __device__ __forceinline__ uint4 load(const uint4* p) { return ld_hint_last(p, l2_policy_last()); }
     static __device__ __forceinline__ void store(uint4* p, uint4 v, const uint4*) { *p = v; }
 };
@@ -312,6 +319,7 @@ __device__ __forceinline__ void l2_normal(const void* p) {
     asm volatile("applypriority.global.L2::evict_normal [%0], 128;" ::"l"(p) : "memory");
 }
 struct LastCsDemote {
+    static constexpr bool kBatchOutput = false;
     static __device__ __forceinline__ uint4 load(const uint4* p) { return ld_hint_last(p, l2_policy_last()); }
     static __device__ __forceinline__ void store(uint4* p, uint4 v, const uint4* x) {
         __stcs(p, v);
@@ -319,16 +327,28 @@ struct LastCsDemote {
     }
 };
 struct PlainPlain {
+    static constexpr bool kBatchOutput = false;
     static __device__ __forceinline__ uint4 load(const uint4* p) { return *p; }
     static __device__ __forceinline__ void store(uint4* p, uint4 v, const uint4*) { *p = v; }
 };
-#define HINT_DT2(DT, T, V)                                                                    \
+// The committed policies with the output pass unbranched (every shape of this probe gives each
+// thread all its vectors).
+struct StreamingBatched : Streaming {
+    static constexpr bool kBatchOutput = true;
+};
+struct LastCsBatched : LastCs {
+    static constexpr bool kBatchOutput = true;
+};
+#define HINT_DT2(DT, T, V, MINB)                                                              \
     HINT(hint_##DT##_last_cs, T, V, LastCs) HINT(hint_##DT##_last_plain, T, V, LastPlain)     \
     HINT(hint_##DT##_plain_plain, T, V, PlainPlain) HINT(hint_##DT##_last_demote, T, V, LastCsDemote) \
-    PROBE_ACC(probe_##DT##_n8_b128_m4_last, T, V, 8, 128, 4, LastCs)
-HINT_DT2(f32, float, 4)
-HINT_DT2(f16, __half, 8)
-HINT_DT2(bf16, __nv_bfloat16, 8)
+    PROBE_ACC(probe_##DT##_n8_b128_m4_last, T, V, 8, 128, 4, LastCs)                          \
+    HINT(hint_##DT##_batch, T, V, StreamingBatched) HINT(hint_##DT##_last_batch, T, V, LastCsBatched) \
+    PROBE_ACC(probe_##DT##_batch_b256_cap, T, V, 4, 256, MINB, StreamingBatched)
+// MINB: the committed kernel's blocks of 256 threads per SM (40 registers f32, 64 16-bit).
+HINT_DT2(f32, float, 4, 6)
+HINT_DT2(f16, __half, 8, 4)
+HINT_DT2(bf16, __nv_bfloat16, 8, 4)
 
 // torch.compile's access pattern on our row kernel: the row's NV vectors per thread loaded at
 // once under the evict-last policy, mean and variance from registers as the committed kernel
@@ -432,7 +452,8 @@ struct Variant {
      V(hint_##DT##_plain_plain, 4, 512), V(layernorm_regs_##DT##_n2, 2, 1024),                 \
      V(reread_##DT##_n2, 2, 512), V(reread_##DT##_n4, 4, 512), V(reread_##DT##_n2_cs, 2, 512),       \
      V(reread_##DT##_n2_m4, 2, 512), V(hint_##DT##_last_demote, 4, 512),                         \
-     V(probe_##DT##_n8_b128_m4_last, 8, 128)}
+     V(probe_##DT##_n8_b128_m4_last, 8, 128), V(hint_##DT##_batch, 4, 512),                      \
+     V(hint_##DT##_last_batch, 4, 512), V(probe_##DT##_batch_b256_cap, 4, 256)}
 #define layernorm_regs_f32_n4 layernorm_regs_f32_v4_n4
 #define layernorm_regs_f32_n2 layernorm_regs_f32_v4_n2
 #define layernorm_regs_f32_n8 layernorm_regs_f32_v4_n8
@@ -551,13 +572,20 @@ static CUfunction load_ptx_entry(const std::string& path) {
     return fn;
 }
 
-// A Triton LayerNorm kernel's launch: one row per block; params x, gamma, beta, y, rows, cols
-// and two null scratch pointers; PROBE_TRITON_SHARED bytes of shared memory (default 192).
+// A Triton LayerNorm kernel's launch: one row per block, PROBE_TRITON_SHARED bytes of shared
+// memory (default 192). Params by PROBE_TRITON_ABI: `inductor` (default; torch.compile's
+// kernel) x, gamma, beta, y, rows, cols; `peer` (bench/peers/layernorm_peers.py's one-pass
+// kernel) x, y, gamma, beta, cols, eps; then two null scratch pointers.
 static void launch_triton(CUfunction fn, const void* x, const void* g, const void* b, void* y,
                           long long rows, int cols, int block) {
     unsigned r32 = (unsigned)rows, c32 = (unsigned)cols;
+    float eps = 1e-5f;
     void* null_ptr = nullptr;
-    void* args[] = {&x, &g, &b, &y, &r32, &c32, &null_ptr, &null_ptr};
+    const char* abi = getenv("PROBE_TRITON_ABI");
+    const bool peer = abi && std::string(abi) == "peer";
+    void* inductor_args[] = {&x, &g, &b, &y, &r32, &c32, &null_ptr, &null_ptr};
+    void* peer_args[] = {&x, &y, &g, &b, &c32, &eps, &null_ptr, &null_ptr};
+    void** args = peer ? peer_args : inductor_args;
     const unsigned shared =
         getenv("PROBE_TRITON_SHARED") ? (unsigned)atoi(getenv("PROBE_TRITON_SHARED")) : 192;
     if (cuLaunchKernel(fn, (unsigned)rows, 1, 1, block, 1, 1, shared, 0, args, nullptr) !=
@@ -569,6 +597,11 @@ static void launch_triton(CUfunction fn, const void* x, const void* g, const voi
 
 template <typename T, int VEC>
 void probe(const char* dt, long long rows, int cols, int rounds, int samples, int launches) {
+    char here[64];
+    snprintf(here, sizeof here, "%lldx%d:%s", rows, cols, dt);
+    const char* only = getenv("PROBE_ONLY");  // ROWSxCOLS:DTYPE[,...]: these shapes only
+    if (only && ("," + std::string(only) + ",").find("," + std::string(here) + ",") == std::string::npos)
+        return;
     const long long n = rows * cols;
     const double bytes = 2.0 * n * sizeof(T);
     const long long max_off = g_hints ? kYOffsets[sizeof kYOffsets / sizeof *kYOffsets - 1] : 0;
@@ -626,8 +659,6 @@ void probe(const char* dt, long long rows, int cols, int rounds, int samples, in
     // threads with PROBE_TRITON_SHARED bytes of shared memory; params x, gamma, beta, y, rows,
     // cols and two null scratch pointers.
     std::vector<Variant> triton;  // kept alive: ls points into it
-    char here[64];
-    snprintf(here, sizeof here, "%lldx%d:%s", rows, cols, dt);
     const char* tp = getenv("PROBE_TRITON_PTX");
     const char* ts = getenv("PROBE_TRITON_SHAPE");
     if (tp && ts && here == std::string(ts)) {
