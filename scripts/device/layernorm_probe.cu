@@ -627,6 +627,7 @@ void probe(const char* dt, long long rows, int cols, int rounds, int samples, in
         Launch l;
         if (launch_for(v, rows, cols, VEC, &l)) ls.push_back(l);
     }
+    if (getenv("PROBE_BASE_ONLY") && !ls.empty()) ls.resize(1);  // the committed launch alone
     if (ls.empty() || ls[0].v->nv != 4) {
         printf("%lldx%d %s: the committed launch does not apply; skipped\n", rows, cols, dt);
         return;
