@@ -78,7 +78,7 @@ fn layernorm_ab_edits_only_the_accesses_each_variant_names() {
     unittest(
         "layernorm_ab_edits_only_the_accesses_each_variant_names",
         "tests/python/test_ln_kernel_ab.py",
-        3,
+        4,
         &[],
     );
 }

@@ -17,8 +17,10 @@ Each sample: the stream is held by a spin kernel (torch.cuda._sleep) while LAUNC
 queued, then CUDA events around them; SAMPLES samples per entry per round, ROUNDS rounds, the
 median of all. Outputs of ours and of the Triton kernel are checked against a float64 reference
 (relative L2 error: f32 1e-5, f16/bf16 1e-2) on a NaN-poisoned buffer before any timing.
-With --triton-ptx FILE (the PTX of the Triton kernel at the first SPEC's shape and dtype, from
-Triton's cache after scripts/device/ln_inductor_code.py ran), that PTX and edits of it are timed
+With --triton-ptx FILE (the PTX of the Triton kernel at the first SPEC's shape and dtype: the
+`<kernel name>.ptx` in Triton's cache, ~/.triton/cache/*/, whose `.json` beside it has the
+kernel's num_warps and shared bytes; the run prints the kernel name), that PTX and edits of it
+are timed
 too, each loaded through the driver API: `as-is`, and with one kind of cache hint taken out or
 changed (see ptx_variants), to find which of its features its speed comes from.
 
@@ -30,10 +32,10 @@ SPEC: ROWSxCOLS:DTYPE:KERNEL:TPR:BLOCK, e.g. 32768x4096:f32:layernorm_regs_f32_v
 
 import argparse
 import ctypes
-import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 try:  # the PTX edits (ptx_variants) need no torch; everything that runs a kernel does
     import torch
@@ -139,11 +141,11 @@ def record_triton_calls(fn, args):
 
     CachingAutotuner.run = rec
     try:
-        out = fn(*args)
+        fn(*args)
     finally:
         CachingAutotuner.run = orig
     torch.cuda.synchronize()
-    return calls, out
+    return calls
 
 
 def timed(entries, rounds, samples, launches, nbytes):
@@ -170,10 +172,21 @@ def timed(entries, rounds, samples, launches, nbytes):
     return out
 
 
-def run_spec(spec, drv, args, outdir, triton_ptx=None):
-    shape, dt, kname, tpr, block = spec.split(":")
-    rows, cols = (int(v) for v in shape.split("x"))
-    tpr, block = int(tpr), int(block)
+def parse_spec(spec):
+    """ROWSxCOLS:DTYPE:KERNEL:TPR:BLOCK -> (shape, rows, cols, dtype, kernel, tpr, block)."""
+    try:
+        shape, dt, kname, tpr, block = spec.split(":")
+        rows, cols = (int(v) for v in shape.split("x"))
+        if dt not in TOL:
+            raise ValueError(f"dtype {dt!r} is not f32, f16 or bf16")
+        return shape, rows, cols, dt, kname, int(tpr), int(block)
+    except ValueError as e:
+        sys.exit(f"ln_kernel_ab: SPEC {spec!r}: {e}; write it as ROWSxCOLS:DTYPE:KERNEL:TPR:BLOCK, "
+                 "e.g. 32768x4096:f32:layernorm_regs_f32_v4_n4:256:256")
+
+
+def run_spec(spec, drv, args, triton_ptx=None):
+    shape, rows, cols, dt, kname, tpr, block = spec
     dtype = DTYPES[dt]
     torch.manual_seed(rows * 7 + cols)
     x = (torch.rand(rows, cols, device="cuda") * 5 - 2).to(dtype)
@@ -194,7 +207,7 @@ def run_spec(spec, drv, args, outdir, triton_ptx=None):
     fn = torch.compile(lambda x, w, b: F.layer_norm(x, (cols,), w, b, eps), dynamic=False)
     fn(x, g, b)
     torch.cuda.synchronize()
-    calls, out = record_triton_calls(fn, (x, g, b))
+    calls = record_triton_calls(fn, (x, g, b))
     if len(calls) != 1:
         print(f"{shape} {dt}: the compiled call ran {len(calls)} Triton kernels, not 1; skipped")
         return
@@ -215,11 +228,6 @@ def run_spec(spec, drv, args, outdir, triton_ptx=None):
     launcher = kern.launchers[0]
     cfg = launcher.config
     name = getattr(getattr(kern, "fn", None), "__name__", "triton_kernel")
-    ptx = getattr(getattr(launcher, "bin", None), "asm", {}).get("ptx")
-    if ptx:
-        path = os.path.join(outdir, f"{name}_{shape}_{dt}.ptx")
-        with open(path, "w") as fh:
-            fh.write(ptx)
     print(f"{shape} {dt}: triton {name} {cfg.kwargs} num_warps={cfg.num_warps} "
           f"regs={getattr(launcher, 'n_regs', '?')} grid args={[v for v in a if not isinstance(v, torch.Tensor)]}; "
           f"rel err ours {err_ours:.1e}, triton {err_triton:.1e}")
@@ -280,7 +288,10 @@ def ours_entry(drv, extra, x, g, b, ref, dt, eps, stream):
 def ptx_entries(drv, ptx, args, x, g, b, ref, dt, rows, cols, stream):
     """Timed entries for each edit of the Triton kernel's PTX whose output passes the check
     (params: x, gamma, beta, y, xnumel, r0_numel, and two scratch pointers left null)."""
-    name = re.search(r"\.visible \.entry (\w+)\(", ptx).group(1)
+    m = re.search(r"\.visible \.entry (\w+)\(", ptx)
+    if not m:
+        sys.exit("ln_kernel_ab: --triton-ptx holds no .entry: not a kernel's PTX")
+    name = m.group(1)
     out = []
     for label, text in ptx_variants(ptx):
         f = drv.function(name, drv.load(text.encode()))
@@ -312,9 +323,15 @@ def main():
                     help="another launch of ours for the first SPEC, KERNEL:TPR:BLOCK")
     ap.add_argument("specs", nargs="*")
     args = ap.parse_args()
+    specs = [parse_spec(s) for s in args.specs or DEFAULT]
+    triton_ptx = None
+    if args.triton_ptx:
+        try:
+            triton_ptx = Path(args.triton_ptx).read_text()
+        except OSError as e:
+            sys.exit(f"ln_kernel_ab: --triton-ptx {args.triton_ptx}: {e.strerror}")
     if torch is None:
         sys.exit("ln_kernel_ab: needs torch (and a GPU); run it on the GPU machine")
-    outdir = os.environ.get("OUT", "/tmp")
     torch.zeros(1, device="cuda")  # the primary context, current on this thread
     ptx_path = "/tmp/layernorm_ab.ptx"
     subprocess.run(["nvcc", "--ptx", "-O3", "-std=c++17", "-lineinfo", "-arch=compute_90a",
@@ -322,9 +339,8 @@ def main():
     with open(ptx_path, "rb") as fh:
         drv = Driver(fh.read())
     print(f"device {torch.cuda.get_device_name()}, torch {torch.__version__}")
-    triton_ptx = open(args.triton_ptx).read() if args.triton_ptx else None
-    for i, spec in enumerate(args.specs or DEFAULT):
-        run_spec(spec, drv, args, outdir, triton_ptx if i == 0 else None)
+    for i, spec in enumerate(specs):
+        run_spec(spec, drv, args, triton_ptx if i == 0 else None)
 
 
 if __name__ == "__main__":

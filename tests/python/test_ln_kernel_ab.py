@@ -59,5 +59,17 @@ class PtxVariants(unittest.TestCase):
             ab.ptx_variants(PTX.replace("bar.sync", "membar.gl"))
 
 
+class Specs(unittest.TestCase):
+    def test_a_spec_is_read_and_a_bad_one_names_itself_and_the_form(self):
+        self.assertEqual(ab.parse_spec("32768x4096:f32:layernorm_regs_f32_v4_n4:256:256"),
+                         ("32768x4096", 32768, 4096, "f32", "layernorm_regs_f32_v4_n4", 256, 256))
+        for bad in ("32768x4096:f32", "32768x4096:f64:k:256:256", "32768:f32:k:256:256",
+                    "32768x4096:f32:k:many:256"):
+            with self.assertRaises(SystemExit) as e:
+                ab.parse_spec(bad)
+            self.assertIn(repr(bad), str(e.exception.code))
+            self.assertIn("ROWSxCOLS:DTYPE:KERNEL:TPR:BLOCK", str(e.exception.code))
+
+
 if __name__ == "__main__":
     unittest.main()
