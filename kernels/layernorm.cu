@@ -11,6 +11,8 @@
 //!   the output pass. x is loaded and y stored with the evict-first (.cs) hints: both are
 //!   touched once, and the hints keep them from pushing other lines out of L2 (measured on the
 //!   H100: +1 to +5 points of copy bandwidth; docs/notes/layernorm.md, v5).
+//! - `layernorm_keep_<dt>_v<VEC>_n<NV>`: the regs kernel with x read under an L2 evict-last
+//!   policy (`EvictLastX`), for the large f32 tensors where that measured faster.
 //! - `layernorm_stream_<dt>_v<VEC>_n<NV>`: the regs kernel's per-row work on a persistent grid
 //!   (as many blocks as fit at once), each row group loading its next row into a second set
 //!   of registers before it reduces and writes the current one, so the loads of row i+1 are in
@@ -137,6 +139,27 @@ struct Plain {
     static constexpr bool kBatchOutput = false;
     template <typename R> static __device__ __forceinline__ R load(const R* p) { return __ldg(p); }
     template <typename R> static __device__ __forceinline__ void store(R* p, R v, const R*) { *p = v; }
+};
+// x read under an L2 evict-last policy, y stored .cs (16-byte vectors only): the `keep` kernels.
+// Faster than `Streaming` only where x is far larger than L2 (f32 rows with 512 MiB of x on the
+// H200), slower at smaller tensors and 16-bit rows, and it leaves none of the data other kernels
+// had in L2 (docs/notes/layernorm.md); src/layernorm/plan.rs decides where it runs.
+__device__ __forceinline__ unsigned long long l2_policy_last() {
+    unsigned long long p;
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
+    return p;
+}
+__device__ __forceinline__ uint4 ld_hint_last(const uint4* ptr, unsigned long long pol) {
+    uint4 v;
+    asm volatile("ld.global.L1::evict_last.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(ptr), "l"(pol));
+    return v;
+}
+struct EvictLastX {
+    static constexpr bool kBatchOutput = false;
+    static __device__ __forceinline__ uint4 load(const uint4* p) { return ld_hint_last(p, l2_policy_last()); }
+    static __device__ __forceinline__ void store(uint4* p, uint4 v, const uint4*) { __stcs(p, v); }
 };
 
 // Where a thread sits: rows go to groups of `tpr` threads, `rpb` groups per block; this
@@ -482,6 +505,13 @@ __device__ __forceinline__ void layernorm_long(const T* __restrict__ x, const T*
         layernorm_regs<T, VEC, NV>(x, gamma, beta, y, rows, cols, tpr, eps);                    \
     }
 
+#define LN_KEEP(NAME, T, VEC, NV, MAXT)                                                         \
+    extern "C" __global__ void __launch_bounds__(MAXT)                                          \
+        NAME(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta,   \
+             T* __restrict__ y, long long rows, int cols, int tpr, float eps) {                  \
+        layernorm_regs<T, VEC, NV, EvictLastX>(x, gamma, beta, y, rows, cols, tpr, eps);        \
+    }
+
 #define LN_STREAM(NAME, T, VEC, NV, MAXT)                                                       \
     extern "C" __global__ void __launch_bounds__(MAXT)                                          \
         NAME(const T* __restrict__ x, const T* __restrict__ gamma, const T* __restrict__ beta,   \
@@ -516,6 +546,10 @@ __device__ __forceinline__ void layernorm_long(const T* __restrict__ x, const T*
     LN_REGS(layernorm_regs_##DT##_v##VFULL##_n2, T, VFULL, 2, 1024)                             \
     LN_REGS(layernorm_regs_##DT##_v##VFULL##_n4, T, VFULL, 4, 512)                              \
     LN_REGS(layernorm_regs_##DT##_v##VFULL##_n8, T, VFULL, 8, 512)                              \
+    LN_KEEP(layernorm_keep_##DT##_v##VFULL##_n1, T, VFULL, 1, 1024)                             \
+    LN_KEEP(layernorm_keep_##DT##_v##VFULL##_n2, T, VFULL, 2, 1024)                             \
+    LN_KEEP(layernorm_keep_##DT##_v##VFULL##_n4, T, VFULL, 4, 512)                              \
+    LN_KEEP(layernorm_keep_##DT##_v##VFULL##_n8, T, VFULL, 8, 512)                              \
     LN_STREAM(layernorm_stream_##DT##_v##VFULL##_n1, T, VFULL, 1, 1024)                         \
     LN_STREAM(layernorm_stream_##DT##_v##VFULL##_n2, T, VFULL, 2, 1024)                         \
     LN_STREAM(layernorm_stream_##DT##_v##VFULL##_n4, T, VFULL, 4, 512)                          \

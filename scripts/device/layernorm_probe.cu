@@ -167,22 +167,10 @@ __global__ void __launch_bounds__(256) copy_cs(const uint4* __restrict__ src,
 // mean and M2 per element slot (one reciprocal per vector, shared by its elements); the slots,
 // then the threads, are merged with Chan's formula. Pass 2 re-reads x from L2 (evict_first),
 // gamma and beta (evict_last) and stores y without a hint.
-__device__ __forceinline__ unsigned long long l2_policy_last() {
-    unsigned long long p;
-    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
-    return p;
-}
 __device__ __forceinline__ unsigned long long l2_policy_first() {
     unsigned long long p;
     asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
     return p;
-}
-__device__ __forceinline__ uint4 ld_hint_last(const uint4* ptr, unsigned long long pol) {
-    uint4 v;
-    asm volatile("ld.global.L1::evict_last.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
-                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                 : "l"(ptr), "l"(pol));
-    return v;
 }
 __device__ __forceinline__ uint4 ld_hint_first(const uint4* ptr, unsigned long long pol) {
     uint4 v;
@@ -301,10 +289,7 @@ LOOP_DT(bf16, __nv_bfloat16)
 // x loaded under an L2 evict-last policy, as torch.compile's statistics pass loads it (its
 // kernel re-reads x from L2 for the output; docs/notes/layernorm.md): the committed row kernel
 // with that load and a .cs or a plain store, and with plain loads and stores.
-struct LastCs : PerVector {
-    static __device__ __forceinline__ uint4 load(const uint4* p) { return ld_hint_last(p, l2_policy_last()); }
-    static __device__ __forceinline__ void store(uint4* p, uint4 v, const uint4*) { __stcs(p, v); }
-};
+using LastCs = EvictLastX;  // the committed `keep` kernels' policy
 struct LastPlain : PerVector {
     static __device__ __forceinline__ uint4 load(const uint4* p) { return ld_hint_last(p, l2_policy_last()); }
     static __device__ __forceinline__ void store(uint4* p, uint4 v, const uint4*) { *p = v; }

@@ -88,6 +88,12 @@ pub struct Args {
     /// slower for regs [default: rows for regs, fill for stream and pipe].
     #[arg(long, value_enum)]
     grid: Option<plan::GridChoice>,
+    /// How our kernel reads x: auto (under an L2 evict-last policy for f32 tensors whose x
+    /// holds at least 512 MiB, with the evict-first hint elsewhere: where each measured faster),
+    /// first (the evict-first hint everywhere) or last (evict-last wherever the plan is the regs
+    /// kernel with 16-byte vectors; other plans are unchanged). y is stored evict-first either way.
+    #[arg(long, value_enum, default_value = "auto")]
+    x_cache: plan::XCache,
     /// Persistent grids (fill, even): at most this many resident blocks per SM
     /// [default: as many as fit, from the occupancy query].
     #[arg(
@@ -182,6 +188,7 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
         bytes_per_thread: args.bytes_per_thread,
         kernel: args.kernel,
         grid: args.grid,
+        x_cache: args.x_cache,
         blocks_per_sm: args.blocks_per_sm,
         timing: args.timing,
         rotate_l2_multiple: args.rotate_l2_multiple,

@@ -172,7 +172,9 @@ where
     let (rows, cols, eps) = (shape.rows(), shape.cols(), cfg.eps);
     let kernel = LayerNormKernel::load(
         gpu,
-        plan(rows, cols, dtype, cfg.bytes_per_thread, cfg.kernel)?.with_grid(cfg.grid),
+        plan(rows, cols, dtype, cfg.bytes_per_thread, cfg.kernel)?
+            .with_grid(cfg.grid)
+            .with_x_cache(cfg.x_cache),
         cfg.blocks_per_sm,
     )?;
     let inputs = Inputs::<T>::random(rows, cols, seed);

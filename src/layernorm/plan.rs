@@ -77,6 +77,34 @@ pub enum KernelChoice {
     Stream,
 }
 
+/// How the regs kernel reads x: with the evict-first hint (`.cs`, the lines are the first L2
+/// evicts) or under an L2 evict-last policy (the `keep` kernels). y is stored `.cs` either way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum XCache {
+    /// Evict-last for f32 tensors with at least 512 MiB of x (`EVICT_LAST_MIN_X_BYTES`),
+    /// evict-first elsewhere: where each measured faster (docs/notes/layernorm.md).
+    Auto,
+    /// Evict-first everywhere.
+    First,
+    /// Evict-last wherever the plan is the regs kernel with 16-byte vectors.
+    Last,
+}
+
+impl XCache {
+    pub fn name(self) -> &'static str {
+        match self {
+            XCache::Auto => "auto",
+            XCache::First => "first",
+            XCache::Last => "last",
+        }
+    }
+}
+
+/// Under `XCache::Auto`, f32 x of at least this many bytes is read evict-last. On the H200 that
+/// was 2.6-3.6% faster at 512 MiB of x (16384x8192 and 32768x4096), mixed at 128 MiB (+0.9% and
+/// -1.7% on two boards) and 5-14% slower at 32-64 MiB; 16-bit rows lost at every size measured.
+pub const EVICT_LAST_MIN_X_BYTES: usize = 512 << 20;
+
 /// How many blocks our kernel's grid has (every kernel grid-strides over row groups, so any
 /// of these covers every row).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -153,13 +181,18 @@ pub struct LaunchPlan {
     pub smem_bytes: usize,
     /// The `extern "C"` name in kernels/layernorm.cu.
     pub kernel: String,
+    /// x is read under an L2 evict-last policy (a `keep` kernel) instead of evict-first.
+    pub x_evict_last: bool,
 }
 
 impl LaunchPlan {
     /// Short name for artifacts and tables, e.g. "regs_v4_n8_tpr32", "pipe_n8_s3_tpr256",
     /// "regs_v4_n4_tpr256_grid-even" (the grid is named where it is not the family's default).
     pub fn variant_name(&self) -> String {
-        let name = self.family_name();
+        let mut name = self.family_name();
+        if self.x_evict_last {
+            name.push_str("_xlast");
+        }
         if self.grid == self.variant.default_grid() {
             name
         } else {
@@ -198,6 +231,28 @@ impl LaunchPlan {
     /// The plan with another grid policy (None: the family's default).
     pub fn with_grid(mut self, grid: Option<GridChoice>) -> Self {
         self.grid = grid.unwrap_or(self.variant.default_grid());
+        self
+    }
+
+    /// The plan with x read as `choice` says, where the plan is the regs kernel with 16-byte
+    /// vectors (the only kernels with an evict-last variant); every other plan is unchanged.
+    pub fn with_x_cache(mut self, choice: XCache) -> Self {
+        let x_bytes = self.rows * self.cols * self.dtype.size_bytes();
+        let last = match choice {
+            XCache::First => false,
+            XCache::Last => true,
+            XCache::Auto => self.dtype == Dtype::F32 && x_bytes >= EVICT_LAST_MIN_X_BYTES,
+        };
+        let full = 16 / self.dtype.size_bytes();
+        if self.variant == Variant::Regs && self.vec_width == full && last != self.x_evict_last {
+            let (from, to) = if last {
+                ("layernorm_regs_", "layernorm_keep_")
+            } else {
+                ("layernorm_keep_", "layernorm_regs_")
+            };
+            self.kernel = self.kernel.replacen(from, to, 1);
+            self.x_evict_last = last;
+        }
         self
     }
 
@@ -381,6 +436,7 @@ fn plan_with(
                         0
                     },
                     kernel,
+                    x_evict_last: false,
                 });
             }
         }
@@ -401,6 +457,7 @@ fn plan_with(
         stages: 1,
         smem_bytes: 0,
         kernel: format!("layernorm_long_{}_v{vec}", dtype.name()),
+        x_evict_last: false,
     })
 }
 
@@ -411,6 +468,7 @@ pub fn all_kernel_names() -> Vec<String> {
         let full = 16 / dt.size_bytes();
         for nv in REGS_NV_VECTOR {
             names.push(format!("layernorm_regs_{}_v{full}_n{nv}", dt.name()));
+            names.push(format!("layernorm_keep_{}_v{full}_n{nv}", dt.name()));
             names.push(format!("layernorm_stream_{}_v{full}_n{nv}", dt.name()));
             for s in PIPE_STAGES {
                 names.push(format!("layernorm_pipe_{}_n{nv}_s{s}", dt.name()));
@@ -613,6 +671,54 @@ mod tests {
         assert_eq!(p.smem_bytes, p.stages * 4 * 16 * 512);
         let p = p.fit_to_device(132, 1).unwrap();
         assert_eq!(p.grid_blocks, 132);
+    }
+
+    #[test]
+    fn x_is_read_evict_last_only_where_the_rule_or_the_user_says() {
+        let regs = KernelChoice::Regs;
+        let auto = |rows, cols, dt| {
+            plan(rows, cols, dt, None, regs)
+                .unwrap()
+                .with_x_cache(XCache::Auto)
+        };
+        // 512 MiB of f32 x: the keep kernel, same launch.
+        for (rows, cols) in [(32768, 4096), (16384, 8192)] {
+            let p = auto(rows, cols, Dtype::F32);
+            assert!(p.x_evict_last, "{rows}x{cols}");
+            assert_eq!(p.kernel, "layernorm_keep_f32_v4_n4");
+            let base = plan(rows, cols, Dtype::F32, None, regs).unwrap();
+            assert_eq!(p.variant_name(), format!("{}_xlast", base.variant_name()));
+            assert_eq!(
+                (p.block_threads, p.threads_per_row, p.grid_blocks),
+                (base.block_threads, base.threads_per_row, base.grid_blocks)
+            );
+        }
+        // Below the size, 16-bit rows, scalar rows, the long kernel: unchanged.
+        for (rows, cols, dt) in [
+            (4096, 8192, Dtype::F32),
+            (32767, 4096, Dtype::F32),
+            (32768, 8192, Dtype::Bf16),
+            (65536, 4095, Dtype::F32),
+            (8192, 65536, Dtype::F32),
+        ] {
+            let p = auto(rows, cols, dt);
+            assert!(!p.x_evict_last, "{rows}x{cols} {dt}");
+            assert!(!p.kernel.contains("keep"), "{rows}x{cols} {dt}");
+        }
+        // Asked for: every regs plan with 16-byte vectors, and back again.
+        let p = plan(4096, 1024, Dtype::Bf16, None, regs)
+            .unwrap()
+            .with_x_cache(XCache::Last);
+        assert_eq!(p.kernel, "layernorm_keep_bf16_v8_n4");
+        let p = p.with_x_cache(XCache::First);
+        assert_eq!(p.kernel, "layernorm_regs_bf16_v8_n4");
+        assert!(!p.x_evict_last);
+        let p = auto(32768, 4096, Dtype::F32).with_x_cache(XCache::First);
+        assert_eq!(p.kernel, "layernorm_regs_f32_v4_n4");
+        let p = plan(4096, 4096, Dtype::F16, None, KernelChoice::Stream)
+            .unwrap()
+            .with_x_cache(XCache::Last);
+        assert_eq!(p.kernel, "layernorm_stream_f16_v8_n4");
     }
 
     #[test]

@@ -134,6 +134,8 @@ pub struct SweepConfig {
     pub kernel: super::plan::KernelChoice,
     /// Grid policy of our kernel (None: the family's default, see `plan::Variant::default_grid`).
     pub grid: Option<super::plan::GridChoice>,
+    /// How our regs kernel reads x (evict-first or evict-last; see `plan::XCache`).
+    pub x_cache: super::plan::XCache,
     /// Cap on resident blocks per SM for persistent grids (None: as many as fit).
     pub blocks_per_sm: Option<usize>,
     /// How warm and cold rows are timed.
@@ -240,6 +242,7 @@ mod tests {
             bytes_per_thread: None,
             kernel: crate::layernorm::plan::KernelChoice::Regs,
             grid: None,
+            x_cache: crate::layernorm::plan::XCache::Auto,
             blocks_per_sm: None,
             timing: TimingMethod::Rotate,
             rotate_l2_multiple: 2,
