@@ -141,9 +141,10 @@ struct Plain {
     template <typename R> static __device__ __forceinline__ void store(R* p, R v, const R*) { *p = v; }
 };
 // x read under an L2 evict-last policy, y stored .cs (16-byte vectors only): the `keep` kernels.
-// Faster than `Streaming` only where x is far larger than L2 (f32 rows with 512 MiB of x on the
-// H200), slower at smaller tensors and 16-bit rows, and it leaves none of the data other kernels
-// had in L2 (docs/notes/layernorm.md); src/layernorm/plan.rs decides where it runs.
+// Faster than `Streaming` only where x is far larger than L2 (f32 rows with 256 MiB of x and
+// more on the H200), slower at smaller tensors and at most 16-bit shapes, and it leaves none of
+// the data other kernels had in L2 (docs/notes/layernorm.md); src/layernorm/plan.rs decides
+// where it runs.
 __device__ __forceinline__ unsigned long long l2_policy_last() {
     unsigned long long p;
     asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
