@@ -141,7 +141,7 @@ struct Plain {
     template <typename R> static __device__ __forceinline__ void store(R* p, R v, const R*) { *p = v; }
 };
 // x read under an L2 evict-last policy, y stored .cs (16-byte vectors only): the `keep` kernels.
-// Faster than `Streaming` only where x is far larger than L2 (f32 rows with 256 MiB of x and
+// Faster than `Streaming` only where x is far larger than L2 (f32 rows with 128 MiB of x and
 // more on the H200), slower at smaller tensors and at most 16-bit shapes, and it leaves none of
 // the data other kernels had in L2 (docs/notes/layernorm.md); src/layernorm/plan.rs decides
 // where it runs.

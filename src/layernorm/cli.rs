@@ -89,7 +89,7 @@ pub struct Args {
     #[arg(long, value_enum)]
     grid: Option<plan::GridChoice>,
     /// How our kernel reads x: auto (under an L2 evict-last policy for f32 tensors whose x
-    /// holds at least 256 MiB, with the evict-first hint elsewhere: where each measured faster),
+    /// holds at least 128 MiB, with the evict-first hint elsewhere: where each measured faster),
     /// first (the evict-first hint everywhere) or last (evict-last wherever the plan is the regs
     /// kernel with 16-byte vectors; other plans are unchanged). y is stored evict-first either way.
     #[arg(long, value_enum, default_value = "auto")]

@@ -81,7 +81,7 @@ pub enum KernelChoice {
 /// evicts) or under an L2 evict-last policy (the `keep` kernels). y is stored `.cs` either way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum XCache {
-    /// Evict-last for f32 tensors with at least 256 MiB of x (`EVICT_LAST_MIN_X_BYTES`),
+    /// Evict-last for f32 tensors with at least 128 MiB of x (`EVICT_LAST_MIN_X_BYTES`),
     /// evict-first elsewhere: where each measured faster (docs/notes/layernorm.md).
     Auto,
     /// Evict-first everywhere.
@@ -100,11 +100,11 @@ impl XCache {
     }
 }
 
-/// Under `XCache::Auto`, f32 x of at least this many bytes is read evict-last. On H200s that was
-/// 2.1-3.6% faster at 256 and 512 MiB of x (every process of every board measured), mixed at
-/// 128 MiB (-1.7% and -1.5% on two boards, +0.9% on a third) and 5-14% slower at 32-64 MiB.
-/// 16-bit rows gained at one shape of 512 MiB and lost at the three others measured.
-pub const EVICT_LAST_MIN_X_BYTES: usize = 256 << 20;
+/// Under `XCache::Auto`, f32 x of at least this many bytes is read evict-last. On H200s the gain
+/// grows with the size: 1.5-1.7% at 128 MiB of x on two boards (+0.9% slower on a third),
+/// 2.1-2.6% at 256 MiB and 2.6-3.6% at 512 MiB; at 32-64 MiB it was 5-14% slower. 16-bit rows
+/// gained at one shape of 512 MiB and lost at the three others measured.
+pub const EVICT_LAST_MIN_X_BYTES: usize = 128 << 20;
 
 /// How many blocks our kernel's grid has (every kernel grid-strides over row groups, so any
 /// of these covers every row).
@@ -682,8 +682,8 @@ mod tests {
                 .unwrap()
                 .with_x_cache(XCache::Auto)
         };
-        // 256 MiB of f32 x and more: the keep kernel, same launch.
-        for (rows, cols) in [(32768, 4096), (16384, 8192), (16384, 4096)] {
+        // 128 MiB of f32 x and more: the keep kernel, same launch.
+        for (rows, cols) in [(32768, 4096), (16384, 8192), (16384, 4096), (4096, 8192)] {
             let p = auto(rows, cols, Dtype::F32);
             assert!(p.x_evict_last, "{rows}x{cols}");
             assert_eq!(p.kernel, "layernorm_keep_f32_v4_n4");
@@ -696,8 +696,8 @@ mod tests {
         }
         // Below the size, 16-bit rows, scalar rows, the long kernel: unchanged.
         for (rows, cols, dt) in [
-            (4096, 8192, Dtype::F32),
-            (16383, 4096, Dtype::F32),
+            (4096, 4096, Dtype::F32),
+            (8191, 4096, Dtype::F32),
             (32768, 8192, Dtype::Bf16),
             (65536, 4095, Dtype::F32),
             (8192, 65536, Dtype::F32),
