@@ -12,16 +12,20 @@ fn row_id(p: &Point) -> usize {
     p.row as *const crate::artifact::ResultRow as usize
 }
 
-/// Suffixes that tell apart points sharing a label and an implementation: a switch measured
+/// Suffixes that tell apart points sharing a label, an implementation and a GPU: a switch measured
 /// both ways (`event_tracking=on` beside `off`) or runs with another setting
 /// (`mem_sampled=true`). In each such group, a param that differs is shown on the points whose
 /// value is not the default: no value when some point of the group lacks the param, else the
 /// implementation's most common value. Points in no such group keep the plain label their
 /// peers have too.
 pub fn distinguishing(points: &[Point], label: impl Fn(&Point) -> String) -> Distinguishing {
-    let mut groups: HashMap<(String, &str), Vec<&Point>> = HashMap::new();
+    // Points on two GPUs are told apart by their series (the GPU), whatever launch each ran.
+    let mut groups: HashMap<(String, &str, String), Vec<&Point>> = HashMap::new();
     for p in points {
-        groups.entry((label(p), p.imp())).or_default().push(p);
+        groups
+            .entry((label(p), p.imp(), p.gpu()))
+            .or_default()
+            .push(p);
     }
     // Most common value of each (implementation, param) among the points that have it.
     let mut counts: HashMap<(&str, &str, String), usize> = HashMap::new();
@@ -40,7 +44,7 @@ pub fn distinguishing(points: &[Point], label: impl Fn(&Point) -> String) -> Dis
         }
     }
     let mut out = Distinguishing::new();
-    for ((_, imp), g) in groups.iter().filter(|(_, g)| g.len() >= 2) {
+    for ((_, imp, _), g) in groups.iter().filter(|(_, g)| g.len() >= 2) {
         let mut keys: Vec<&String> = g.iter().flat_map(|p| p.row.params.keys()).collect();
         keys.sort();
         keys.dedup();
@@ -113,5 +117,43 @@ mod tests {
             .map(|p| with_extra(label(p), p, &keys))
             .collect();
         assert_eq!(labels, ["a", "a event_tracking=on", "b", "a"]);
+    }
+
+    #[test]
+    fn the_same_point_on_two_gpus_keeps_its_label_whatever_each_launched() {
+        let row = |variant: &str| {
+            ResultRow::new("layernorm_forward", "opbench")
+                .param("shape", "32768x4096")
+                .param("variant", variant)
+        };
+        let a = crate::artifact::fixture::loaded(
+            "layernorm",
+            "a",
+            "2026-01-01T00:00:00Z",
+            vec![row("regs_xlast")],
+        );
+        let mut b = crate::artifact::fixture::loaded(
+            "layernorm",
+            "b",
+            "2026-01-01T00:00:00Z",
+            vec![row("regs"), row("regs_other")],
+        );
+        b.artifact.env.host.cpu_model = "another host".into();
+        let points: Vec<Point> = Point::all_of(&a)
+            .into_iter()
+            .chain(Point::all_of(&b))
+            .collect();
+        let label = |p: &Point| names::param_str(p.row, &["shape"]).unwrap_or_default();
+        let keys = distinguishing(&points, label);
+        let labels: Vec<String> = points
+            .iter()
+            .map(|p| with_extra(label(p), p, &keys))
+            .collect();
+        // The first machine's one launch keeps the plain label; within the second machine, its
+        // two launches are told apart.
+        assert_eq!(
+            labels,
+            ["32768x4096", "32768x4096", "32768x4096 variant=regs_other"]
+        );
     }
 }
