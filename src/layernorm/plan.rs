@@ -90,20 +90,10 @@ pub enum XCache {
     Last,
 }
 
-impl XCache {
-    pub fn name(self) -> &'static str {
-        match self {
-            XCache::Auto => "auto",
-            XCache::First => "first",
-            XCache::Last => "last",
-        }
-    }
-}
-
 /// Under `XCache::Auto`, f32 x of at least this many bytes is read evict-last. On H200s the gain
-/// grows with the size: 1.5-1.7% at 128 MiB of x on two boards (+0.9% slower on a third),
+/// grows with the size: 1.2-1.7% at 128 MiB of x on three boards (0.9% slower on a fourth),
 /// 2.1-2.6% at 256 MiB and 2.6-3.6% at 512 MiB; at 32-64 MiB it was 5-14% slower. 16-bit rows
-/// gained at one shape of 512 MiB and lost at the three others measured.
+/// moved both ways (-2.0% to +2.6% at 256-512 MiB of x), so they stay evict-first.
 pub const EVICT_LAST_MIN_X_BYTES: usize = 128 << 20;
 
 /// How many blocks our kernel's grid has (every kernel grid-strides over row groups, so any
