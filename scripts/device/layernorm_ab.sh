@@ -18,8 +18,8 @@
 set -uo pipefail
 bins=${1:?usage: layernorm_ab.sh DIR_WITH_layernorm_bench.xz (set A and B to the flags to compare)}
 out=${OUT:?set OUT to the folder for artifacts and logs}
-a_flags=${A:?set A to the flags of the first setting, e.g. A="--x-cache first"}
-b_flags=${B:?set B to the flags of the second setting, e.g. B="--x-cache last"}
+a_flags=${A:?set A to the flags of the first setting, e.g. A=\"--x-cache first\"}
+b_flags=${B:?set B to the flags of the second setting, e.g. B=\"--x-cache last\"}
 rounds=${ROUNDS:-3}
 export OPBENCH_GIT_DIRTY=${OPBENCH_GIT_DIRTY:-0}
 bin=/tmp/layernorm_bench

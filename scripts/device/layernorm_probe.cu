@@ -167,11 +167,6 @@ __global__ void __launch_bounds__(256) copy_cs(const uint4* __restrict__ src,
 // mean and M2 per element slot (one reciprocal per vector, shared by its elements); the slots,
 // then the threads, are merged with Chan's formula. Pass 2 re-reads x from L2 (evict_first),
 // gamma and beta (evict_last) and stores y without a hint.
-__device__ __forceinline__ unsigned long long l2_policy_first() {
-    unsigned long long p;
-    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
-    return p;
-}
 __device__ __forceinline__ uint4 ld_hint_first(const uint4* ptr, unsigned long long pol) {
     uint4 v;
     asm volatile("ld.global.L1::evict_first.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
@@ -206,7 +201,7 @@ __device__ __forceinline__ void layernorm_loop(const T* __restrict__ x, const T*
     __shared__ float stat[2];
     const int nvec = cols / VEC;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const unsigned long long keep = l2_policy_last(), drop = l2_policy_first();
+    const unsigned long long keep = l2_policy_last(), drop = l2_evict_first_all();
     const uint4* gr = reinterpret_cast<const uint4*>(gamma);
     const uint4* br = reinterpret_cast<const uint4*>(beta);
     for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
@@ -344,7 +339,7 @@ __device__ __forceinline__ void layernorm_reread(const T* __restrict__ x, const 
     const int nvec = cols / VEC;
     const Group grp(tpr);
     const float inv_n = 1.f / (float)cols;
-    const unsigned long long keep = l2_policy_last(), drop = l2_policy_first();
+    const unsigned long long keep = l2_policy_last(), drop = l2_evict_first_all();
     for (long long base = (long long)blockIdx.x * grp.rpb; base < rows;
          base += (long long)gridDim.x * grp.rpb) {
         const long long row = base + grp.g;

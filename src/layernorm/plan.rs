@@ -96,6 +96,10 @@ pub enum XCache {
 /// moved both ways (-2.0% to +2.6% at 256-512 MiB of x), so they stay evict-first.
 pub const EVICT_LAST_MIN_X_BYTES: usize = 128 << 20;
 
+/// Kernel names of the regs family and of its evict-last twin (`LN_ALL` in the .cu file).
+const REGS_PREFIX: &str = "layernorm_regs_";
+const KEEP_PREFIX: &str = "layernorm_keep_";
+
 /// How many blocks our kernel's grid has (every kernel grid-strides over row groups, so any
 /// of these covers every row).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -172,8 +176,6 @@ pub struct LaunchPlan {
     pub smem_bytes: usize,
     /// The `extern "C"` name in kernels/layernorm.cu.
     pub kernel: String,
-    /// x is read under an L2 evict-last policy (a `keep` kernel) instead of evict-first.
-    pub x_evict_last: bool,
 }
 
 impl LaunchPlan {
@@ -181,7 +183,7 @@ impl LaunchPlan {
     /// "regs_v4_n4_tpr256_grid-even" (the grid is named where it is not the family's default).
     pub fn variant_name(&self) -> String {
         let mut name = self.family_name();
-        if self.x_evict_last {
+        if self.x_evict_last() {
             name.push_str("_xlast");
         }
         if self.grid == self.variant.default_grid() {
@@ -225,6 +227,11 @@ impl LaunchPlan {
         self
     }
 
+    /// Whether x is read under an L2 evict-last policy (a `keep` kernel) instead of evict-first.
+    pub fn x_evict_last(&self) -> bool {
+        self.kernel.starts_with(KEEP_PREFIX)
+    }
+
     /// The plan with x read as `choice` says, where the plan is the regs kernel with 16-byte
     /// vectors (the only kernels with an evict-last variant); every other plan is unchanged.
     pub fn with_x_cache(mut self, choice: XCache) -> Self {
@@ -235,14 +242,13 @@ impl LaunchPlan {
             XCache::Auto => self.dtype == Dtype::F32 && x_bytes >= EVICT_LAST_MIN_X_BYTES,
         };
         let full = 16 / self.dtype.size_bytes();
-        if self.variant == Variant::Regs && self.vec_width == full && last != self.x_evict_last {
+        if self.variant == Variant::Regs && self.vec_width == full && last != self.x_evict_last() {
             let (from, to) = if last {
-                ("layernorm_regs_", "layernorm_keep_")
+                (REGS_PREFIX, KEEP_PREFIX)
             } else {
-                ("layernorm_keep_", "layernorm_regs_")
+                (KEEP_PREFIX, REGS_PREFIX)
             };
             self.kernel = self.kernel.replacen(from, to, 1);
-            self.x_evict_last = last;
         }
         self
     }
@@ -405,7 +411,7 @@ fn plan_with(
                     None => (
                         Variant::Regs,
                         1,
-                        format!("layernorm_regs_{}_v{vec}_n{nv}", dtype.name()),
+                        format!("{REGS_PREFIX}{}_v{vec}_n{nv}", dtype.name()),
                     ),
                 };
                 return Ok(LaunchPlan {
@@ -427,7 +433,6 @@ fn plan_with(
                         0
                     },
                     kernel,
-                    x_evict_last: false,
                 });
             }
         }
@@ -448,7 +453,6 @@ fn plan_with(
         stages: 1,
         smem_bytes: 0,
         kernel: format!("layernorm_long_{}_v{vec}", dtype.name()),
-        x_evict_last: false,
     })
 }
 
@@ -458,15 +462,15 @@ pub fn all_kernel_names() -> Vec<String> {
     for dt in crate::layernorm::dtype::LAYERNORM_DTYPES {
         let full = 16 / dt.size_bytes();
         for nv in REGS_NV_VECTOR {
-            names.push(format!("layernorm_regs_{}_v{full}_n{nv}", dt.name()));
-            names.push(format!("layernorm_keep_{}_v{full}_n{nv}", dt.name()));
+            names.push(format!("{REGS_PREFIX}{}_v{full}_n{nv}", dt.name()));
+            names.push(format!("{KEEP_PREFIX}{}_v{full}_n{nv}", dt.name()));
             names.push(format!("layernorm_stream_{}_v{full}_n{nv}", dt.name()));
             for s in PIPE_STAGES {
                 names.push(format!("layernorm_pipe_{}_n{nv}_s{s}", dt.name()));
             }
         }
         for nv in REGS_NV_SCALAR {
-            names.push(format!("layernorm_regs_{}_v1_n{nv}", dt.name()));
+            names.push(format!("{REGS_PREFIX}{}_v1_n{nv}", dt.name()));
         }
         names.push(format!("layernorm_long_{}_v{full}", dt.name()));
         names.push(format!("layernorm_long_{}_v1", dt.name()));
@@ -675,7 +679,7 @@ mod tests {
         // 128 MiB of f32 x and more: the keep kernel, same launch.
         for (rows, cols) in [(32768, 4096), (16384, 8192), (16384, 4096), (4096, 8192)] {
             let p = auto(rows, cols, Dtype::F32);
-            assert!(p.x_evict_last, "{rows}x{cols}");
+            assert!(p.x_evict_last(), "{rows}x{cols}");
             assert_eq!(p.kernel, "layernorm_keep_f32_v4_n4");
             let base = plan(rows, cols, Dtype::F32, None, regs).unwrap();
             assert_eq!(p.variant_name(), format!("{}_xlast", base.variant_name()));
@@ -693,7 +697,7 @@ mod tests {
             (8192, 65536, Dtype::F32),
         ] {
             let p = auto(rows, cols, dt);
-            assert!(!p.x_evict_last, "{rows}x{cols} {dt}");
+            assert!(!p.x_evict_last(), "{rows}x{cols} {dt}");
             assert!(!p.kernel.contains("keep"), "{rows}x{cols} {dt}");
         }
         // Asked for: every regs plan with 16-byte vectors, and back again.
@@ -703,7 +707,7 @@ mod tests {
         assert_eq!(p.kernel, "layernorm_keep_bf16_v8_n4");
         let p = p.with_x_cache(XCache::First);
         assert_eq!(p.kernel, "layernorm_regs_bf16_v8_n4");
-        assert!(!p.x_evict_last);
+        assert!(!p.x_evict_last());
         let p = auto(32768, 4096, Dtype::F32).with_x_cache(XCache::First);
         assert_eq!(p.kernel, "layernorm_regs_f32_v4_n4");
         let p = plan(4096, 4096, Dtype::F16, None, KernelChoice::Stream)
