@@ -14,6 +14,12 @@ docs/notes/trace_tool.md). Unmodified transformers code; nothing in it knows abo
   --modules       NVTX ranges named by module path (bench/trace_modules.py), in both modes so
                   the two run the same kernels; eager only (hooks break compiled graphs).
 
+Both modes also print a host control, host_control_ms: the median time of a fixed loop of small
+CPU tensor operations (PyTorch's dispatcher without CUDA, the host work an eager launch repeats),
+measured before CUDA starts, so before any injected tracer is loaded. Eager decode is bound by
+the host, whose speed differs between processes; ms_per_token over host_control_ms compares
+processes on differently fast hosts.
+
 Weights: --model names a local folder or a Hugging Face id (from_pretrained: the real download
 path); without it the model is TinyLlama-1.1B's architecture with random weights, which needs
 no download and launches the same kernels."""
@@ -39,6 +45,18 @@ TINYLLAMA = dict(
     hidden_act="silu",
     tie_word_embeddings=False,
 )
+
+
+def host_control_ms(torch, reps=7, ops=20000):
+    """Median milliseconds of `reps` loops of `ops` small CPU tensor additions."""
+    a, b, out = torch.ones(16), torch.ones(16), torch.empty(16)
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        for _ in range(ops):
+            torch.add(a, b, out=out)
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
 
 
 def load_model(args, torch):
@@ -74,6 +92,7 @@ def main():
 
     import torch
 
+    control_ms = host_control_ms(torch)
     if not torch.cuda.is_available():
         sys.exit("tinyllama_generate.py: no CUDA GPU visible to PyTorch")
     model = load_model(a, torch)
@@ -119,6 +138,7 @@ def main():
                 "new_tokens": a.new_tokens,
                 "ms_per_token_median": statistics.median(ms) / a.new_tokens,
                 "ms_per_generation": ms,
+                "host_control_ms": control_ms,
             }))
             return
         from torch.profiler import ProfilerActivity, profile
@@ -137,6 +157,7 @@ def main():
         "kernels": len(kernels),
         "kernel_time_us": sum(e.duration_ns() for e in kernels) / 1e3,
         "ms_per_token_median": statistics.median(ms) / a.new_tokens,
+        "host_control_ms": control_ms,
     }))
 
 

@@ -12,10 +12,15 @@ module-path NVTX ranges of bench/trace_modules.py and the measured steps inside 
                    is on from before the warm-up (a schedule's warm-up phase, whose records
                    are dropped), so CUDA graphs are captured and instantiated while it records,
                    as they are in a traced process.
---compile uses torch.compile (mode "reduce-overhead" with --graphs: CUDA graphs)."""
+--compile uses torch.compile (mode "reduce-overhead" with --graphs: CUDA graphs).
+--step-times times each measured step with a CUDA event pair and adds the median, step_us_median;
+in profile mode also step_us_median_before_profiler: as many steps timed the same way in the
+same process just before the profiler starts. A kernel that runs longer under a profiler moves
+these; one that is only measured longer does not."""
 
 import argparse
 import json
+import statistics
 import sys
 from pathlib import Path
 
@@ -65,6 +70,7 @@ def main():
     p.add_argument("--compile", action="store_true")
     p.add_argument("--graphs", action="store_true")
     p.add_argument("--early", action="store_true")
+    p.add_argument("--step-times", action="store_true")
     a = p.parse_args()
     torch.manual_seed(0)
     model = Model().cuda().half().eval()
@@ -74,12 +80,26 @@ def main():
         fn = torch.compile(model, mode="reduce-overhead" if a.graphs else "default")
     x = torch.randn(4, 128, 512, device="cuda", dtype=torch.half)
 
+    def run(n):
+        """n steps; the median step in microseconds by CUDA events with --step-times, else None."""
+        if not a.step_times:
+            for _ in range(n):
+                fn(x)
+            torch.cuda.synchronize()
+            return None
+        pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(n)]
+        for start, end in pairs:
+            start.record()
+            fn(x)
+            end.record()
+        torch.cuda.synchronize()
+        return statistics.median(start.elapsed_time(end) * 1e3 for start, end in pairs)
+
     def steps():
         torch.cuda.nvtx.range_push("steps")
-        for _ in range(a.steps):
-            fn(x)
-        torch.cuda.synchronize()
+        step_us = run(a.steps)
         torch.cuda.nvtx.range_pop()
+        return step_us
 
     def warm_up():
         for _ in range(5):
@@ -88,23 +108,28 @@ def main():
 
     from torch.profiler import ProfilerActivity, profile, schedule
 
+    timing = {}
     with torch.no_grad():
         if a.mode == "trace":
             warm_up()
-            steps()
-            print(json.dumps({"steps": a.steps}))
+            step_us = steps()
+            print(json.dumps({"steps": a.steps} | ({"step_us_median": step_us} if a.step_times else {})))
             return
         if a.early:
             plan = schedule(wait=0, warmup=1, active=1, repeat=1)
             with profile(activities=[ProfilerActivity.CUDA], schedule=plan) as prof:
                 warm_up()
                 prof.step()
-                steps()
+                step_us = steps()
                 prof.step()
         else:
             warm_up()
+            if a.step_times:
+                timing["step_us_median_before_profiler"] = run(a.steps)
             with profile(activities=[ProfilerActivity.CUDA]) as prof:
-                steps()
+                step_us = steps()
+        if a.step_times:
+            timing["step_us_median"] = step_us
     # Kineto's own events carry ns; FunctionEvent times are µs.
     cuda = torch.autograd.DeviceType.CUDA
     events = [e for e in prof.profiler.kineto_results.events() if e.device_type() == cuda]
@@ -125,6 +150,7 @@ def main():
                 "time_by_name_us": time_by_name,
                 "min_median_max_us_by_name": spread,
             }
+            | timing
         )
     )
 
