@@ -3,7 +3,8 @@
 //! the LayerNorm peer script's GPU-free parts (tests/python/test_layernorm_peers.py); and the
 //! module-path NVTX helper of `trace` (tests/python/test_trace_modules.py); and the comm peer
 //! script's GPU-free parts and its summary script (tests/python/test_comm_peers.py); and the
-//! PTX edits of scripts/device/ln_kernel_ab.py (tests/python/test_ln_kernel_ab.py).
+//! PTX edits of scripts/device/ln_kernel_ab.py (tests/python/test_ln_kernel_ab.py); and the verdict
+//! of the trace overhead check (tests/python/test_trace_overhead_report.py).
 
 use std::process::Command;
 
@@ -78,6 +79,16 @@ fn layernorm_ab_edits_only_the_accesses_each_variant_names() {
     unittest(
         "layernorm_ab_edits_only_the_accesses_each_variant_names",
         "tests/python/test_ln_kernel_ab.py",
+        4,
+        &[],
+    );
+}
+
+#[test]
+fn trace_overhead_check_says_pass_fail_or_undecided() {
+    unittest(
+        "trace_overhead_check_says_pass_fail_or_undecided",
+        "tests/python/test_trace_overhead_report.py",
         4,
         &[],
     );

@@ -16,7 +16,8 @@
 #              alternating rounds: at most 2% slower. In both overhead steps the untraced
 #              runs' own spread (min-max over median) is printed beside each result: on a host
 #              whose untraced runs spread more than the bar, the check says so (UNDECIDED)
-#              instead of passing or failing. PIN="taskset -c 2-5" runs every process of both
+#              instead of passing or failing, unless every traced run is slower than every
+#              untraced one by more than the bar (then it fails, and says why). PIN="taskset -c 2-5" runs every process of both
 #              overhead steps on the same CPUs (eager decode is bound by the host, whose speed
 #              otherwise differs between processes). KINDS_VARIANTS="A B" adds traced runs of
 #              variants to each round, to say what costs what: KINDS[@node][+noflush|
