@@ -89,7 +89,7 @@ fn trace_overhead_check_says_pass_fail_or_undecided() {
     unittest(
         "trace_overhead_check_says_pass_fail_or_undecided",
         "tests/python/test_trace_overhead_report.py",
-        4,
+        5,
         &[],
     );
 }

@@ -1,7 +1,8 @@
 """The verdict of scripts/device/trace_workloads.sh's overhead check (its overhead_report shell
 function), on per-process figures written as the generate script prints them: PASS within the
 bar, FAIL over it, UNDECIDED where the untraced processes alone spread more than the bar, and
-decided anyway where every traced process is slower by more than the bar than every untraced one.
+decided anyway where every traced process is slower by more than the bar than every untraced one,
+or than the untraced process of its own round.
 Run: python3 -m unittest tests/python/test_trace_overhead_report.py"""
 
 import json
@@ -60,6 +61,19 @@ class OverheadVerdict(unittest.TestCase):
         self.assertEqual(rc, 1, out)
         self.assertNotIn("UNDECIDED", out)
         self.assertIn("decided despite the spread", out)
+
+    def test_a_slower_traced_run_in_every_round_decides_a_drifting_host(self):
+        # The host slows down from round 3 on: the medians overlap, each round's pair does not.
+        u = [(20.0, 22)] + [(15.87, 22), (15.90, 22), (31.34, 22), (33.87, 22), (31.84, 22)]
+        t = [(20.0, 22)] + [(21.75, 22), (27.48, 22), (39.42, 22), (50.01, 22), (37.88, 22)]
+        rc, out = report({"untraced": u, "default": t})
+        self.assertEqual(rc, 1, out)
+        self.assertIn("round by round: ['+37.1%', '+72.8%', '+25.8%', '+47.7%', '+19.0%']; median +37.05%", out)
+        self.assertIn("in each of the 5 rounds the traced process is more than 5% slower", out)
+        self.assertNotIn("UNDECIDED", out)
+        t[4] = (31.0, 22)
+        rc, out = report({"untraced": u, "default": t})
+        self.assertIn("UNDECIDED", out)
 
     def test_figures_over_the_host_control_are_printed_beside(self):
         u = [(20.0, 22)] + [(17.0, 20), (25.5, 30), (17.0, 20), (20.4, 24), (20.4, 24)]
