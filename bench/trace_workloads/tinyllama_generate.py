@@ -17,8 +17,9 @@ docs/notes/trace_tool.md). Unmodified transformers code; nothing in it knows abo
 Both modes also print a host control, host_control_ms: the median time of a fixed loop of small
 CPU tensor operations (PyTorch's dispatcher without CUDA, the host work an eager launch repeats),
 measured before CUDA starts, so before any injected tracer is loaded. Eager decode is bound by
-the host, whose speed differs between processes; ms_per_token over host_control_ms compares
-processes on differently fast hosts.
+the host, whose speed differs between processes; the overhead check prints ms_per_token over
+host_control_ms to see whether this loop's speed is what differs (on the H200 hosts measured
+so far it was not: docs/notes/trace_tool.md).
 
 Weights: --model names a local folder or a Hugging Face id (from_pretrained: the real download
 path); without it the model is TinyLlama-1.1B's architecture with random weights, which needs

@@ -3,7 +3,7 @@
 # multi_tensor_apply_kernel before each replay of scripts/device/trace_tool_torch.py's small
 # transformer under torch.compile with CUDA graphs) run longer under torch.profiler, or is it
 # only measured longer? Four processes of the same program, each step timed by a CUDA event pair
-# (--step-times):
+# (--step-times; host-bound on a fast GPU, so printed but not the answer):
 #   plain      no tracer, no profiler: the step time alone
 #   profile    steps timed just before torch.profiler starts, then the same steps under it
 #   traced     under `trace`: the step time and the trace's own copy-kernel durations

@@ -15,8 +15,9 @@ module-path NVTX ranges of bench/trace_modules.py and the measured steps inside 
 --compile uses torch.compile (mode "reduce-overhead" with --graphs: CUDA graphs).
 --step-times times each measured step with a CUDA event pair and adds the median, step_us_median;
 in profile mode also step_us_median_before_profiler: as many steps timed the same way in the
-same process just before the profiler starts. A kernel that runs longer under a profiler moves
-these; one that is only measured longer does not."""
+same process just before the profiler starts. Where the GPU waits on the host between steps
+(this small model's steps on a fast GPU), these are host time and say little about one kernel;
+scripts/device/trace_copy_kernel.py times a single kernel behind a sleep instead."""
 
 import argparse
 import json
