@@ -167,16 +167,18 @@ if sys.argv[3].startswith("round:"):
     sys.exit(0)
 n, bar, variants = int(sys.argv[3]), float(sys.argv[4]), sys.argv[5:]
 def runs(tag):
-    out = []
+    """{round: figure} of the rounds whose process left one."""
+    out = {}
     for i in range(1, n + 1):
         try:
-            out.append(figure(f"{w}/ov_{what}_{tag}_{i}.{ext}"))
+            out[i] = figure(f"{w}/ov_{what}_{tag}_{i}.{ext}")
         except Exception as e:
             print(f"{what} {tag} run {i}: no figure ({e})")
     return out
 unit = "ms/token" if what == "eager" else "ms/step"
 tags = ["untraced", "default"] + variants
-figs = {t: runs(t) for t in tags}
+by_round = {t: runs(t) for t in tags}
+figs = {t: list(by_round[t].values()) for t in tags}
 # Printed, not judged: each figure over the process's own host control, a check of whether the
 # host's speed (which differs between processes) is what spreads the untraced runs.
 normalised = all(c for t in tags for _, c in figs[t])
@@ -205,12 +207,7 @@ ok, spread = judge(lambda f: f[0], unit)
 u, t = [f[0] for f in figs["untraced"]], [f[0] for f in figs["default"]]
 # Each round's traced process over the untraced one of the same round: the host's speed drifts
 # over minutes, and the two processes of a round ran next to each other.
-ratios = []
-for i in range(1, n + 1):
-    try:
-        ratios.append(figure(f"{w}/ov_{what}_default_{i}.{ext}")[0] / figure(f"{w}/ov_{what}_untraced_{i}.{ext}")[0])
-    except Exception:
-        pass
+ratios = [f[0] / by_round["untraced"][i][0] for i, f in by_round["default"].items() if i in by_round["untraced"]]
 if ratios:
     print(f"{what} default over untraced, round by round: {[f'{(r - 1) * 100:+.1f}%' for r in ratios]}; "
           f"median {(statistics.median(ratios) - 1) * 100:+.2f}%")
