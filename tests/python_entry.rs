@@ -4,7 +4,8 @@
 //! module-path NVTX helper of `trace` (tests/python/test_trace_modules.py); and the comm peer
 //! script's GPU-free parts and its summary script (tests/python/test_comm_peers.py); and the
 //! PTX edits of scripts/device/ln_kernel_ab.py (tests/python/test_ln_kernel_ab.py); and the verdict
-//! of the trace overhead check (tests/python/test_trace_overhead_report.py).
+//! of the trace overhead check (tests/python/test_trace_overhead_report.py); and pausing and
+//! resuming `trace` from Python (tests/python/test_trace_control.py).
 
 use std::process::Command;
 
@@ -90,6 +91,16 @@ fn trace_overhead_check_says_pass_fail_or_undecided() {
         "trace_overhead_check_says_pass_fail_or_undecided",
         "tests/python/test_trace_overhead_report.py",
         5,
+        &[],
+    );
+}
+
+#[test]
+fn trace_is_paused_and_resumed_from_python() {
+    unittest(
+        "trace_is_paused_and_resumed_from_python",
+        "tests/python/test_trace_control.py",
+        3,
         &[],
     );
 }

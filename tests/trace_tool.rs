@@ -409,6 +409,18 @@ fn trace_bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_trace"))
 }
 
+/// `trace --out OUT --from-raw RAW` with `extra` arguments.
+fn from_raw(raw: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
+    trace_bin()
+        .arg("--out")
+        .arg(out)
+        .arg("--from-raw")
+        .arg(raw)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
 /// Any file stands for the injection library: without a GPU and driver nothing loads it.
 fn fake_lib(dir: &Path) -> std::path::PathBuf {
     let p = dir.join("libfake_inject.so");
@@ -656,14 +668,7 @@ fn raw_files_become_a_valid_artifact_sqlite_and_chrome_json() {
     let text = format!("{}{lost}{}", &text[..cut + 1], &text[cut + 1..]);
     std::fs::write(&p23, text).unwrap();
     let out = dir.path().join("out");
-    let o = trace_bin()
-        .arg("--out")
-        .arg(&out)
-        .arg("--from-raw")
-        .arg(&raw)
-        .args(["--name", "synthetic"])
-        .output()
-        .unwrap();
+    let o = from_raw(&raw, &out, &["--name", "synthetic"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     assert!(err.contains("3 process(es), 2020 kernels"), "{err}");
@@ -743,13 +748,7 @@ fn raw_files_become_a_valid_artifact_sqlite_and_chrome_json() {
         serde_json::from_slice(&std::fs::read(out.join("timeline.trace.json")).unwrap()).unwrap();
     assert!(v["traceEvents"].as_array().unwrap().len() > 4_000);
     // A second run replaces its own outputs without --overwrite.
-    let o = trace_bin()
-        .arg("--out")
-        .arg(&out)
-        .arg("--from-raw")
-        .arg(&raw)
-        .output()
-        .unwrap();
+    let o = from_raw(&raw, &out, &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     // A traced run that records nothing leaves none of the earlier outputs behind.
     let lib = fake_lib(dir.path());
@@ -900,14 +899,7 @@ fn compare_judges_each_kernel_between_two_traces() {
         std::fs::create_dir_all(&raw).unwrap();
         two_kernel_process(&raw, 40, 200, gemm_ns);
         let out = dir.path().join(format!("{side}_out"));
-        let o = trace_bin()
-            .arg("--out")
-            .arg(&out)
-            .arg("--from-raw")
-            .arg(&raw)
-            .args(["--name", "w"])
-            .output()
-            .unwrap();
+        let o = from_raw(&raw, &out, &["--name", "w"]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         arts.push(out.join("trace.json"));
     }
@@ -942,6 +934,8 @@ fn help_names_the_outputs_and_the_flags() {
         "--overwrite",
         "--cupti",
         "--graphs",
+        "--start-paused",
+        "trace_control.py",
         "trace.json",
         "trace.sqlite",
         "timeline.trace.json",
@@ -990,13 +984,7 @@ fn graph_level_records_become_graph_rows_a_table_and_timeline_events() {
     rawfmt::end(&mut o, "exit");
     std::fs::write(raw.join(rawfmt::file_name(50)), o).unwrap();
     let out = dir.path().join("out");
-    let o = trace_bin()
-        .arg("--out")
-        .arg(&out)
-        .arg("--from-raw")
-        .arg(&raw)
-        .output()
-        .unwrap();
+    let o = from_raw(&raw, &out, &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let art = opbench::artifact::read_artifact(&out.join("trace.json")).unwrap();
     opbench::artifact::validate(&art).unwrap();
@@ -1044,4 +1032,84 @@ fn graph_level_records_become_graph_rows_a_table_and_timeline_events() {
         .filter(|e| e["cat"] == "graph")
         .count();
     assert_eq!(graphs, 3);
+}
+
+/// `--start-paused` reaches the traced command (and only with the flag: an inherited setting
+/// is cleared), and a process that paused recording is reported complete, its pauses counted
+/// in the artifact and said in its notes and on stderr, the paused time left out of idle.
+#[test]
+fn start_paused_reaches_the_command_and_pauses_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = fake_lib(dir.path());
+    for (flag, want) in [(true, "paused"), (false, "")] {
+        let marker = dir.path().join("start");
+        let mut cmd = trace_bin();
+        cmd.arg("--out")
+            .arg(dir.path().join("out"))
+            .arg("--injection")
+            .arg(&lib)
+            .env("OPBENCH_TRACE_START", "paused-by-the-caller");
+        if flag {
+            cmd.arg("--start-paused");
+        }
+        let o = cmd
+            .arg("--")
+            .args(["sh", "-c"])
+            .arg(format!(
+                "echo \"$OPBENCH_TRACE_START\" > {}",
+                marker.display()
+            ))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(std::fs::read_to_string(&marker).unwrap().trim(), want);
+    }
+    // Two kernels 1 ms apart on one stream, recording paused for 0.9 ms between them.
+    let raw = dir.path().join("raw");
+    std::fs::create_dir(&raw).unwrap();
+    let mut o = String::new();
+    rawfmt::header(&mut o, 77, 130001);
+    rawfmt::string(&mut o, 0, "k");
+    rawfmt::recording(&mut o, 0, false);
+    rawfmt::recording(&mut o, 1_000, true);
+    let kernel = |o: &mut String, start_ns: u64, corr: u32| {
+        rawfmt::kernel(
+            o,
+            &RawKernel {
+                start_ns,
+                end_ns: start_ns + 50_000,
+                stream: 7,
+                correlation_id: corr,
+                grid: [1, 1, 1],
+                block: [32, 1, 1],
+                ..RawKernel::default()
+            },
+        )
+    };
+    kernel(&mut o, 10_000, 1);
+    rawfmt::recording(&mut o, 100_000, false);
+    rawfmt::recording(&mut o, 1_000_000, true);
+    kernel(&mut o, 1_010_000, 2);
+    rawfmt::end(&mut o, "exit");
+    std::fs::write(raw.join(rawfmt::file_name(77)), o).unwrap();
+    let out = dir.path().join("paused_out");
+    let o = from_raw(&raw, &out, &[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("recording was paused 2 time(s)"), "{err}");
+    assert!(!err.contains("incomplete"), "{err}");
+    let a: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("trace.json")).unwrap()).unwrap();
+    let rows = a["results"].as_array().unwrap();
+    let row = |b: &str| rows.iter().find(|r| r["benchmark"] == b).unwrap();
+    let p = &row("trace_process")["metrics"];
+    assert_eq!(
+        (p["paused_spans"].as_f64(), p["complete"].as_f64()),
+        (Some(2.0), Some(1.0))
+    );
+    // 1,010,000 - 60,000 = 950,000 ns apart, 900,000 of them paused: 50 us idle, not 950.
+    let idle = &row("trace_stream_idle")["metrics"];
+    assert_eq!(idle["idle_us"].as_f64(), Some(50.0), "{idle}");
+    let notes = a["notes"].to_string();
+    assert!(notes.contains("recording was paused 2 time(s)"), "{notes}");
 }

@@ -8,6 +8,17 @@ docs/notes/trace_tool.md). Unmodified transformers code; nothing in it knows abo
   --mode profile  the same generations under torch.profiler (CUDA activities) instead of the
                   range; prints JSON with the kernel count and summed kernel time over them,
                   and the median milliseconds per token under the profiler.
+  --mode alternate  for measuring what tracing costs inside one process, under
+                  `trace --start-paused`: --pairs pairs of generations, one with recording
+                  paused (CUPTI detached: untraced) and one recording (bench/trace_control.py),
+                  in the order UT, TU, UT, ... so a drift of the host over the run falls on both
+                  alike, after one recording generation that is discarded (CUPTI's start-up);
+                  prints JSON with each generation's ms per token and each pair's traced over
+                  untraced in percent. Without `trace` both halves run untraced: the control
+                  that shows what the method itself reads as a difference. With --recorder
+                  profiler (and no `trace`) the recording half runs inside torch.profiler
+                  (CUDA activities, the profile's start and end outside the timing), the
+                  reference users have now.
   --compile       a static KV cache, with which transformers' generate compiles the forward
                   itself (torch.compile, mode "reduce-overhead": CUDA graphs), the setup
                   transformers documents for compiled generation.
@@ -73,21 +84,77 @@ def load_model(args, torch):
     return model.cuda().eval()
 
 
+def alternate(a, torch, generate, control_ms):
+    """--mode alternate: untraced and traced generations in pairs inside this process."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    import trace_control
+
+    traced = trace_control.available()
+    profiler = getattr(a, "recorder", "trace") == "profiler"
+    if profiler and traced:
+        sys.exit("tinyllama_generate.py: --recorder profiler runs without `trace`")
+
+    def run():
+        t0 = time.perf_counter()
+        generate()
+        torch.cuda.synchronize()
+        return (time.perf_counter() - t0) * 1e3 / a.new_tokens
+
+    def timed(record):
+        if record and profiler:
+            from torch.profiler import ProfilerActivity, profile
+
+            with profile(activities=[ProfilerActivity.CUDA]):
+                return run()
+        if record:
+            trace_control.resume()
+        ms = run()
+        if record:
+            trace_control.pause()
+        return ms
+
+    try:
+        timed(True)  # discarded: CUPTI attaching for the first time
+        untraced, recorded = [], []
+        for k in range(a.pairs):
+            for record in ((False, True) if k % 2 == 0 else (True, False)):
+                (recorded if record else untraced).append(timed(record))
+    except RuntimeError as e:
+        sys.exit(f"tinyllama_generate.py --mode alternate: {e}; run it under `trace --start-paused`")
+    pct = [(t / u - 1) * 100 for u, t in zip(untraced, recorded)]
+    return {
+        "traced": traced,
+        "recorder": "torch.profiler" if profiler else "trace",
+        "pairs": a.pairs,
+        "new_tokens": a.new_tokens,
+        "untraced_ms_per_token": untraced,
+        "traced_ms_per_token": recorded,
+        "untraced_ms_per_token_median": statistics.median(untraced),
+        "traced_ms_per_token_median": statistics.median(recorded),
+        "pair_pct": pct,
+        "pair_pct_median": statistics.median(pct),
+        "host_control_ms": control_ms,
+    }
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--mode", choices=["run", "profile"], default="run")
+    p.add_argument("--mode", choices=["run", "profile", "alternate"], default="run")
     p.add_argument("--model", help="local folder or Hugging Face id (default: random TinyLlama-1.1B weights)")
     p.add_argument("--batch", type=int, default=1)
     p.add_argument("--prompt-tokens", type=int, default=32)
     p.add_argument("--new-tokens", type=int, default=16)
     p.add_argument("--warmup", type=int, default=2, help="untimed generations first (compilation, graph capture)")
     p.add_argument("--runs", type=int, default=3, help="timed generations")
+    p.add_argument("--pairs", type=int, default=6, help="--mode alternate: untraced/traced generation pairs")
+    p.add_argument("--recorder", choices=["trace", "profiler"], default="trace",
+                   help="--mode alternate: what records the traced half (default: trace, paused between)")
     p.add_argument("--compile", action="store_true")
     p.add_argument("--modules", action="store_true")
     a = p.parse_args()
     if a.compile and a.modules:
         p.error("--modules needs eager mode: module hooks break torch.compile's graphs")
-    for name in ("batch", "prompt_tokens", "new_tokens", "runs"):
+    for name in ("batch", "prompt_tokens", "new_tokens", "runs", "pairs"):
         if getattr(a, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1")
 
@@ -125,6 +192,9 @@ def main():
         torch.cuda.synchronize()
         if a.compile and not torch._dynamo.utils.counters["stats"]["unique_graphs"]:
             sys.exit("tinyllama_generate.py: --compile, but generate compiled nothing (transformers did not compile the forward)")
+        if a.mode == "alternate":
+            print(json.dumps(alternate(a, torch, generate, control_ms)))
+            return
         if a.mode == "run":
             ms = []
             torch.cuda.nvtx.range_push("steps")

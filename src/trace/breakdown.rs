@@ -8,7 +8,7 @@
 use super::analyze::busy_ns;
 use super::classify::{class_by_name, OpClass};
 use super::record::Activity;
-use super::workload::Workload;
+use super::workload::{paused_ns_within, PausedSpan, Workload};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 
@@ -74,8 +74,9 @@ impl Temporal {
     }
 }
 
-/// The breakdown of `acts` (one process, one GPU).
-pub fn temporal(pid: u32, device: u32, acts: &[&Activity]) -> Temporal {
+/// The breakdown of `acts` (one process, one GPU); time inside `paused` (recording paused by
+/// the program) is left out of the span.
+pub fn temporal(pid: u32, device: u32, acts: &[&Activity], paused: &[PausedSpan]) -> Temporal {
     // Each name's type once: the name rules lowercase and scan the name.
     let mut cache: HashMap<(super::record::ActivityKind, &str), KernelType> = HashMap::new();
     let types: Vec<KernelType> = acts
@@ -99,7 +100,9 @@ pub fn temporal(pid: u32, device: u32, acts: &[&Activity]) -> Temporal {
     let all = busy_ns(&iv(&|_| true));
     let first = acts.iter().map(|a| a.start_ns).min().unwrap_or(0);
     let last = acts.iter().map(|a| a.end_ns).max().unwrap_or(0);
-    let span = last.saturating_sub(first);
+    let span = last
+        .saturating_sub(first)
+        .saturating_sub(paused_ns_within(paused, first, last));
     Temporal {
         pid,
         device,
@@ -125,7 +128,7 @@ pub fn temporal_breakdown(w: &Workload) -> Vec<Temporal> {
             by_dev.entry(a.device).or_default().push(a);
         }
         for (d, acts) in by_dev {
-            out.push(temporal(p.pid, d, &acts));
+            out.push(temporal(p.pid, d, &acts, &p.paused));
         }
     }
     out
@@ -156,7 +159,7 @@ mod tests {
             act(Memset, "memset", 260, 270),
         ];
         let refs: Vec<&Activity> = acts.iter().collect();
-        let t = temporal(1, 0, &refs);
+        let t = temporal(1, 0, &refs, &[]);
         assert_eq!(t.span_ns, 300);
         assert_eq!(t.compute_ns, 150);
         assert_eq!(t.communication_ns, 50);
@@ -167,6 +170,13 @@ mod tests {
             t.span_ns
         );
         assert_eq!(t.pct(t.compute_ns), 50.0);
+        // Recording paused 210-240 by the program: 30 ns of the gap are neither idle nor span.
+        let paused = [PausedSpan {
+            from_ns: 210,
+            to_ns: Some(240),
+        }];
+        let p = temporal(1, 0, &refs, &paused);
+        assert_eq!((p.span_ns, p.idle_ns), (270, 20));
         // nccl 50-150: 100 ns in all, 50 of them under gemm.
         assert_eq!(
             (t.communication_all_ns, t.communication_overlapped_ns),

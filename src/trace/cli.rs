@@ -71,6 +71,14 @@ pub struct Args {
     /// launch call.
     #[arg(long, value_enum, default_value_t = Api::Work)]
     pub api: Api,
+    /// Start every traced process with recording paused: nothing is recorded (and CUPTI is not
+    /// attached) until the program calls `opbench_trace_resume`, and `opbench_trace_pause`
+    /// stops it again, as cudaProfilerStart/Stop bound what Nsight Systems records. From
+    /// Python: `import trace_control` (bench/trace_control.py), then `trace_control.resume()`
+    /// and `trace_control.pause()` (after torch.cuda.synchronize()). The program runs
+    /// untraced while paused, so a run can time traced and untraced steps side by side.
+    #[arg(long)]
+    pub start_paused: bool,
     /// Replace output files that do not look like an earlier trace's.
     #[arg(long)]
     pub overwrite: bool,
@@ -190,6 +198,9 @@ fn report(
         }
     }
     for p in &a.processes {
+        if let Some(n) = p.paused_note() {
+            eprintln!("trace: pid {}: {n}", p.pid);
+        }
         for m in p.missing() {
             eprintln!("trace: warning: pid {}: incomplete: {m}", p.pid);
         }
@@ -308,6 +319,7 @@ pub fn run(args: Args) -> Result<Exit> {
         cupti: cupti.as_deref(),
         graphs: args.graphs.as_str(),
         api: args.api.as_str(),
+        start_paused: args.start_paused,
     };
     let status = tool::run_traced(&args.cmd, &rec, &raw)?;
     eprintln!(

@@ -6,7 +6,7 @@
 
 use super::calls::CallIndex;
 use super::record::Activity;
-use super::workload::Workload;
+use super::workload::{paused_ns_within, PausedSpan, Workload};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -30,13 +30,15 @@ pub struct StreamIdle {
     pub other_ns: u64,
 }
 
-/// The idle split of one stream's activities (any order).
+/// The idle split of one stream's activities (any order); time inside `paused` (recording
+/// paused by the program) is neither idle nor part of the span.
 pub fn stream_idle(
     pid: u32,
     device: u32,
     stream: u32,
     acts: &mut [&Activity],
     calls: &CallIndex,
+    paused: &[PausedSpan],
 ) -> StreamIdle {
     acts.sort_by_key(|a| (a.start_ns, a.end_ns));
     let mut s = StreamIdle {
@@ -55,8 +57,11 @@ pub fn stream_idle(
     };
     let mut reach = first.end_ns;
     for b in &acts[1..] {
-        if b.start_ns > reach {
-            let gap = b.start_ns - reach;
+        let gap = b
+            .start_ns
+            .saturating_sub(reach)
+            .saturating_sub(paused_ns_within(paused, reach, b.start_ns));
+        if gap > 0 {
             s.idle_ns += gap;
             let launched = calls.get(b.correlation_id).map(|c| c.start_ns);
             if gap <= KERNEL_WAIT_MAX_NS {
@@ -69,7 +74,7 @@ pub fn stream_idle(
         }
         reach = reach.max(b.end_ns);
     }
-    s.span_ns = reach - first.start_ns;
+    s.span_ns = reach - first.start_ns - paused_ns_within(paused, first.start_ns, reach);
     s
 }
 
@@ -85,7 +90,7 @@ pub fn idle_by_stream(w: &Workload) -> Vec<StreamIdle> {
             by.entry((a.device, a.stream)).or_default().push(a);
         }
         for ((d, st), mut acts) in by {
-            out.push(stream_idle(p.pid, d, st, &mut acts, &calls));
+            out.push(stream_idle(p.pid, d, st, &mut acts, &calls, &p.paused));
         }
     }
     out
@@ -143,13 +148,38 @@ mod tests {
         };
         let calls = CallIndex::new(&p);
         let mut refs: Vec<&Activity> = acts.iter().rev().collect();
-        let s = stream_idle(1, 0, 0, &mut refs, &calls);
+        let s = stream_idle(1, 0, 0, &mut refs, &calls, &[]);
         assert_eq!(s.span_ns, 700);
         assert_eq!(s.host_wait_ns, 100);
         assert_eq!(s.kernel_wait_ns, 20);
         assert_eq!(s.other_ns, 100 + 50);
         assert_eq!(s.idle_ns, 270);
         assert_eq!(s.idle_ns, s.host_wait_ns + s.kernel_wait_ns + s.other_ns);
+    }
+
+    #[test]
+    fn time_the_program_had_recording_paused_is_neither_idle_nor_span() {
+        // k1 0-100, paused 150-900, k2 1000-1100 (no API call): 50 + 100 ns other, not 900.
+        let acts = [k(1, 0, 100), k(2, 1000, 1100)];
+        let none = ProcessTrace::default();
+        let calls = CallIndex::new(&none);
+        let paused = [PausedSpan {
+            from_ns: 150,
+            to_ns: Some(900),
+        }];
+        let mut refs: Vec<&Activity> = acts.iter().collect();
+        let s = stream_idle(1, 0, 0, &mut refs, &calls, &paused);
+        assert_eq!((s.idle_ns, s.other_ns, s.span_ns), (150, 150, 350));
+        // A pause that covers the whole gap leaves no idle time at all.
+        let whole = [PausedSpan {
+            from_ns: 0,
+            to_ns: None,
+        }];
+        let mut refs: Vec<&Activity> = acts.iter().collect();
+        let s = stream_idle(1, 0, 0, &mut refs, &calls, &[whole[0]]);
+        assert_eq!((s.idle_ns, s.span_ns), (0, 0));
+        assert_eq!(paused_ns_within(&paused, 0, 1100), 750);
+        assert_eq!(paused_ns_within(&whole, 100, 1000), 900);
     }
 
     #[test]

@@ -3,7 +3,9 @@
 
 use super::rawfmt::{self, unescape};
 use super::record::{Activity, ActivityKind};
-use super::workload::{ApiCall, GpuInfo, GraphExec, NvtxRange, ProcessTrace, SyncRecord, Workload};
+use super::workload::{
+    ApiCall, GpuInfo, GraphExec, NvtxRange, PausedSpan, ProcessTrace, SyncRecord, Workload,
+};
 use anyhow::{anyhow, bail, Context, Result};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -94,14 +96,20 @@ pub fn parse_raw(text: &str) -> Result<ProcessTrace> {
                 }
                 strings[id] = Some(text);
             }
-            "G" => p.gpus.push(GpuInfo {
-                id: f.num()?,
-                name: unescape(f.next_str()?),
-                compute_major: f.num()?,
-                compute_minor: f.num()?,
-                sm_count: f.num()?,
-                memory_bytes: f.num()?,
-            }),
+            "G" => {
+                let g = GpuInfo {
+                    id: f.num()?,
+                    name: unescape(f.next_str()?),
+                    compute_major: f.num()?,
+                    compute_minor: f.num()?,
+                    sm_count: f.num()?,
+                    memory_bytes: f.num()?,
+                };
+                // Each resume after a pause (`S`) reports the GPUs again.
+                if !p.gpus.iter().any(|o| o.id == g.id) {
+                    p.gpus.push(g);
+                }
+            }
             "K" => {
                 let (start_ns, end_ns, device, stream, correlation_id) =
                     (f.num()?, f.num()?, f.num()?, f.num()?, f.num()?);
@@ -204,6 +212,20 @@ pub fn parse_raw(text: &str) -> Result<ProcessTrace> {
             "D" => p.dropped_records = p.dropped_records.max(f.num()?),
             "W" => p.warnings.push(unescape(f.next_str()?)),
             "E" => p.flushed = true,
+            "S" => {
+                let t: u64 = f.num()?;
+                let on: u8 = f.num()?;
+                let open = p.paused.last_mut().filter(|s| s.to_ns.is_none());
+                match (on, open) {
+                    (0, None) => p.paused.push(PausedSpan {
+                        from_ns: t,
+                        to_ns: None,
+                    }),
+                    (0, Some(_)) => {} // paused twice: the first pause counts
+                    (_, Some(s)) => s.to_ns = Some(t),
+                    (_, None) => {} // resumed while recording: nothing was paused
+                }
+            }
             "L" => {
                 // The earliest stop counts (the library writes one; two would be a bug).
                 let t: u64 = f.num()?;
@@ -444,6 +466,35 @@ mod tests {
         let mut text = sample();
         lost(&mut text, 0, "before CUDA started");
         assert_eq!(parse_raw(&text).unwrap().lost_after_ns(), Some(0));
+    }
+
+    #[test]
+    fn pauses_read_as_spans_and_a_paused_process_is_still_complete() {
+        let mut text = String::new();
+        header(&mut text, 9, 130001);
+        recording(&mut text, 0, false); // started paused
+        recording(&mut text, 500, true);
+        let h100 = RawGpu {
+            id: 0,
+            name: "NVIDIA H100".into(),
+            ..Default::default()
+        };
+        gpu(&mut text, &h100);
+        recording(&mut text, 900, false);
+        recording(&mut text, 950, false); // paused twice: the first counts
+        recording(&mut text, 1200, true);
+        gpu(&mut text, &h100); // each resume reports the GPUs again: one GPU
+        recording(&mut text, 1300, true); // resumed while recording: nothing
+        recording(&mut text, 2000, false); // never resumed
+        end(&mut text, "exit");
+        let p = parse_raw(&text).unwrap();
+        let span = |from_ns, to_ns| PausedSpan { from_ns, to_ns };
+        assert_eq!(
+            p.paused,
+            [span(0, Some(500)), span(900, Some(1200)), span(2000, None)]
+        );
+        assert!(p.complete, "a pause asked for by the program loses nothing");
+        assert_eq!(p.gpus.len(), 1);
     }
 
     #[test]

@@ -3,11 +3,12 @@
 //! the injection crate compiles this same file.
 //!
 //! Lines: `H` header (format version, pid, CUPTI version), `N` a string (id, text), `G` a GPU,
-//! `K` kernel, `A` a whole CUDA graph's execution (graph-level tracing), `C` memcpy, `M` memset, `R` runtime API call, `V` driver API call, `Y`
-//! synchronization, `P` NVTX range, `D` dropped-record count so far, `W` a warning of the
-//! injection library, `L` recording stopped early (CUPTI time, why: the program started its
-//! own CUPTI subscriber), `E` clean end. A process
-//! killed mid-write leaves a last line without its newline; readers drop it, and a file
+//! `K` kernel, `A` a whole CUDA graph's execution (graph-level tracing), `C` memcpy, `M`
+//! memset, `R` runtime API call, `V` driver API call, `Y` synchronization, `P` NVTX range, `D`
+//! dropped-record count so far, `W` a warning of the injection library, `S` recording paused
+//! or resumed by the program (CUPTI time, 0 or 1), `L` recording stopped early (CUPTI time,
+//! why: the program started its own CUPTI subscriber), `E` clean end. A process killed
+//! mid-write leaves a last line without its newline; readers drop it, and a file
 //! without `E` reads as incomplete.
 
 use std::fmt::Write;
@@ -69,6 +70,10 @@ pub const KINDS_ENV: &str = "OPBENCH_TRACE_KINDS";
 /// "period" (CUPTI's flush period alone, which hands over full buffers only); the raw file
 /// names what is off in a warning. Unset: both, buffers asked for every second.
 pub const FLUSH_ENV: &str = "OPBENCH_TRACE_FLUSH";
+
+/// "paused": the process starts with recording paused and records from its first
+/// `opbench_trace_resume` (`trace --start-paused`; bench/trace_control.py).
+pub const START_ENV: &str = "OPBENCH_TRACE_START";
 
 /// One execution of a CUDA graph (graph-level tracing).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -327,6 +332,13 @@ pub fn warning(o: &mut String, text: &str) {
 /// activity after that is in the file, though the process went on.
 pub fn lost(o: &mut String, ns: u64, why: &str) {
     let _ = writeln!(o, "L\t{ns}\t{}", escape(why));
+}
+
+/// Recording paused (`on` false) or resumed at CUPTI time `ns` (0: from the start) by the
+/// program (`opbench_trace_pause` / `_resume`): between a pause and the next resume nothing was
+/// recorded, and the time is not the program's idle time.
+pub fn recording(o: &mut String, ns: u64, on: bool) {
+    let _ = writeln!(o, "S\t{ns}\t{}", on as u8);
 }
 
 /// The process ended and flushed everything (`why`: "exit", "atexit").

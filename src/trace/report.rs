@@ -37,11 +37,27 @@ pub struct ProcessSummary {
     pub lost_after_ns: Option<u64>,
     #[serde(default)]
     pub lost_why: Option<String>,
+    /// Spans in which the program had recording paused (`opbench_trace_pause`, or
+    /// `trace --start-paused` until the first resume).
+    #[serde(default)]
+    pub paused_spans: usize,
     pub torn_tail: bool,
     pub warnings: Vec<String>,
 }
 
 impl ProcessSummary {
+    /// What the program's pauses left out, in words (None: it never paused recording).
+    pub fn paused_note(&self) -> Option<String> {
+        (self.paused_spans > 0).then(|| {
+            format!(
+                "recording was paused {} time(s) by the program (opbench_trace_pause, or \
+                 trace --start-paused until the first resume): what ran then is not in the \
+                 trace, and spans and idle time leave it out",
+                self.paused_spans
+            )
+        })
+    }
+
     /// What is missing from this process's trace, in words (None: nothing).
     pub fn missing(&self) -> Vec<String> {
         let mut v = Vec::new();
@@ -118,6 +134,7 @@ pub fn analyze_workload(w: &Workload) -> WorkloadAnalysis {
                 flushed: p.flushed,
                 lost_after_ns: p.lost_after_ns(),
                 lost_why: p.lost_why.clone(),
+                paused_spans: p.paused.len(),
                 torn_tail: p.torn_tail,
                 warnings: p.warnings.clone(),
             }

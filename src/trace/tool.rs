@@ -4,7 +4,7 @@
 //! Chrome trace-event JSON.
 
 use super::raw::raw_files;
-use super::rawfmt::{API_ENV, CUPTI_ALIAS_ENV, CUPTI_LIB_ENV, GRAPHS_ENV, OUT_DIR_ENV};
+use super::rawfmt::{API_ENV, CUPTI_ALIAS_ENV, CUPTI_LIB_ENV, GRAPHS_ENV, OUT_DIR_ENV, START_ENV};
 use super::report::{analyze_workload, WorkloadAnalysis};
 use super::workload::Workload;
 use crate::artifact::ArtifactWriter;
@@ -193,8 +193,10 @@ pub struct Recording<'a> {
     pub cupti: Option<&'a Path>,
     /// "node" or "graph" (`rawfmt::GRAPHS_ENV`).
     pub graphs: &'a str,
-    /// "work" or "all" (`rawfmt::API_ENV`).
+    /// "work", "all" or "none" (`rawfmt::API_ENV`).
     pub api: &'a str,
+    /// Processes start with recording paused (`rawfmt::START_ENV`).
+    pub start_paused: bool,
 }
 
 /// Runs `cmd` under `rec`, every process writing its raw file into `raw`.
@@ -213,6 +215,11 @@ pub fn run_traced(cmd: &[OsString], rec: &Recording, raw: &Path) -> Result<ExitS
         .env(OUT_DIR_ENV, &raw)
         .env(GRAPHS_ENV, rec.graphs)
         .env(API_ENV, rec.api);
+    if rec.start_paused {
+        c.env(START_ENV, "paused");
+    } else {
+        c.env_remove(START_ENV);
+    }
     if let Some(p) = rec.cupti {
         c.env(CUPTI_LIB_ENV, p);
         let dir = super::cupti_alias::alias_dir(&raw, p)?;
@@ -432,6 +439,9 @@ fn notes(facts: &RunFacts, a: &WorkloadAnalysis) -> Vec<String> {
                 "pid {}: the injection library reported: {w}",
                 p.pid
             ));
+        }
+        if let Some(n) = p.paused_note() {
+            v.push(format!("pid {}: {n}", p.pid));
         }
         for m in p.missing() {
             v.push(format!(

@@ -124,6 +124,11 @@ pub struct ProcessTrace {
     pub lost_from_ns: Option<u64>,
     #[serde(default)]
     pub lost_why: Option<String>,
+    /// Spans in which the program had recording paused (`S` lines: `opbench_trace_pause` to
+    /// the next `_resume`, or from the start with `trace --start-paused`): nothing is recorded
+    /// there, and analyses do not count them as idle.
+    #[serde(default)]
+    pub paused: Vec<PausedSpan>,
     /// A last line cut off mid-write (process killed), left out.
     pub torn_tail: bool,
     /// What the injection library reported (CUPTI refused a kind, version not supported).
@@ -150,6 +155,28 @@ impl ProcessTrace {
         let t = self.lost_from_ns?;
         Some(self.first_ns().map_or(0, |f| t.saturating_sub(f)))
     }
+}
+
+/// Recording paused from `from_ns` (CUPTI time; 0: from the start) to `to_ns` (None: to the
+/// end of the process).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PausedSpan {
+    pub from_ns: u64,
+    pub to_ns: Option<u64>,
+}
+
+/// How many ns of [from_ns, to_ns] lie inside the paused spans.
+pub fn paused_ns_within(spans: &[PausedSpan], from_ns: u64, to_ns: u64) -> u64 {
+    spans
+        .iter()
+        .map(|s| {
+            let (a, b) = (
+                s.from_ns.max(from_ns),
+                s.to_ns.unwrap_or(u64::MAX).min(to_ns),
+            );
+            b.saturating_sub(a)
+        })
+        .sum()
 }
 
 /// Every process of one traced command.

@@ -61,6 +61,11 @@ pub fn workload_rows(a: &WorkloadAnalysis, workload: &str) -> Vec<ResultRow> {
         if let Some(t) = p.lost_after_ns {
             r.metrics.insert("lost_after_s".into(), t as f64 / 1e9);
         }
+        // Only where the program paused recording.
+        if p.paused_spans > 0 {
+            r.metrics
+                .insert("paused_spans".into(), p.paused_spans as f64);
+        }
         out.push(r);
     }
     for t in &a.temporal {

@@ -143,7 +143,7 @@ unsafe extern "C" fn on_api(
                     start_ns,
                     end_ns: now,
                     tid: crate::nvtx::tid(),
-                    correlation_id: d.correlationId,
+                    correlation_id: crate::pause::correlation(d.correlationId),
                     cbid,
                     return_value,
                     name_id,

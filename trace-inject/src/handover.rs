@@ -179,8 +179,11 @@ fn step_aside(other_cupti: bool, why: &'static str) {
     // A subscriber of this library's would make CUPTI refuse the program's, even one left from
     // a start that failed later.
     crate::api_callbacks::stop();
-    let recording = RECORDING.load(Ordering::SeqCst);
-    let mut now = 0u64;
+    // While the program has recording paused CUPTI is detached: nothing to hand over, and
+    // nothing was recorded since the pause.
+    let paused_at = crate::pause::paused();
+    let recording = RECORDING.load(Ordering::SeqCst) && paused_at.is_none();
+    let mut now = paused_at.unwrap_or(0);
     if recording {
         // SAFETY: a plain CUPTI call with a valid out-pointer.
         let _ = unsafe { sys::cuptiGetTimestamp(&mut now) };

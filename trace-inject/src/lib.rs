@@ -24,10 +24,12 @@ mod flush;
 mod handover;
 mod nvtx;
 mod out;
+mod pause;
 mod records;
 
 pub use handover::{cuptiActivityRegisterCallbacks, cuptiSubscribe};
 pub use nvtx::InitializeInjectionNvtx2;
+pub use pause::{opbench_trace_pause, opbench_trace_resume};
 
 use cudarc::cupti::sys::{self, CUpti_ActivityKind as Kind};
 use std::panic::catch_unwind;
@@ -124,6 +126,30 @@ fn init() -> Result<(), String> {
              library against this CUDA"
         ));
     }
+    if pause::start_paused() {
+        pause::started_paused();
+    } else {
+        attach()?;
+        pause::started();
+    }
+    register_exit();
+    Ok(())
+}
+
+/// How many times `attach` ran: its warnings are written the first time only (a resume
+/// repeats the same settings).
+static ATTACHES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// Attaches CUPTI and starts recording: the API subscriber or the API kinds, the activity
+/// callbacks and kinds, the query filter, the flush period and the flush thread. Called at
+/// start and by each resume (`pause.rs`).
+pub(crate) fn attach() -> Result<(), String> {
+    let first = ATTACHES.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0;
+    let warn = |text: &str| {
+        if first {
+            out::warn(text)
+        }
+    };
     // SAFETY: plain CUPTI calls with valid arguments; the callbacks live for the process.
     unsafe {
         let _ = sys::cuptiSetThreadIdType(
@@ -133,7 +159,7 @@ fn init() -> Result<(), String> {
         let wants = |name: &str| only.as_ref().is_none_or(|o| o.iter().any(|n| n == name));
         let no_calls = api_filter::record_none();
         if no_calls {
-            out::warn(&format!(
+            warn(&format!(
                 "{}=none (trace --api none): no runtime or driver API call recorded, so no \
                  launch delay or host wait is known",
                 rawfmt::API_ENV
@@ -148,12 +174,12 @@ fn init() -> Result<(), String> {
                 match api_callbacks::start(wants("RUNTIME"), wants("DRIVER")) {
                     Ok(warnings) => {
                         for w in warnings {
-                            out::warn(&w);
+                            warn(&w);
                         }
                         true
                     }
                     Err(e) => {
-                        out::warn(&format!(
+                        warn(&format!(
                         "{e}: API calls recorded through the RUNTIME and DRIVER activity kinds \
                          instead"
                     ));
@@ -179,7 +205,7 @@ fn init() -> Result<(), String> {
         if graph_level {
             let r = sys::cuptiActivityEnable(Kind::CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
             if r != sys::CUptiResult::CUPTI_SUCCESS {
-                out::warn(&format!(
+                warn(&format!(
                     "cuptiActivityEnable(GRAPH_TRACE): {r:?}: graphs recorded node by node"
                 ));
             }
@@ -189,7 +215,7 @@ fn init() -> Result<(), String> {
                 continue;
             }
             if !wants(name) {
-                out::warn(&format!(
+                warn(&format!(
                     "{name} not recorded: {} names only {}",
                     rawfmt::KINDS_ENV,
                     only.as_ref().map(|o| o.join(",")).unwrap_or_default()
@@ -206,20 +232,20 @@ fn init() -> Result<(), String> {
                 } else {
                     ""
                 };
-                out::warn(&format!(
+                warn(&format!(
                     "cuptiActivityEnable({name}): {r:?}: not recorded{why}"
                 ));
             }
         }
         if !api_by_callback && !no_calls && !api_filter::record_all() {
             for w in api_filter::leave_out_queries() {
-                out::warn(&w);
+                warn(&w);
             }
         }
         if periodic_flushes().0 {
             let r = sys::cuptiActivityFlushPeriod(FLUSH_PERIOD_MS);
             if r != sys::CUptiResult::CUPTI_SUCCESS {
-                out::warn(&format!(
+                warn(&format!(
                     "cuptiActivityFlushPeriod: {r:?}: full buffers wait for the next flush"
                 ));
             }
@@ -229,21 +255,20 @@ fn init() -> Result<(), String> {
     let (period, thread) = periodic_flushes();
     if !thread {
         let what = if period { "period" } else { "off" };
-        out::warn(&format!(
+        warn(&format!(
             "{}={what}: no flush thread; buffers are written when full and at exit, so a \
              killed process may lose what it recorded",
             rawfmt::FLUSH_ENV
         ));
     } else if let Err(e) = flush::start() {
-        out::warn(&e);
+        warn(&e);
     }
     if !period {
-        out::warn(&format!(
+        warn(&format!(
             "{}: CUPTI's flush period not set; full buffers wait for the next flush",
             rawfmt::FLUSH_ENV
         ));
     }
-    register_exit();
     Ok(())
 }
 
@@ -262,8 +287,9 @@ extern "C" fn at_exit() {
     let _ = catch_unwind(|| {
         flush::stop();
         api_callbacks::stop();
-        // After a hand-over CUPTI's buffers are the program's: not flushed from here.
-        if !handover::handed_over() {
+        // After a hand-over CUPTI's buffers are the program's, and while paused CUPTI is
+        // detached: not flushed from here.
+        if !handover::handed_over() && pause::paused().is_none() {
             // SAFETY: a plain CUPTI call; 1 = CUPTI_ACTIVITY_FLAG_FLUSH_FORCED.
             unsafe {
                 let _ = sys::cuptiActivityFlushAll(1);

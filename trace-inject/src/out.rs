@@ -115,6 +115,11 @@ pub fn with<R>(f: impl FnOnce(&mut Out) -> R) -> Option<R> {
     Some(f(&mut o))
 }
 
+/// Whether the raw file is open and not finished.
+pub fn is_open() -> bool {
+    with(|_| ()).is_some()
+}
+
 /// The id of `name` (its `N` line written the first time); None without an open file.
 pub fn intern(name: &str) -> Option<u32> {
     with(|o| o.name_id(name))

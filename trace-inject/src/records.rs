@@ -2,8 +2,8 @@
 //! completes them. Each record's kind is read as a plain integer before its layout is used;
 //! only the fields every CUDA 13.x version of the record has are read.
 
-use crate::out;
 use crate::rawfmt::{self, RawApi, RawGpu, RawGraph, RawKernel, RawMem, RawSync};
+use crate::{out, pause};
 use cudarc::cupti::sys::{
     self, CUpti_Activity, CUpti_ActivityAPI as ApiRec, CUpti_ActivityDevice5 as DeviceRec,
     CUpti_ActivityGraphTrace2 as GraphRec, CUpti_ActivityKernel10 as KernelRec,
@@ -135,7 +135,9 @@ unsafe fn decode(rec: *const CUpti_Activity, buf: &mut String) -> Option<()> {
                     end_ns: addr_of!((*k).end).read_unaligned(),
                     device: addr_of!((*k).deviceId).read_unaligned(),
                     stream: addr_of!((*k).streamId).read_unaligned(),
-                    correlation_id: addr_of!((*k).correlationId).read_unaligned(),
+                    correlation_id: pause::correlation(
+                        addr_of!((*k).correlationId).read_unaligned(),
+                    ),
                     grid: [
                         addr_of!((*k).gridX).read_unaligned(),
                         addr_of!((*k).gridY).read_unaligned(),
@@ -162,7 +164,9 @@ unsafe fn decode(rec: *const CUpti_Activity, buf: &mut String) -> Option<()> {
                     end_ns: addr_of!((*g).end).read_unaligned(),
                     device: addr_of!((*g).deviceId).read_unaligned(),
                     stream: addr_of!((*g).streamId).read_unaligned(),
-                    correlation_id: addr_of!((*g).correlationId).read_unaligned(),
+                    correlation_id: pause::correlation(
+                        addr_of!((*g).correlationId).read_unaligned(),
+                    ),
                     graph_id: addr_of!((*g).graphId).read_unaligned(),
                 },
             );
@@ -175,7 +179,9 @@ unsafe fn decode(rec: *const CUpti_Activity, buf: &mut String) -> Option<()> {
                     end_ns: addr_of!((*m).end).read_unaligned(),
                     device: addr_of!((*m).deviceId).read_unaligned(),
                     stream: addr_of!((*m).streamId).read_unaligned(),
-                    correlation_id: addr_of!((*m).correlationId).read_unaligned(),
+                    correlation_id: pause::correlation(
+                        addr_of!((*m).correlationId).read_unaligned(),
+                    ),
                     bytes: addr_of!((*m).bytes).read_unaligned(),
                     copy_kind: addr_of!((*m).copyKind).read_unaligned(),
                     value: 0,
@@ -191,7 +197,9 @@ unsafe fn decode(rec: *const CUpti_Activity, buf: &mut String) -> Option<()> {
                     end_ns: addr_of!((*m).end).read_unaligned(),
                     device: addr_of!((*m).deviceId).read_unaligned(),
                     stream: addr_of!((*m).streamId).read_unaligned(),
-                    correlation_id: addr_of!((*m).correlationId).read_unaligned(),
+                    correlation_id: pause::correlation(
+                        addr_of!((*m).correlationId).read_unaligned(),
+                    ),
                     bytes: addr_of!((*m).bytes).read_unaligned(),
                     copy_kind: 0,
                     value: addr_of!((*m).value).read_unaligned(),
@@ -217,7 +225,9 @@ unsafe fn decode(rec: *const CUpti_Activity, buf: &mut String) -> Option<()> {
                     start_ns: addr_of!((*a).start).read_unaligned(),
                     end_ns: addr_of!((*a).end).read_unaligned(),
                     tid: addr_of!((*a).threadId).read_unaligned(),
-                    correlation_id: addr_of!((*a).correlationId).read_unaligned(),
+                    correlation_id: pause::correlation(
+                        addr_of!((*a).correlationId).read_unaligned(),
+                    ),
                     cbid,
                     return_value: addr_of!((*a).returnValue).read_unaligned(),
                     name_id,
@@ -232,7 +242,9 @@ unsafe fn decode(rec: *const CUpti_Activity, buf: &mut String) -> Option<()> {
                     end_ns: addr_of!((*s).end).read_unaligned(),
                     sync_type: (addr_of!((*s).type_) as *const u32).read_unaligned(),
                     stream: addr_of!((*s).streamId).read_unaligned(),
-                    correlation_id: addr_of!((*s).correlationId).read_unaligned(),
+                    correlation_id: pause::correlation(
+                        addr_of!((*s).correlationId).read_unaligned(),
+                    ),
                 },
             );
         } else if kind == Kind::CUPTI_ACTIVITY_KIND_DEVICE as u32 {

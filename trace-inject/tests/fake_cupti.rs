@@ -496,3 +496,98 @@ fn a_libcupti_the_program_loaded_first_is_the_one_recorded_through() {
     assert_eq!(raw.lines[0][3], "130002", "{text}");
     assert!(!says_own(&raw), "{text}");
 }
+
+/// The program pausing and resuming a process started paused: nothing attached before the
+/// first resume, each pause hands over what was held and detaches, ids after a resume move
+/// past the earlier ones, and a pause or resume out of turn is refused and said.
+fn pause_child() {
+    // SAFETY (every call below): the fake's functions, with their C signatures.
+    let fake = |name: &str| unsafe {
+        common::fake_fn::<unsafe extern "C" fn() -> i32>("libcupti.so", name)
+    };
+    assert_eq!(opbench_trace_inject::InitializeInjection(), 1);
+    let state = || unsafe {
+        (
+            fake("fake_registrations")(),
+            fake("fake_enabled")(),
+            fake("fake_finalized")(),
+        )
+    };
+    assert_eq!(state(), (0, 0, 0), "started paused: CUPTI untouched");
+    assert_eq!(
+        opbench_trace_inject::opbench_trace_pause(),
+        1,
+        "already paused"
+    );
+    assert_eq!(opbench_trace_inject::opbench_trace_resume(), 0);
+    assert_eq!(state().0, 1);
+    assert!(state().1 > 0);
+    assert_eq!(
+        opbench_trace_inject::opbench_trace_resume(),
+        1,
+        "already on"
+    );
+    common::set_records(
+        "libcupti.so",
+        vec![common::kernel_record("first", 100, 200)],
+    );
+    assert_eq!(opbench_trace_inject::opbench_trace_pause(), 0);
+    assert_eq!(state().2, 1, "a pause detaches CUPTI");
+    // Records set while paused reach nothing: CUPTI is detached.
+    common::set_records(
+        "libcupti.so",
+        vec![common::kernel_record("second", 300, 400)],
+    );
+    assert_eq!(opbench_trace_inject::opbench_trace_resume(), 0);
+    assert_eq!(state().0, 2, "a resume attaches again");
+    // Returning: the exit handler flushes "second" (correlation id 1 again from CUPTI).
+}
+
+#[test]
+fn recording_paused_and_resumed_by_the_program() {
+    const NAME: &str = "recording_paused_and_resumed_by_the_program";
+    if std::env::var_os(common::CHILD_ENV).is_some() {
+        pause_child();
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    common::build_fake(tmp.path());
+    let text = common::run_child_with(NAME, tmp.path(), &[("OPBENCH_TRACE_START", "paused")]);
+    let raw = common::Raw::new(&text);
+    let states: Vec<&str> = raw.tagged("S").iter().map(|l| l[2]).collect();
+    assert_eq!(states, ["0", "1", "0", "1"], "{text}");
+    assert_eq!(raw.tagged("S")[0][1], "0", "paused from the start: {text}");
+    let k = raw.tagged("K");
+    let got: Vec<(String, &str)> = k.iter().map(|l| (raw.name(l[16]), l[5])).collect();
+    assert_eq!(
+        got,
+        [("first".to_string(), "1"), ("second".to_string(), "2")],
+        "the second span's id 1 moves past the first's: {text}"
+    );
+    // The first kernel is written before the pause line, the second after the last resume.
+    let pos = |tag: &str, i: usize| {
+        raw.lines
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l[0] == tag)
+            .nth(i)
+            .unwrap()
+            .0
+    };
+    assert!(
+        pos("K", 0) < pos("S", 2) && pos("S", 3) < pos("K", 1),
+        "{text}"
+    );
+    let w = raw.tagged("W");
+    assert!(
+        w.iter()
+            .any(|l| l[1].contains("opbench_trace_pause: recording is already paused")),
+        "{text}"
+    );
+    assert!(
+        w.iter()
+            .any(|l| l[1].contains("opbench_trace_resume: recording is already on")),
+        "{text}"
+    );
+    assert_eq!(raw.lines.last().unwrap()[..2], ["E", "exit"], "{text}");
+}

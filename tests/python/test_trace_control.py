@@ -1,0 +1,104 @@
+"""bench/trace_control.py against a stand-in injection library (compiled with cc) that refuses
+a pause or resume out of turn as the real one does; and --mode alternate of
+bench/trace_workloads/tinyllama_generate.py without torch or `trace` (the control: both halves
+untraced, in the UT/TU order). Run: python3 -m unittest tests/python/test_trace_control.py"""
+
+import ctypes
+import os
+import subprocess
+import sys
+import tempfile
+import types
+import unittest
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "bench"))
+sys.path.insert(0, str(REPO / "bench" / "trace_workloads"))
+
+import tinyllama_generate  # noqa: E402
+import trace_control  # noqa: E402
+
+STUB = r"""
+static int on;
+int opbench_trace_pause(void) { if (!on) return 1; on = 0; return 0; }
+int opbench_trace_resume(void) { if (on) return 1; on = 1; return 0; }
+int stub_on(void) { return on; }
+"""
+
+
+def fresh(env):
+    """trace_control looking the library up anew in `env`."""
+    trace_control._LIB, trace_control._LOOKED = None, False
+    trace_control._lib(env)
+
+
+class TraceControl(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        src = Path(cls.tmp.name) / "stub.c"
+        src.write_text(STUB)
+        cls.lib = str(Path(cls.tmp.name) / "libstub_inject.so")
+        subprocess.run(["cc", "-shared", "-fPIC", "-o", cls.lib, str(src)], check=True)
+        cls.unloaded = str(Path(cls.tmp.name) / "libnot_loaded.so")
+        subprocess.run(["cc", "-shared", "-fPIC", "-o", cls.unloaded, str(src)], check=True)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+        fresh({})
+
+    def test_without_trace_nothing_happens_and_nothing_fails(self):
+        for env in ({}, {"CUDA_INJECTION64_PATH": self.unloaded}):
+            fresh(env)
+            self.assertFalse(trace_control.available(), env)
+            self.assertFalse(trace_control.pause())
+            self.assertFalse(trace_control.resume())
+
+    def test_the_loaded_library_is_called_and_a_refusal_raises(self):
+        loaded = ctypes.CDLL(self.lib)  # as the CUDA driver loads the injection library
+        fresh({"CUDA_INJECTION64_PATH": self.lib})
+        self.assertTrue(trace_control.available())
+        with self.assertRaises(RuntimeError):
+            trace_control.pause()  # started paused: nothing to pause
+        self.assertTrue(trace_control.resume())
+        self.assertEqual(loaded.stub_on(), 1)
+        with self.assertRaises(RuntimeError):
+            trace_control.resume()
+        self.assertTrue(trace_control.pause())
+        self.assertEqual(loaded.stub_on(), 0)
+
+    def test_alternate_pairs_generations_in_the_ut_tu_order(self):
+        fresh({})
+        order = []
+        clock = [0.0]
+        # Each generation takes 10 ms more than the one before: a drifting host.
+        def generate():
+            order.append(len(order))
+            clock[0] += (10 + len(order)) / 1e3
+
+        torch = types.SimpleNamespace(cuda=types.SimpleNamespace(synchronize=lambda: None))
+        args = types.SimpleNamespace(pairs=4, new_tokens=2)
+        real = tinyllama_generate.time.perf_counter
+        tinyllama_generate.time.perf_counter = lambda: clock[0]
+        try:
+            r = tinyllama_generate.alternate(args, torch, generate, 1.0)
+        finally:
+            tinyllama_generate.time.perf_counter = real
+        self.assertFalse(r["traced"])
+        self.assertEqual(len(order), 1 + 2 * 4, "one discarded generation, then the pairs")
+        # Generation n (1-based) lasts 10 + n ms over 2 tokens. Pairs: (U2,T3) (T4,U5) (U6,T7)
+        # (T8,U9): the UT/TU order makes the drift cancel in the median.
+        for got, want in (
+            (r["untraced_ms_per_token"], [6.0, 7.5, 8.0, 9.5]),
+            (r["traced_ms_per_token"], [6.5, 7.0, 8.5, 9.0]),
+        ):
+            self.assertEqual([round(x, 9) for x in got], want)
+        self.assertAlmostEqual(r["pair_pct"][0], (6.5 / 6.0 - 1) * 100)
+        self.assertAlmostEqual(r["pair_pct"][1], (7.0 / 7.5 - 1) * 100)
+        self.assertLess(abs(r["pair_pct_median"]), 2.0)
+
+
+if __name__ == "__main__":
+    unittest.main()
