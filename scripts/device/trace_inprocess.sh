@@ -13,7 +13,9 @@
 #             kinds:DEVICE,CONCURRENT_KERNEL for kernels alone; with --api none unless LIST
 #             names RUNTIME or DRIVER), to say which kind costs what
 #   noflush   default with OPBENCH_TRACE_FLUSH=off (no flush thread, no CUPTI flush period)
-#   apiall    default with --api all (query calls recorded too, as torch.profiler does)
+#   apiall    default with --api all (query calls recorded too)
+#   inline    default with OPBENCH_TRACE_DECODE=inline (buffers decoded in CUPTI's completion
+#             callback instead of by the library's writer thread)
 #   profiler  no `trace`: the recording half inside torch.profiler (CUDA activities), the
 #             reference users have now
 # Each process prints its pairs' traced-over-untraced percentages; the summary gives each
@@ -47,6 +49,7 @@ for r in $(seq 1 "$ROUNDS"); do
       default) $PIN $TRACE --out "$W/$v.$r" -- python3 $gen "${run_args[@]}" > "$j" 2> "$W/$v.$r.err" ;;
       none) $PIN $TRACE --api none --out "$W/$v.$r" -- python3 $gen "${run_args[@]}" > "$j" 2> "$W/$v.$r.err" ;;
       noflush) OPBENCH_TRACE_FLUSH=off $PIN $TRACE --out "$W/$v.$r" -- python3 $gen "${run_args[@]}" > "$j" 2> "$W/$v.$r.err" ;;
+      inline) OPBENCH_TRACE_DECODE=inline $PIN $TRACE --out "$W/$v.$r" -- python3 $gen "${run_args[@]}" > "$j" 2> "$W/$v.$r.err" ;;
       apiall) $PIN $TRACE --api all --out "$W/$v.$r" -- python3 $gen "${run_args[@]}" > "$j" 2> "$W/$v.$r.err" ;;
       profiler) $PIN python3 $gen "${run_args[@]}" --recorder profiler > "$j" 2> "$W/$v.$r.err" ;;
       kinds:*) api=(--api none); [[ $v == *RUNTIME* || $v == *DRIVER* ]] && api=()

@@ -71,6 +71,10 @@ pub const KINDS_ENV: &str = "OPBENCH_TRACE_KINDS";
 /// names what is off in a warning. Unset: both, buffers asked for every second.
 pub const FLUSH_ENV: &str = "OPBENCH_TRACE_FLUSH";
 
+/// "inline": CUPTI's completed buffers are decoded in its completion callback instead of by
+/// the injection library's writer thread, to measure what that costs a workload.
+pub const DECODE_ENV: &str = "OPBENCH_TRACE_DECODE";
+
 /// "paused": the process starts with recording paused and records from its first
 /// `opbench_trace_resume` (`trace --start-paused`; bench/trace_control.py).
 pub const START_ENV: &str = "OPBENCH_TRACE_START";

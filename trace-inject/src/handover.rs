@@ -196,6 +196,7 @@ fn step_aside(other_cupti: bool, why: &'static str) {
     // SAFETY: plain CUPTI calls; 1 = CUPTI_ACTIVITY_FLAG_FLUSH_FORCED.
     unsafe {
         let _ = sys::cuptiActivityFlushAll(1);
+        crate::writer::drain();
         for kind in crate::enabled_kinds() {
             let _ = sys::cuptiActivityDisable(kind);
         }

@@ -5,10 +5,12 @@
 //! callback API instead of activity kinds with `OPBENCH_TRACE_API_RECORDS=callback`:
 //! `api_callbacks.rs`),
 //! synchronizations and NVTX ranges into `$OPBENCH_TRACE_DIR/trace-<pid>.raw`
-//! (`src/trace/rawfmt.rs` of the opbench crate), appending each buffer as CUPTI completes it
-//! and asking CUPTI for its buffers every second (`flush`), so a killed process loses at most
-//! about a second. Preloaded by `trace` as well (`LD_PRELOAD`), it steps aside when the program
-//! starts its own CUPTI subscriber (`handover`).
+//! (`src/trace/rawfmt.rs` of the opbench crate), appending each buffer soon after CUPTI
+//! completes it (decoded by the `writer` thread, not in CUPTI's callback) and asking CUPTI for
+//! its buffers every second (`flush`), so a killed process loses at most about a second. The
+//! program may pause and resume the recording (`pause`). Preloaded by `trace` as well
+//! (`LD_PRELOAD`), it steps aside when the program starts its own CUPTI subscriber
+//! (`handover`).
 //!
 //! Nothing here may unwind into C or abort the traced program: every entry point catches
 //! panics, and a failure is written to the raw file as a warning (`W`) line.
@@ -26,6 +28,7 @@ mod nvtx;
 mod out;
 mod pause;
 mod records;
+mod writer;
 
 pub use handover::{cuptiActivityRegisterCallbacks, cuptiSubscribe};
 pub use nvtx::InitializeInjectionNvtx2;
@@ -295,6 +298,7 @@ extern "C" fn at_exit() {
                 let _ = sys::cuptiActivityFlushAll(1);
             }
         }
+        writer::drain();
         out::finish("exit");
     });
 }

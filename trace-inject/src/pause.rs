@@ -95,6 +95,7 @@ fn pause() -> Result<(), String> {
         let _ = sys::cuptiActivityFlushAll(1);
         sys::cuptiFinalize()
     };
+    crate::writer::drain();
     if r != CUptiResult::CUPTI_SUCCESS {
         out::warn(&format!(
             "cuptiFinalize: {r:?}: CUPTI may stay attached while recording is paused"

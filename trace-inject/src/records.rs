@@ -3,7 +3,7 @@
 //! only the fields every CUDA 13.x version of the record has are read.
 
 use crate::rawfmt::{self, RawApi, RawGpu, RawGraph, RawKernel, RawMem, RawSync};
-use crate::{out, pause};
+use crate::{out, pause, writer};
 use cudarc::cupti::sys::{
     self, CUpti_Activity, CUpti_ActivityAPI as ApiRec, CUpti_ActivityDevice5 as DeviceRec,
     CUpti_ActivityGraphTrace2 as GraphRec, CUpti_ActivityKernel10 as KernelRec,
@@ -30,6 +30,8 @@ pub unsafe extern "C" fn buffer_requested(buffer: *mut *mut u8, size: *mut usize
     }
 }
 
+/// CUPTI's completion callback: reads the dropped-record count (which needs the buffer's
+/// context and stream) and hands the buffer to the writer thread (`writer.rs`).
 pub unsafe extern "C" fn buffer_completed(
     ctx: cudarc::driver::sys::CUcontext,
     stream: u32,
@@ -40,6 +42,29 @@ pub unsafe extern "C" fn buffer_completed(
     if buffer.is_null() {
         return;
     }
+    let mut dropped = 0usize;
+    // SAFETY: ctx/stream are the ones CUPTI gave for this buffer.
+    let r = unsafe { sys::cuptiActivityGetNumDroppedRecords(ctx, stream, &mut dropped) };
+    if r != sys::CUptiResult::CUPTI_SUCCESS {
+        dropped = 0;
+    }
+    let job = writer::Job {
+        buffer,
+        valid,
+        dropped,
+    };
+    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| writer::submit(job))).is_err() {
+        // The buffer may be lost with the panic; nothing more is safe to do with it here.
+    }
+}
+
+/// Decodes a completed buffer into lines, appends them to the raw file and frees the buffer.
+pub fn process(job: writer::Job) {
+    let writer::Job {
+        buffer,
+        valid,
+        dropped,
+    } = job;
     let _ = std::panic::catch_unwind(|| {
         let mut buf = String::with_capacity(1 << 20);
         let mut rec: *mut CUpti_Activity = std::ptr::null_mut();
@@ -52,10 +77,7 @@ pub unsafe extern "C" fn buffer_completed(
                 return; // the file is closed: nothing to write to
             }
         }
-        let mut dropped = 0usize;
-        // SAFETY: ctx/stream are the ones CUPTI gave for this buffer.
-        let r = unsafe { sys::cuptiActivityGetNumDroppedRecords(ctx, stream, &mut dropped) };
-        if r == sys::CUptiResult::CUPTI_SUCCESS && dropped > 0 {
+        if dropped > 0 {
             if let Some(total) = out::with(|o| {
                 o.dropped += dropped as u64;
                 o.dropped
@@ -65,7 +87,7 @@ pub unsafe extern "C" fn buffer_completed(
         }
         out::append(&buf);
     });
-    // SAFETY: allocated in buffer_requested with the same layout.
+    // SAFETY: allocated in buffer_requested with the same layout; CUPTI is done with it.
     unsafe { dealloc(buffer, layout()) };
 }
 

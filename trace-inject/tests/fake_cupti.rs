@@ -591,3 +591,63 @@ fn recording_paused_and_resumed_by_the_program() {
     );
     assert_eq!(raw.lines.last().unwrap()[..2], ["E", "exit"], "{text}");
 }
+
+/// Whether a thread of this process is named like the writer thread (`comm` holds 15 bytes).
+fn writer_thread_exists() -> bool {
+    std::fs::read_dir("/proc/self/task").unwrap().any(|t| {
+        std::fs::read_to_string(t.unwrap().path().join("comm"))
+            .is_ok_and(|c| c.trim() == "opbench-trace-w")
+    })
+}
+
+/// One kernel handed over mid-run by a flush: decoded by the writer thread, or in CUPTI's
+/// callback with `OPBENCH_TRACE_DECODE=inline`; the child prints which.
+fn writer_child() {
+    common::set_records(
+        "libcupti.so",
+        vec![common::kernel_record("mid_run", 100, 200)],
+    );
+    assert_eq!(opbench_trace_inject::InitializeInjection(), 1);
+    assert!(!writer_thread_exists(), "no thread before the first buffer");
+    // SAFETY: the fake's cuptiActivityFlushAll(flag) -> result.
+    unsafe {
+        let flush: unsafe extern "C" fn(u32) -> i32 =
+            common::fake_fn("libcupti.so", "cuptiActivityFlushAll");
+        assert_eq!(flush(0), 0);
+    }
+    // The thread names itself once it runs: look for up to two seconds.
+    let seen = (0..200).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        writer_thread_exists()
+    });
+    println!("WRITER_THREAD={seen}");
+}
+
+#[test]
+fn buffers_are_decoded_by_the_writer_thread_unless_inline_is_asked_for() {
+    const NAME: &str = "buffers_are_decoded_by_the_writer_thread_unless_inline_is_asked_for";
+    if std::env::var_os(common::CHILD_ENV).is_some() {
+        writer_child();
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    common::build_fake(tmp.path());
+    let mut kernels = Vec::new();
+    for (env, thread) in [
+        (vec![], true),
+        (vec![("OPBENCH_TRACE_DECODE", "inline")], false),
+    ] {
+        let (status, text, log) = common::run_child_status(NAME, tmp.path(), &env);
+        assert!(status.success(), "{log}");
+        assert!(
+            log.contains(&format!("WRITER_THREAD={thread}")),
+            "{env:?}: {log}"
+        );
+        let raw = common::Raw::new(&text);
+        assert_eq!(raw.lines.last().unwrap()[..2], ["E", "exit"], "{text}");
+        let k: Vec<String> = raw.tagged("K").iter().map(|l| l[1..16].join(" ")).collect();
+        assert_eq!(k.len(), 1, "{text}");
+        kernels.push(k);
+    }
+    assert_eq!(kernels[0], kernels[1], "the same lines either way");
+}
