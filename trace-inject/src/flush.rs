@@ -34,6 +34,7 @@ static WAKE: Condvar = Condvar::new();
 /// The process that started the thread: a child forked without exec has no such thread, and
 /// the state it inherited may be locked by a flush that was under way at the fork.
 static OWNER: AtomicU32 = AtomicU32::new(0);
+
 fn lock() -> std::sync::MutexGuard<'static, State> {
     STATE.lock().unwrap_or_else(|p| p.into_inner())
 }
