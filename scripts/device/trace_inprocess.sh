@@ -14,6 +14,8 @@
 #             names RUNTIME or DRIVER), to say which kind costs what
 #   noflush   default with OPBENCH_TRACE_FLUSH=off (no flush thread, no CUPTI flush period)
 #   apiall    default with --api all (query calls recorded too)
+#   global    default with OPBENCH_TRACE_PER_THREAD_BUFFERS=0 (CUPTI's global activity
+#             buffers instead of per-thread ones)
 #   inline    default with OPBENCH_TRACE_DECODE=inline (buffers decoded in CUPTI's completion
 #             callback instead of by the library's writer thread)
 #   profiler  no `trace`: the recording half inside torch.profiler (CUDA activities), the
@@ -50,6 +52,7 @@ for r in $(seq 1 "$ROUNDS"); do
       none) $PIN $TRACE --api none --out "$W/$v.$r" -- python3 $gen "${run_args[@]}" > "$j" 2> "$W/$v.$r.err" ;;
       noflush) OPBENCH_TRACE_FLUSH=off $PIN $TRACE --out "$W/$v.$r" -- python3 $gen "${run_args[@]}" > "$j" 2> "$W/$v.$r.err" ;;
       inline) OPBENCH_TRACE_DECODE=inline $PIN $TRACE --out "$W/$v.$r" -- python3 $gen "${run_args[@]}" > "$j" 2> "$W/$v.$r.err" ;;
+      global) OPBENCH_TRACE_PER_THREAD_BUFFERS=0 $PIN $TRACE --out "$W/$v.$r" -- python3 $gen "${run_args[@]}" > "$j" 2> "$W/$v.$r.err" ;;
       apiall) $PIN $TRACE --api all --out "$W/$v.$r" -- python3 $gen "${run_args[@]}" > "$j" 2> "$W/$v.$r.err" ;;
       profiler) $PIN python3 $gen "${run_args[@]}" --recorder profiler > "$j" 2> "$W/$v.$r.err" ;;
       kinds:*) api=(--api none); [[ $v == *RUNTIME* || $v == *DRIVER* ]] && api=()

@@ -197,6 +197,7 @@ fn step_aside(other_cupti: bool, why: &'static str) {
     unsafe {
         let _ = sys::cuptiActivityFlushAll(1);
         crate::writer::drain();
+        let _ = crate::set_per_thread_buffers(false);
         for kind in crate::enabled_kinds() {
             let _ = sys::cuptiActivityDisable(kind);
         }

@@ -139,6 +139,28 @@ fn init() -> Result<(), String> {
     Ok(())
 }
 
+/// Whether CUPTI keeps activity buffers per host thread (default) rather than global ones;
+/// `OPBENCH_TRACE_PER_THREAD_BUFFERS=0` turns it off.
+fn per_thread_buffers() -> bool {
+    std::env::var(rawfmt::PER_THREAD_ENV).map_or(true, |v| v != "0")
+}
+
+/// Sets CUPTI's per-thread activity buffer attribute (before the buffer callbacks are
+/// registered and any kind is enabled, as CUPTI requires; cleared again when recording stops,
+/// so a profiler of the program's that attaches later starts from CUPTI's default).
+pub(crate) fn set_per_thread_buffers(on: bool) -> sys::CUptiResult {
+    let mut value = on as u8;
+    let mut size = std::mem::size_of::<u8>();
+    // SAFETY: a one-byte value and its size, as CUPTI documents for this attribute.
+    unsafe {
+        sys::cuptiActivitySetAttribute(
+            sys::CUpti_ActivityAttribute::CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER,
+            &mut size,
+            &mut value as *mut u8 as *mut std::ffi::c_void,
+        )
+    }
+}
+
 /// How many times `attach` ran: its warnings are written the first time only (a resume
 /// repeats the same settings).
 static ATTACHES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
@@ -192,6 +214,19 @@ pub(crate) fn attach() -> Result<(), String> {
             } else {
                 false
             };
+        if per_thread_buffers() {
+            let r = set_per_thread_buffers(true);
+            if r != sys::CUptiResult::CUPTI_SUCCESS {
+                warn(&format!(
+                    "per-thread activity buffers not set ({r:?}): CUPTI's global buffers used"
+                ));
+            }
+        } else {
+            warn(&format!(
+                "{}=0: CUPTI's global activity buffers, not per-thread ones",
+                rawfmt::PER_THREAD_ENV
+            ));
+        }
         // cudarc's binding: libcupti's own function, not this library's interposed one.
         let r = sys::cuptiActivityRegisterCallbacks(
             Some(records::buffer_requested),

@@ -93,6 +93,7 @@ fn pause() -> Result<(), String> {
     // its GPU work, so every record is complete).
     let r = unsafe {
         let _ = sys::cuptiActivityFlushAll(1);
+        let _ = crate::set_per_thread_buffers(false);
         sys::cuptiFinalize()
     };
     crate::writer::drain();

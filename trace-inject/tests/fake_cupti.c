@@ -131,6 +131,18 @@ int cuptiActivityEnable(int kind) {
 int cuptiActivityDisable(int kind) { enabled &= ~((uint64_t)1 << kind); return 0; }
 int fake_enabled(void) { return __builtin_popcountll(enabled); }
 int cuptiActivityFlushPeriod(uint32_t ms) { (void)ms; return 0; }
+/* Attribute 9 (per-thread activity buffers, a uint8_t): kept for fake_per_thread; it may only
+ * be set while no buffer callbacks are registered, as CUPTI requires (17, NOT_INITIALIZED
+ * stands for the refusal). Other attributes are accepted and ignored. */
+static int per_thread = -1;
+int cuptiActivitySetAttribute(int attr, size_t *size, void *value) {
+    if (attr != 9) return 0;
+    if (!size || *size != 1) return 1;
+    if (completed && *(uint8_t *)value) return 17;
+    per_thread = *(uint8_t *)value;
+    return 0;
+}
+int fake_per_thread(void) { return per_thread; }
 int cuptiActivityFlushAll(uint32_t flag) {
     (void)flag;
     if (!requested || !completed || count == 0) return 0;

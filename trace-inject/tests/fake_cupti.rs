@@ -519,8 +519,15 @@ fn pause_child() {
         1,
         "already paused"
     );
+    let per_thread = || unsafe { fake("fake_per_thread")() };
+    assert_eq!(per_thread(), -1, "not set before the first resume");
     assert_eq!(opbench_trace_inject::opbench_trace_resume(), 0);
     assert_eq!(state().0, 1);
+    assert_eq!(
+        per_thread(),
+        1,
+        "per-thread buffers asked for before registering"
+    );
     assert!(state().1 > 0);
     assert_eq!(
         opbench_trace_inject::opbench_trace_resume(),
@@ -533,6 +540,7 @@ fn pause_child() {
     );
     assert_eq!(opbench_trace_inject::opbench_trace_pause(), 0);
     assert_eq!(state().2, 1, "a pause detaches CUPTI");
+    assert_eq!(per_thread(), 0, "cleared for whoever attaches next");
     // Records set while paused reach nothing: CUPTI is detached.
     common::set_records(
         "libcupti.so",
@@ -650,4 +658,32 @@ fn buffers_are_decoded_by_the_writer_thread_unless_inline_is_asked_for() {
         kernels.push(k);
     }
     assert_eq!(kernels[0], kernels[1], "the same lines either way");
+}
+
+#[test]
+fn per_thread_buffers_are_asked_for_unless_turned_off_and_the_file_says_so() {
+    const NAME: &str = "per_thread_buffers_are_asked_for_unless_turned_off_and_the_file_says_so";
+    if std::env::var_os(common::CHILD_ENV).is_some() {
+        assert_eq!(opbench_trace_inject::InitializeInjection(), 1);
+        // SAFETY: the fake's fake_per_thread() -> the attribute's value (-1: never set).
+        let v = unsafe {
+            common::fake_fn::<unsafe extern "C" fn() -> i32>("libcupti.so", "fake_per_thread")()
+        };
+        println!("PER_THREAD={v}");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    common::build_fake(tmp.path());
+    for (env, want, says) in [
+        (vec![], "PER_THREAD=1", false),
+        (
+            vec![("OPBENCH_TRACE_PER_THREAD_BUFFERS", "0")],
+            "PER_THREAD=-1",
+            true,
+        ),
+    ] {
+        let (status, text, log) = common::run_child_status(NAME, tmp.path(), &env);
+        assert!(status.success() && log.contains(want), "{env:?}: {log}");
+        assert_eq!(text.contains("global activity buffers"), says, "{text}");
+    }
 }
