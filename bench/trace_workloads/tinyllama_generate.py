@@ -90,7 +90,7 @@ def alternate(a, torch, generate, control_ms):
     import trace_control
 
     traced = trace_control.available()
-    profiler = getattr(a, "recorder", "trace") == "profiler"
+    profiler = a.recorder == "profiler"
     if profiler and traced:
         sys.exit("tinyllama_generate.py: --recorder profiler runs without `trace`")
 

@@ -46,19 +46,23 @@ for r in $(seq 1 "$ROUNDS"); do
   for v in $VARIANTS; do
     n=${v//[:,]/_}
     j="$W/$n.$r.json"
+    traced=1; envs=(); flags=(); extra=()
     case $v in
-      control) $PIN python3 $gen "${run_args[@]}" > "$j" 2> "$W/$v.$r.err" ;;
-      default) $PIN $TRACE --out "$W/$v.$r" -- python3 $gen "${run_args[@]}" > "$j" 2> "$W/$v.$r.err" ;;
-      none) $PIN $TRACE --api none --out "$W/$v.$r" -- python3 $gen "${run_args[@]}" > "$j" 2> "$W/$v.$r.err" ;;
-      noflush) OPBENCH_TRACE_FLUSH=off $PIN $TRACE --out "$W/$v.$r" -- python3 $gen "${run_args[@]}" > "$j" 2> "$W/$v.$r.err" ;;
-      inline) OPBENCH_TRACE_DECODE=inline $PIN $TRACE --out "$W/$v.$r" -- python3 $gen "${run_args[@]}" > "$j" 2> "$W/$v.$r.err" ;;
-      global) OPBENCH_TRACE_PER_THREAD_BUFFERS=0 $PIN $TRACE --out "$W/$v.$r" -- python3 $gen "${run_args[@]}" > "$j" 2> "$W/$v.$r.err" ;;
-      apiall) $PIN $TRACE --api all --out "$W/$v.$r" -- python3 $gen "${run_args[@]}" > "$j" 2> "$W/$v.$r.err" ;;
-      profiler) $PIN python3 $gen "${run_args[@]}" --recorder profiler > "$j" 2> "$W/$v.$r.err" ;;
-      kinds:*) api=(--api none); [[ $v == *RUNTIME* || $v == *DRIVER* ]] && api=()
-        OPBENCH_TRACE_KINDS=${v#kinds:} $PIN $TRACE "${api[@]}" --out "$W/$n.$r" -- python3 $gen "${run_args[@]}" > "$j" 2> "$W/$n.$r.err" ;;
+      control) traced=0 ;;
+      profiler) traced=0; extra=(--recorder profiler) ;;
+      default) ;;
+      none) flags=(--api none) ;;
+      apiall) flags=(--api all) ;;
+      noflush) envs=(OPBENCH_TRACE_FLUSH=off) ;;
+      inline) envs=(OPBENCH_TRACE_DECODE=inline) ;;
+      global) envs=(OPBENCH_TRACE_PER_THREAD_BUFFERS=0) ;;
+      kinds:*) envs=("OPBENCH_TRACE_KINDS=${v#kinds:}")
+        [[ $v == *RUNTIME* || $v == *DRIVER* ]] || flags=(--api none) ;;
       *) echo "unknown variant $v"; exit 2 ;;
     esac
+    pre=()
+    [ $traced -eq 1 ] && pre=($TRACE "${flags[@]}" --out "$W/$n.$r" --)
+    env "${envs[@]}" $PIN "${pre[@]}" python3 $gen "${run_args[@]}" "${extra[@]}" > "$j" 2> "$W/$n.$r.err"
     rc=$?
     grep -h "^trace: " "$W/$n.$r.err" | grep -v "^trace: wrote\|own libcupti\|paused .* time" | head -4
     [ $rc -eq 0 ] || { echo "$v round $r failed (rc $rc):"; tail -5 "$W/$n.$r.err"; }

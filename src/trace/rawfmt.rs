@@ -77,7 +77,7 @@ pub const DECODE_ENV: &str = "OPBENCH_TRACE_DECODE";
 
 /// "0": CUPTI's global activity buffers instead of per-thread ones
 /// (`CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER`, which the injection library asks for by
-/// default, as torch.profiler's Kineto does), to measure what that costs a workload.
+/// default), to measure what the setting changes for a workload.
 pub const PER_THREAD_ENV: &str = "OPBENCH_TRACE_PER_THREAD_BUFFERS";
 
 /// "paused": the process starts with recording paused and records from its first

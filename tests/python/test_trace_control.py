@@ -79,7 +79,7 @@ class TraceControl(unittest.TestCase):
             clock[0] += (10 + len(order)) / 1e3
 
         torch = types.SimpleNamespace(cuda=types.SimpleNamespace(synchronize=lambda: None))
-        args = types.SimpleNamespace(pairs=4, new_tokens=2)
+        args = types.SimpleNamespace(pairs=4, new_tokens=2, recorder="trace")
         real = tinyllama_generate.time.perf_counter
         tinyllama_generate.time.perf_counter = lambda: clock[0]
         try:

@@ -13,7 +13,7 @@
 
 use crate::{api_callbacks, flush, handover, out, rawfmt};
 use cudarc::cupti::sys::{self, CUptiResult};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 /// Whether CUPTI is attached and recording (false before the first resume of a process that
@@ -25,7 +25,7 @@ static CORRELATION_BASE: AtomicU32 = AtomicU32::new(0);
 static CORRELATION_MAX: AtomicU32 = AtomicU32::new(0);
 /// CUPTI time of the last pause (the `L` line's time if the program's profiler takes over
 /// while the library is paused).
-static PAUSED_AT_NS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static PAUSED_AT_NS: AtomicU64 = AtomicU64::new(0);
 
 fn attached() -> std::sync::MutexGuard<'static, bool> {
     ATTACHED.lock().unwrap_or_else(|p| p.into_inner())

@@ -53,9 +53,8 @@ pub unsafe extern "C" fn buffer_completed(
         valid,
         dropped,
     };
-    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| writer::submit(job))).is_err() {
-        // The buffer may be lost with the panic; nothing more is safe to do with it here.
-    }
+    // A panic here may lose the buffer; nothing more is safe to do with it from C's frame.
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| writer::submit(job)));
 }
 
 /// Decodes a completed buffer into lines, appends them to the raw file and frees the buffer.
