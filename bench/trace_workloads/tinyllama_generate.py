@@ -7,6 +7,7 @@ docs/notes/trace_tool.md). Unmodified transformers code; nothing in it knows abo
                   that name); prints JSON with the median milliseconds per generated token.
   --mode profile  the same generations under torch.profiler (CUDA activities) instead of the
                   range; prints JSON with the kernel count and summed kernel time over them,
+                  the profile's events per category (kernel, cuda_runtime, cuda_driver, ...)
                   and the median milliseconds per token under the profiler.
   --mode alternate  for measuring what tracing costs inside one process, under
                   `trace --start-paused`: --pairs pairs of generations, one with recording
@@ -14,11 +15,16 @@ docs/notes/trace_tool.md). Unmodified transformers code; nothing in it knows abo
                   in the order UT, TU, UT, ... so a drift of the host over the run falls on both
                   alike, after one recording generation that is discarded (CUPTI's start-up);
                   prints JSON with each generation's ms per token and each pair's traced over
-                  untraced in percent. Without `trace` both halves run untraced: the control
-                  that shows what the method itself reads as a difference. With --recorder
-                  profiler (and no `trace`) the recording half runs inside torch.profiler
-                  (CUDA activities, the profile's start and end outside the timing), the
-                  reference users have now.
+                  untraced in percent. Before all of these, --before untraced generations that
+                  no recorder has touched yet: a recorder that leaves a cost behind after its
+                  first use (CUPTI still attached) slows the pairs' untraced half as well, which
+                  the pairs alone cannot see; untraced_over_before_pct and
+                  traced_over_before_pct say it. Without `trace` both halves run untraced:
+                  the control that shows what the method itself reads as a difference. With
+                  --recorder profiler (and no `trace`) the recording half runs inside
+                  torch.profiler (CUDA activities, the profile's start and end outside the
+                  timing), the reference users have now. Each half's CPU time per token, of
+                  the launching thread and of the process, says where a recorder's cost lands.
   --compile       a static KV cache, with which transformers' generate compiles the forward
                   itself (torch.compile, mode "reduce-overhead": CUDA graphs), the setup
                   transformers documents for compiled generation.
@@ -59,6 +65,18 @@ TINYLLAMA = dict(
 )
 
 
+def kineto_categories(prof):
+    """How many events of each category (kernel, cuda_runtime, cuda_driver, gpu_memcpy, ...)
+    the profile holds, from its Chrome trace: what torch.profiler recorded per kernel."""
+    import collections
+    import tempfile
+
+    with tempfile.NamedTemporaryFile(suffix=".json") as f:
+        prof.export_chrome_trace(f.name)
+        events = json.loads(Path(f.name).read_text()).get("traceEvents", [])
+    return dict(collections.Counter(e.get("cat", "?") for e in events if e.get("ph") == "X"))
+
+
 def host_control_ms(torch, reps=7, ops=20000):
     """Median milliseconds of `reps` loops of `ops` small CPU tensor additions."""
     a, b, out = torch.ones(16), torch.ones(16), torch.empty(16)
@@ -94,27 +112,39 @@ def alternate(a, torch, generate, control_ms):
     if profiler and traced:
         sys.exit("tinyllama_generate.py: --recorder profiler runs without `trace`")
 
-    def run():
-        t0 = time.perf_counter()
+    # CPU time per token of each generation, (this thread, the whole process), for the traced
+    # and untraced halves: whether a recorder's cost lands on the launching thread or on others.
+    cpu = {False: [], True: []}
+
+    def run(record):
+        t0, c0, p0 = time.perf_counter(), time.thread_time(), time.process_time()
         generate()
         torch.cuda.synchronize()
-        return (time.perf_counter() - t0) * 1e3 / a.new_tokens
+        t1, c1, p1 = time.perf_counter(), time.thread_time(), time.process_time()
+        cpu[record].append(((c1 - c0) * 1e3 / a.new_tokens, (p1 - p0) * 1e3 / a.new_tokens))
+        return (t1 - t0) * 1e3 / a.new_tokens
 
     def timed(record):
         if record and profiler:
             from torch.profiler import ProfilerActivity, profile
 
             with profile(activities=[ProfilerActivity.CUDA]):
-                return run()
+                return run(record)
         if record:
             trace_control.resume()
-        ms = run()
+        ms = run(record)
         if record:
             trace_control.pause()
         return ms
 
     try:
+        # Before the recorder is first used: what a process that never recorded runs at, to
+        # tell a cost the recorder leaves behind after its first use (which the pairs' untraced
+        # half would carry) from the cost of recording.
+        before = [timed(False) for _ in range(a.before)]
         timed(True)  # discarded: CUPTI attaching for the first time
+        for times in cpu.values():
+            times.clear()  # the CPU figures are the pairs' only
         untraced, recorded = [], []
         for k in range(a.pairs):
             for record in ((False, True) if k % 2 == 0 else (True, False)):
@@ -122,6 +152,15 @@ def alternate(a, torch, generate, control_ms):
     except RuntimeError as e:
         sys.exit(f"tinyllama_generate.py --mode alternate: {e}; run it under `trace --start-paused`")
     pct = [(t / u - 1) * 100 for u, t in zip(untraced, recorded)]
+    over_before = {}
+    if before:
+        b = statistics.median(before)
+        over_before = {
+            "before_ms_per_token": before,
+            "before_ms_per_token_median": b,
+            "untraced_over_before_pct": (statistics.median(untraced) / b - 1) * 100,
+            "traced_over_before_pct": (statistics.median(recorded) / b - 1) * 100,
+        }
     return {
         "traced": traced,
         "recorder": "torch.profiler" if profiler else "trace",
@@ -133,7 +172,12 @@ def alternate(a, torch, generate, control_ms):
         "traced_ms_per_token_median": statistics.median(recorded),
         "pair_pct": pct,
         "pair_pct_median": statistics.median(pct),
+        "untraced_thread_cpu_ms_per_token_median": statistics.median(c for c, _ in cpu[False]),
+        "traced_thread_cpu_ms_per_token_median": statistics.median(c for c, _ in cpu[True]),
+        "untraced_process_cpu_ms_per_token_median": statistics.median(p for _, p in cpu[False]),
+        "traced_process_cpu_ms_per_token_median": statistics.median(p for _, p in cpu[True]),
         "host_control_ms": control_ms,
+        **over_before,
     }
 
 
@@ -147,6 +191,9 @@ def main():
     p.add_argument("--warmup", type=int, default=2, help="untimed generations first (compilation, graph capture)")
     p.add_argument("--runs", type=int, default=3, help="timed generations")
     p.add_argument("--pairs", type=int, default=6, help="--mode alternate: untraced/traced generation pairs")
+    p.add_argument("--before", type=int, default=3,
+                   help="--mode alternate: untraced generations timed before the recorder is first "
+                        "used, the baseline of a process that never recorded (default 3; 0: none)")
     p.add_argument("--recorder", choices=["trace", "profiler"], default="trace",
                    help="--mode alternate: what records the traced half (default: trace, paused between)")
     p.add_argument("--compile", action="store_true")
@@ -157,6 +204,8 @@ def main():
     for name in ("batch", "prompt_tokens", "new_tokens", "runs", "pairs"):
         if getattr(a, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1")
+    if a.before < 0:
+        p.error("--before must be 0 or more")
 
     import torch
 
@@ -226,6 +275,7 @@ def main():
     kernels = [e for e in events if not e.name().startswith(("Memcpy", "Memset"))]
     print(json.dumps({
         "kernels": len(kernels),
+        "kineto_events_by_category": kineto_categories(prof),
         "kernel_time_us": sum(e.duration_ns() for e in kernels) / 1e3,
         "ms_per_token_median": statistics.median(ms) / a.new_tokens,
         "host_control_ms": control_ms,

@@ -80,6 +80,12 @@ pub const DECODE_ENV: &str = "OPBENCH_TRACE_DECODE";
 /// default), to measure what the setting changes for a workload.
 pub const PER_THREAD_ENV: &str = "OPBENCH_TRACE_PER_THREAD_BUFFERS";
 
+/// "cupti": CUPTI's default thread ids in API records instead of system thread ids (gettid,
+/// which NVTX ranges and the SQLite export's globalTid use), to measure what the setting costs
+/// a workload; API calls then do not share thread ids with NVTX ranges, and the raw file says
+/// so in a warning.
+pub const THREAD_IDS_ENV: &str = "OPBENCH_TRACE_THREAD_IDS";
+
 /// "paused": the process starts with recording paused and records from its first
 /// `opbench_trace_resume` (`trace --start-paused`; bench/trace_control.py).
 pub const START_ENV: &str = "OPBENCH_TRACE_START";

@@ -79,7 +79,7 @@ class TraceControl(unittest.TestCase):
             clock[0] += (10 + len(order)) / 1e3
 
         torch = types.SimpleNamespace(cuda=types.SimpleNamespace(synchronize=lambda: None))
-        args = types.SimpleNamespace(pairs=4, new_tokens=2, recorder="trace")
+        args = types.SimpleNamespace(pairs=4, new_tokens=2, recorder="trace", before=0)
         real = tinyllama_generate.time.perf_counter
         tinyllama_generate.time.perf_counter = lambda: clock[0]
         try:
@@ -98,6 +98,53 @@ class TraceControl(unittest.TestCase):
         self.assertAlmostEqual(r["pair_pct"][0], (6.5 / 6.0 - 1) * 100)
         self.assertAlmostEqual(r["pair_pct"][1], (7.0 / 7.5 - 1) * 100)
         self.assertLess(abs(r["pair_pct_median"]), 2.0)
+        self.assertNotIn("before_ms_per_token_median", r)
+
+    def test_alternate_times_a_never_recorded_baseline_first(self):
+        fresh({})
+        clock = [0.0]
+        state = {"recorded_once": False, "n": 0}
+        profiling = [False]
+        # 10 ms a generation until the recorder is first used, 12 ms untraced after it (a cost
+        # it leaves behind), 15 ms while recording: the pairs read +25%, the baseline +50%.
+        def generate():
+            state["n"] += 1
+            clock[0] += (15 if profiling[0] else 12 if state["recorded_once"] else 10) / 1e3
+
+        class Profile:
+            def __init__(self, activities):
+                pass
+
+            def __enter__(self):
+                profiling[0] = True
+                state["recorded_once"] = True
+
+            def __exit__(self, *exc):
+                profiling[0] = False
+
+        torch = types.SimpleNamespace(cuda=types.SimpleNamespace(synchronize=lambda: None))
+        profiler = types.SimpleNamespace(ProfilerActivity=types.SimpleNamespace(CUDA=1), profile=Profile)
+        args = types.SimpleNamespace(pairs=2, new_tokens=1, recorder="profiler", before=3)
+        real = tinyllama_generate.time.perf_counter
+        tinyllama_generate.time.perf_counter = lambda: clock[0]
+        saved = sys.modules.get("torch.profiler")
+        sys.modules["torch.profiler"] = profiler
+        try:
+            r = tinyllama_generate.alternate(args, torch, generate, 1.0)
+        finally:
+            tinyllama_generate.time.perf_counter = real
+            if saved is None:
+                del sys.modules["torch.profiler"]
+            else:
+                sys.modules["torch.profiler"] = saved
+        self.assertEqual(state["n"], 3 + 1 + 2 * 2, "the baseline, one discarded, the pairs")
+        self.assertEqual([round(x, 9) for x in r["before_ms_per_token"]], [10.0, 10.0, 10.0])
+        self.assertAlmostEqual(r["pair_pct_median"], 25.0)
+        self.assertAlmostEqual(r["untraced_over_before_pct"], 20.0)
+        self.assertAlmostEqual(r["traced_over_before_pct"], 50.0)
+        for half in ("untraced", "traced"):
+            self.assertGreaterEqual(r[f"{half}_thread_cpu_ms_per_token_median"], 0.0)
+            self.assertGreaterEqual(r[f"{half}_process_cpu_ms_per_token_median"], 0.0)
 
 
 if __name__ == "__main__":

@@ -177,9 +177,17 @@ pub(crate) fn attach() -> Result<(), String> {
     };
     // SAFETY: plain CUPTI calls with valid arguments; the callbacks live for the process.
     unsafe {
-        let _ = sys::cuptiSetThreadIdType(
-            sys::CUpti_ActivityThreadIdType::CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM,
-        );
+        if std::env::var(rawfmt::THREAD_IDS_ENV).as_deref() == Ok("cupti") {
+            warn(&format!(
+                "{}=cupti: API calls carry CUPTI's default thread ids, not the system ids of \
+                 NVTX ranges",
+                rawfmt::THREAD_IDS_ENV
+            ));
+        } else {
+            let _ = sys::cuptiSetThreadIdType(
+                sys::CUpti_ActivityThreadIdType::CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM,
+            );
+        }
         let only = only_kinds();
         let wants = |name: &str| only.as_ref().is_none_or(|o| o.iter().any(|n| n == name));
         let no_calls = api_filter::record_none();

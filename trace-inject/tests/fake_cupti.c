@@ -40,7 +40,10 @@ int cuptiGetVersion(uint32_t *v) {
     return 0;
 }
 int cuptiGetTimestamp(uint64_t *t) { clock_ns += 10; *t = clock_ns; return 0; }
-int cuptiSetThreadIdType(int type) { (void)type; return 0; }
+/* The thread-id type last set (-1: never), for fake_thread_id_type. */
+static int thread_id_type = -1;
+int cuptiSetThreadIdType(int type) { thread_id_type = type; return 0; }
+int fake_thread_id_type(void) { return thread_id_type; }
 static int registrations, finalized;
 int cuptiActivityRegisterCallbacks(requested_fn r, completed_fn c) {
     requested = r;

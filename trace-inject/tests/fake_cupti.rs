@@ -660,30 +660,57 @@ fn buffers_are_decoded_by_the_writer_thread_unless_inline_is_asked_for() {
     assert_eq!(kernels[0], kernels[1], "the same lines either way");
 }
 
-#[test]
-fn per_thread_buffers_are_asked_for_unless_turned_off_and_the_file_says_so() {
-    const NAME: &str = "per_thread_buffers_are_asked_for_unless_turned_off_and_the_file_says_so";
+/// A CUPTI setting the library makes by default and leaves to CUPTI when `env` turns it off:
+/// in the child, starts the library and prints the value the fake libcupti's `getter` reads
+/// back (-1: never set); in the parent, checks `on` by default, -1 with `env`, and that the raw
+/// file names the change (`says`) only with `env`.
+fn setting_made_unless_turned_off(
+    name: &str,
+    getter: &str,
+    on: i32,
+    env: (&str, &str),
+    says: &str,
+) {
     if std::env::var_os(common::CHILD_ENV).is_some() {
         assert_eq!(opbench_trace_inject::InitializeInjection(), 1);
-        // SAFETY: the fake's fake_per_thread() -> the attribute's value (-1: never set).
-        let v = unsafe {
-            common::fake_fn::<unsafe extern "C" fn() -> i32>("libcupti.so", "fake_per_thread")()
-        };
-        println!("PER_THREAD={v}");
+        // SAFETY: the fake's getter takes nothing and returns the value as an int.
+        let v =
+            unsafe { common::fake_fn::<unsafe extern "C" fn() -> i32>("libcupti.so", getter)() };
+        println!("VALUE={v}");
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
     common::build_fake(tmp.path());
-    for (env, want, says) in [
-        (vec![], "PER_THREAD=1", false),
-        (
-            vec![("OPBENCH_TRACE_PER_THREAD_BUFFERS", "0")],
-            "PER_THREAD=-1",
-            true,
-        ),
-    ] {
-        let (status, text, log) = common::run_child_status(NAME, tmp.path(), &env);
-        assert!(status.success() && log.contains(want), "{env:?}: {log}");
-        assert_eq!(text.contains("global activity buffers"), says, "{text}");
+    for (env, want, named) in [(vec![], on, false), (vec![env], -1, true)] {
+        let (status, text, log) = common::run_child_status(name, tmp.path(), &env);
+        assert!(
+            status.success() && log.contains(&format!("VALUE={want}")),
+            "{env:?}: {log}"
+        );
+        assert_eq!(text.contains(says), named, "{env:?}: {text}");
     }
+}
+
+#[test]
+fn per_thread_buffers_are_asked_for_unless_turned_off_and_the_file_says_so() {
+    setting_made_unless_turned_off(
+        "per_thread_buffers_are_asked_for_unless_turned_off_and_the_file_says_so",
+        "fake_per_thread",
+        1,
+        ("OPBENCH_TRACE_PER_THREAD_BUFFERS", "0"),
+        "global activity buffers",
+    );
+}
+
+/// API records carry system thread ids (CUPTI's type 1, the ids NVTX ranges carry) unless
+/// `OPBENCH_TRACE_THREAD_IDS=cupti` asks for CUPTI's default.
+#[test]
+fn system_thread_ids_unless_cuptis_own_are_asked_for_and_the_file_says_so() {
+    setting_made_unless_turned_off(
+        "system_thread_ids_unless_cuptis_own_are_asked_for_and_the_file_says_so",
+        "fake_thread_id_type",
+        1,
+        ("OPBENCH_TRACE_THREAD_IDS", "cupti"),
+        "CUPTI's default thread ids",
+    );
 }
