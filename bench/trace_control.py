@@ -12,7 +12,12 @@ The calls go to `opbench_trace_pause` / `opbench_trace_resume` of the injection 
 `trace` loads into the process (through CUDA_INJECTION64_PATH, which names it). In a process
 not started by `trace` there is no library: `available()` is False and `pause`/`resume` do
 nothing and return False, so a script runs the same with and without `trace`. Only ctypes is
-needed; nothing here imports torch."""
+needed; nothing here imports torch.
+
+`defer_injection()` (before CUDA starts) and `attach_now()` (after) start the same library from
+the program instead of from the CUDA driver, the way torch.profiler starts CUPTI: to measure
+whether the driver's injection itself costs the program anything. Child processes are then
+not traced."""
 
 import ctypes
 import os
@@ -37,6 +42,39 @@ def _lib(env=os.environ):
             except (OSError, AttributeError):
                 _LIB = None
     return _LIB
+
+
+_DEFERRED = None
+
+
+def defer_injection(env=os.environ):
+    """Takes CUDA_INJECTION64_PATH and NVTX_INJECTION64_PATH out of this process's environment,
+    so the CUDA driver does not load the library when CUDA starts; `attach_now()` loads it
+    later. Call before anything starts CUDA. Returns whether there was a library to defer."""
+    global _DEFERRED
+    _DEFERRED = env.pop("CUDA_INJECTION64_PATH", None)
+    env.pop("NVTX_INJECTION64_PATH", None)
+    return _DEFERRED is not None
+
+
+def attach_now():
+    """Loads the library `defer_injection()` set aside and starts it (its InitializeInjection,
+    which the driver would have called): from here `pause`/`resume` reach it. Call after CUDA
+    started. False when nothing was deferred; raises RuntimeError when the library cannot be
+    loaded."""
+    global _LIB, _LOOKED
+    if _DEFERRED is None:
+        return False
+    try:
+        lib = ctypes.CDLL(_DEFERRED, mode=os.RTLD_NOW | os.RTLD_GLOBAL)
+        lib.InitializeInjection.restype = ctypes.c_int
+        lib.opbench_trace_pause.restype = ctypes.c_int
+        lib.opbench_trace_resume.restype = ctypes.c_int
+    except (OSError, AttributeError) as e:
+        raise RuntimeError(f"trace_control.attach_now: cannot load {_DEFERRED}: {e}") from e
+    lib.InitializeInjection()
+    _LIB, _LOOKED = lib, True
+    return True
 
 
 def available():

@@ -194,6 +194,10 @@ def main():
     p.add_argument("--before", type=int, default=3,
                    help="--mode alternate: untraced generations timed before the recorder is first "
                         "used, the baseline of a process that never recorded (default 3; 0: none)")
+    p.add_argument("--attach", choices=["injection", "program"], default="injection",
+                   help="--mode alternate under `trace`: the CUDA driver loads the tracing library at "
+                        "CUDA's start (injection, as `trace` does), or the program loads it once CUDA "
+                        "has started (program, as torch.profiler starts CUPTI; bench/trace_control.py)")
     p.add_argument("--recorder", choices=["trace", "profiler"], default="trace",
                    help="--mode alternate: what records the traced half (default: trace, paused between)")
     p.add_argument("--compile", action="store_true")
@@ -206,6 +210,14 @@ def main():
             p.error(f"--{name.replace('_', '-')} must be at least 1")
     if a.before < 0:
         p.error("--before must be 0 or more")
+    if a.attach == "program":
+        if a.mode != "alternate":
+            p.error("--attach program is for --mode alternate")
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+        import trace_control
+
+        if not trace_control.defer_injection():
+            p.error("--attach program needs `trace --start-paused` (no library to attach)")
 
     import torch
 
@@ -213,6 +225,8 @@ def main():
     if not torch.cuda.is_available():
         sys.exit("tinyllama_generate.py: no CUDA GPU visible to PyTorch")
     model = load_model(a, torch)
+    if a.attach == "program":
+        trace_control.attach_now()  # CUDA has started: CUPTI attached by the program
     if a.modules:
         sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
         import trace_modules

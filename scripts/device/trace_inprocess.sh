@@ -18,6 +18,9 @@
 #             buffers instead of per-thread ones)
 #   cuptitid  default with OPBENCH_TRACE_THREAD_IDS=cupti (CUPTI's default thread ids in API
 #             records instead of system ones)
+#   program   default, but the library loaded and started by the program once CUDA is up
+#             (--attach program, bench/trace_control.py), not by the driver's injection
+#   nonvtx    default without NVTX's injection (NVTX_INJECTION64_PATH unset under `trace`)
 #   inline    default with OPBENCH_TRACE_DECODE=inline (buffers decoded in CUPTI's completion
 #             callback instead of by the library's writer thread)
 #   profiler  no `trace`: the recording half inside torch.profiler (CUDA activities), the
@@ -57,7 +60,7 @@ for r in $(seq 1 "$ROUNDS"); do
   for v in $VARIANTS; do
     n=${v//[:,+]/_}
     j="$W/$n.$r.json"
-    traced=1; envs=(); flags=(); extra=()
+    traced=1; envs=(); flags=(); extra=(); post=()
     # A variant may join several with "+" (e.g. global+noflush+cuptitid): their settings add up.
     IFS=+ read -r -a parts <<< "$v"
     for part in "${parts[@]}"; do
@@ -72,6 +75,8 @@ for r in $(seq 1 "$ROUNDS"); do
         inline) envs+=(OPBENCH_TRACE_DECODE=inline) ;;
         global) envs+=(OPBENCH_TRACE_PER_THREAD_BUFFERS=0) ;;
         cuptitid) envs+=(OPBENCH_TRACE_THREAD_IDS=cupti) ;;
+        program) extra+=(--attach program) ;;
+        nonvtx) post=(env -u NVTX_INJECTION64_PATH) ;;
         kinds:*) envs+=("OPBENCH_TRACE_KINDS=${part#kinds:}")
           [[ $part == *RUNTIME* || $part == *DRIVER* ]] || flags+=(--api none) ;;
         *) echo "unknown variant $part (in $v)"; exit 2 ;;
@@ -79,7 +84,7 @@ for r in $(seq 1 "$ROUNDS"); do
     done
     pre=()
     [ $traced -eq 1 ] && pre=($TRACE "${flags[@]}" --out "$W/$n.$r" --)
-    env "${envs[@]}" $PIN "${pre[@]}" python3 $gen "${run_args[@]}" "${extra[@]}" > "$j" 2> "$W/$n.$r.err"
+    env "${envs[@]}" $PIN "${pre[@]}" "${post[@]}" python3 $gen "${run_args[@]}" "${extra[@]}" > "$j" 2> "$W/$n.$r.err"
     rc=$?
     grep -h "^trace: " "$W/$n.$r.err" | grep -v "^trace: wrote\|own libcupti\|paused .* time" | head -4
     [ $rc -eq 0 ] || { echo "$v round $r failed (rc $rc):"; tail -5 "$W/$n.$r.err"; }

@@ -1,5 +1,6 @@
 """bench/trace_control.py against a stand-in injection library (compiled with cc) that refuses
-a pause or resume out of turn as the real one does; and --mode alternate of
+a pause or resume out of turn as the real one does, and that the program can start itself
+(defer_injection/attach_now); and --mode alternate of
 bench/trace_workloads/tinyllama_generate.py without torch or `trace` (the control: both halves
 untraced, in the UT/TU order). Run: python3 -m unittest tests/python/test_trace_control.py"""
 
@@ -24,6 +25,9 @@ static int on;
 int opbench_trace_pause(void) { if (!on) return 1; on = 0; return 0; }
 int opbench_trace_resume(void) { if (on) return 1; on = 1; return 0; }
 int stub_on(void) { return on; }
+static int inits;
+int InitializeInjection(void) { inits++; return 1; }
+int stub_inits(void) { return inits; }
 """
 
 
@@ -43,6 +47,8 @@ class TraceControl(unittest.TestCase):
         subprocess.run(["cc", "-shared", "-fPIC", "-o", cls.lib, str(src)], check=True)
         cls.unloaded = str(Path(cls.tmp.name) / "libnot_loaded.so")
         subprocess.run(["cc", "-shared", "-fPIC", "-o", cls.unloaded, str(src)], check=True)
+        cls.deferred = str(Path(cls.tmp.name) / "libdeferred.so")
+        subprocess.run(["cc", "-shared", "-fPIC", "-o", cls.deferred, str(src)], check=True)
 
     @classmethod
     def tearDownClass(cls):
@@ -68,6 +74,27 @@ class TraceControl(unittest.TestCase):
             trace_control.resume()
         self.assertTrue(trace_control.pause())
         self.assertEqual(loaded.stub_on(), 0)
+
+    def test_the_program_can_start_the_library_itself_after_cuda(self):
+        fresh({})
+        trace_control._DEFERRED = None
+        self.assertFalse(trace_control.attach_now(), "nothing deferred: nothing to attach")
+        env = {"CUDA_INJECTION64_PATH": self.deferred, "NVTX_INJECTION64_PATH": self.deferred, "X": "1"}
+        self.assertTrue(trace_control.defer_injection(env))
+        self.assertEqual(env, {"X": "1"}, "the driver and NVTX must not see the library")
+        self.assertFalse(trace_control.available())
+        self.assertTrue(trace_control.attach_now())
+        self.assertTrue(trace_control.available())
+        loaded = ctypes.CDLL(self.deferred)
+        self.assertEqual(loaded.stub_inits(), 1, "started once, as the driver would")
+        self.assertTrue(trace_control.resume())
+        self.assertEqual(loaded.stub_on(), 1)
+        self.assertTrue(trace_control.pause())
+        self.assertFalse(trace_control.defer_injection({}), "no library to defer")
+        trace_control._DEFERRED = str(Path(self.tmp.name) / "missing.so")
+        with self.assertRaises(RuntimeError):
+            trace_control.attach_now()
+        trace_control._DEFERRED = None
 
     def test_alternate_pairs_generations_in_the_ut_tu_order(self):
         fresh({})
