@@ -19,7 +19,8 @@ docs/notes/trace_tool.md). Unmodified transformers code; nothing in it knows abo
                   no recorder has touched yet: a recorder that leaves a cost behind after its
                   first use (CUPTI still attached) slows the pairs' untraced half as well, which
                   the pairs alone cannot see; untraced_over_before_pct and
-                  traced_over_before_pct say it. Without `trace` both halves run untraced:
+                  traced_over_before_pct say it (off by default: a host that drifts within a
+                  process moves this baseline more than the pairs, docs/notes/trace_tool.md). Without `trace` both halves run untraced:
                   the control that shows what the method itself reads as a difference. With
                   --recorder profiler (and no `trace`) the recording half runs inside
                   torch.profiler (CUDA activities, the profile's start and end outside the
@@ -67,7 +68,7 @@ TINYLLAMA = dict(
 
 def kineto_categories(prof):
     """How many events of each category (kernel, cuda_runtime, cuda_driver, gpu_memcpy, ...)
-    the profile holds, from its Chrome trace: what torch.profiler recorded per kernel."""
+    the profile holds, from its Chrome trace: what torch.profiler recorded beside the kernels."""
     import collections
     import tempfile
 
@@ -191,9 +192,9 @@ def main():
     p.add_argument("--warmup", type=int, default=2, help="untimed generations first (compilation, graph capture)")
     p.add_argument("--runs", type=int, default=3, help="timed generations")
     p.add_argument("--pairs", type=int, default=6, help="--mode alternate: untraced/traced generation pairs")
-    p.add_argument("--before", type=int, default=3,
+    p.add_argument("--before", type=int, default=0,
                    help="--mode alternate: untraced generations timed before the recorder is first "
-                        "used, the baseline of a process that never recorded (default 3; 0: none)")
+                        "used, the baseline of a process that never recorded (default 0: none)")
     p.add_argument("--attach", choices=["injection", "program"], default="injection",
                    help="--mode alternate under `trace`: the CUDA driver loads the tracing library at "
                         "CUDA's start (injection, as `trace` does), or the program loads it once CUDA "

@@ -29,7 +29,7 @@
 #             CUPTI when it stops, so the untraced half runs untraced as it does under `trace`
 # Variants join with "+" to combine their settings (e.g. global+noflush+cuptitid).
 # Each process prints its pairs' traced-over-untraced percentages; both halves against BEFORE
-# (default 3) untraced generations timed before the recorder was first used (a recorder that
+# (default 0: none) untraced generations timed before the recorder was first used (a recorder that
 # leaves a cost behind after its first use slows the untraced half too, which the pairs alone
 # cannot see: torch.profiler leaves CUPTI attached when it stops, unless TEARDOWN_CUPTI=1); and
 # the CPU time per token of the launching thread and of the whole process in each half. The
@@ -45,7 +45,7 @@ OUT=${OUT:?set OUT to an output folder}
 BIN=${BIN:-target/release}
 W=${WORK:-/tmp/trace_inprocess}
 PAIRS=${PAIRS:-8}
-BEFORE=${BEFORE:-3}
+BEFORE=${BEFORE:-0}
 ROUNDS=${ROUNDS:-2}
 VARIANTS=${VARIANTS:-control default none}
 PIN=${PIN:-}
@@ -66,8 +66,8 @@ for r in $(seq 1 "$ROUNDS"); do
     for part in "${parts[@]}"; do
       case $part in
         control) traced=0 ;;
-        profiler) traced=0; extra=(--recorder profiler) ;;
-        profiler-teardown) traced=0; extra=(--recorder profiler); envs+=(TEARDOWN_CUPTI=1) ;;
+        profiler) traced=0; extra+=(--recorder profiler) ;;
+        profiler-teardown) traced=0; extra+=(--recorder profiler); envs+=(TEARDOWN_CUPTI=1) ;;
         default) ;;
         none) flags+=(--api none) ;;
         apiall) flags+=(--api all) ;;
@@ -76,7 +76,7 @@ for r in $(seq 1 "$ROUNDS"); do
         global) envs+=(OPBENCH_TRACE_PER_THREAD_BUFFERS=0) ;;
         cuptitid) envs+=(OPBENCH_TRACE_THREAD_IDS=cupti) ;;
         program) extra+=(--attach program) ;;
-        nonvtx) post=(env -u NVTX_INJECTION64_PATH) ;;
+        nonvtx) post+=(env -u NVTX_INJECTION64_PATH) ;;
         kinds:*) envs+=("OPBENCH_TRACE_KINDS=${part#kinds:}")
           [[ $part == *RUNTIME* || $part == *DRIVER* ]] || flags+=(--api none) ;;
         *) echo "unknown variant $part (in $v)"; exit 2 ;;
