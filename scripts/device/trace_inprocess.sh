@@ -21,6 +21,8 @@
 #   program   default, but the library loaded and started by the program once CUDA is up
 #             (--attach program, bench/trace_control.py), not by the driver's injection
 #   nonvtx    default without NVTX's injection (NVTX_INJECTION64_PATH unset under `trace`)
+#   nopreload default without the library preloaded (LD_PRELOAD unset under `trace`: the
+#             driver's injection alone loads it, and no hand-over to torch.profiler is possible)
 #   inline    default with OPBENCH_TRACE_DECODE=inline (buffers decoded in CUPTI's completion
 #             callback instead of by the library's writer thread)
 #   profiler  no `trace`: the recording half inside torch.profiler (CUDA activities), the
@@ -39,7 +41,8 @@
 # Usage (GPU machine, repo root): OUT=DIR BIN=DIR bash scripts/device/trace_inprocess.sh
 # BIN holds trace and libopbench_trace_inject.so. PAIRS (default 8) pairs per process, ROUNDS
 # (default 2), VARIANTS (default "control default none"), PIN (e.g. "taskset -c 2-5") runs
-# every process on the same CPUs, EAGER_ARGS (default "--new-tokens 32") goes to the script.
+# every process on the same CPUs, EAGER_ARGS (default "--new-tokens 32") goes to the script,
+# PROC_TIMEOUT (default 150) seconds end a process that hangs, so the others still run.
 set -uo pipefail
 OUT=${OUT:?set OUT to an output folder}
 BIN=${BIN:-target/release}
@@ -50,6 +53,7 @@ ROUNDS=${ROUNDS:-2}
 VARIANTS=${VARIANTS:-control default none}
 PIN=${PIN:-}
 EAGER_ARGS=${EAGER_ARGS:---new-tokens 32}
+PROC_TIMEOUT=${PROC_TIMEOUT:-150}
 TRACE="$BIN/trace --injection $BIN/libopbench_trace_inject.so --start-paused"
 gen=bench/trace_workloads/tinyllama_generate.py
 rm -rf "$W"; mkdir -p "$W" "$OUT"
@@ -77,6 +81,7 @@ for r in $(seq 1 "$ROUNDS"); do
         cuptitid) envs+=(OPBENCH_TRACE_THREAD_IDS=cupti) ;;
         program) extra+=(--attach program) ;;
         nonvtx) post+=(env -u NVTX_INJECTION64_PATH) ;;
+        nopreload) post+=(env -u LD_PRELOAD) ;;
         kinds:*) envs+=("OPBENCH_TRACE_KINDS=${part#kinds:}")
           [[ $part == *RUNTIME* || $part == *DRIVER* ]] || flags+=(--api none) ;;
         *) echo "unknown variant $part (in $v)"; exit 2 ;;
@@ -84,9 +89,12 @@ for r in $(seq 1 "$ROUNDS"); do
     done
     pre=()
     [ $traced -eq 1 ] && pre=($TRACE "${flags[@]}" --out "$W/$n.$r" --)
-    env "${envs[@]}" $PIN "${pre[@]}" "${post[@]}" python3 $gen "${run_args[@]}" "${extra[@]}" > "$j" 2> "$W/$n.$r.err"
+    t0=$SECONDS
+    timeout -k 10 "$PROC_TIMEOUT" env "${envs[@]}" $PIN "${pre[@]}" "${post[@]}" python3 $gen "${run_args[@]}" "${extra[@]}" > "$j" 2> "$W/$n.$r.err"
     rc=$?
+    echo "$v round $r: rc $rc after $((SECONDS - t0)) s"
     grep -h "^trace: " "$W/$n.$r.err" | grep -v "^trace: wrote\|own libcupti\|paused .* time" | head -4
+    [ $rc -eq 124 ] && echo "$v round $r: ended by PROC_TIMEOUT=$PROC_TIMEOUT s"
     [ $rc -eq 0 ] || { echo "$v round $r failed (rc $rc):"; tail -5 "$W/$n.$r.err"; }
     python3 - "$j" "$v" "$r" <<'PY'
 import json, sys
