@@ -100,7 +100,7 @@ fn trace_is_paused_and_resumed_from_python() {
     unittest(
         "trace_is_paused_and_resumed_from_python",
         "tests/python/test_trace_control.py",
-        5,
+        6,
         &[],
     );
 }

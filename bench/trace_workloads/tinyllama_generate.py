@@ -26,6 +26,11 @@ docs/notes/trace_tool.md). Unmodified transformers code; nothing in it knows abo
                   torch.profiler (CUDA activities, the profile's start and end outside the
                   timing), the reference users have now. Each half's CPU time per token, of
                   the launching thread and of the process, says where a recorder's cost lands.
+                  After every half, outside the timing, the process waits --settle-s seconds
+                  and synchronizes twice (settle_ms_after_*: how long those synchronizations
+                  took): torch.profiler with TEARDOWN_CUPTI=1 detaches CUPTI inside the next
+                  CUDA call any thread makes after the profile stops (cuptiFinalize in that
+                  call's callback), which would otherwise be the untraced half's first call.
   --compile       a static KV cache, with which transformers' generate compiles the forward
                   itself (torch.compile, mode "reduce-overhead": CUDA graphs), the setup
                   transformers documents for compiled generation.
@@ -125,17 +130,33 @@ def alternate(a, torch, generate, control_ms):
         cpu[record].append(((c1 - c0) * 1e3 / a.new_tokens, (p1 - p0) * 1e3 / a.new_tokens))
         return (t1 - t0) * 1e3 / a.new_tokens
 
+    # Milliseconds of the synchronizations after each half, (after untraced, after traced).
+    settled = {False: [], True: []}
+
+    def settle(record):
+        # Outside the timing: a recorder that finishes detaching in the next CUDA call (Kineto's
+        # teardown) does so here, not in the next half's first call.
+        spent = 0.0
+        for _ in range(2):
+            time.sleep(a.settle_s)
+            t0 = time.perf_counter()
+            torch.cuda.synchronize()
+            spent += (time.perf_counter() - t0) * 1e3
+        settled[record].append(spent)
+
     def timed(record):
         if record and profiler:
             from torch.profiler import ProfilerActivity, profile
 
             with profile(activities=[ProfilerActivity.CUDA]):
-                return run(record)
-        if record:
-            trace_control.resume()
-        ms = run(record)
-        if record:
-            trace_control.pause()
+                ms = run(record)
+        else:
+            if record:
+                trace_control.resume()
+            ms = run(record)
+            if record:
+                trace_control.pause()
+        settle(record)
         return ms
 
     try:
@@ -144,8 +165,8 @@ def alternate(a, torch, generate, control_ms):
         # half would carry) from the cost of recording.
         before = [timed(False) for _ in range(a.before)]
         timed(True)  # discarded: CUPTI attaching for the first time
-        for times in cpu.values():
-            times.clear()  # the CPU figures are the pairs' only
+        for times in (*cpu.values(), *settled.values()):
+            times.clear()  # the CPU and settle figures are the pairs' only
         untraced, recorded = [], []
         for k in range(a.pairs):
             for record in ((False, True) if k % 2 == 0 else (True, False)):
@@ -177,6 +198,9 @@ def alternate(a, torch, generate, control_ms):
         "traced_thread_cpu_ms_per_token_median": statistics.median(c for c, _ in cpu[True]),
         "untraced_process_cpu_ms_per_token_median": statistics.median(p for _, p in cpu[False]),
         "traced_process_cpu_ms_per_token_median": statistics.median(p for _, p in cpu[True]),
+        "settle_s": a.settle_s,
+        "settle_ms_after_untraced_median": statistics.median(settled[False]),
+        "settle_ms_after_traced_median": statistics.median(settled[True]),
         "host_control_ms": control_ms,
         **over_before,
     }
@@ -195,6 +219,9 @@ def main():
     p.add_argument("--before", type=int, default=0,
                    help="--mode alternate: untraced generations timed before the recorder is first "
                         "used, the baseline of a process that never recorded (default 0: none)")
+    p.add_argument("--settle-s", type=float, default=0.2,
+                   help="--mode alternate: seconds to wait (twice, each followed by a synchronize) after "
+                        "each half, outside the timing, for a recorder to finish detaching (default 0.2)")
     p.add_argument("--attach", choices=["injection", "program"], default="injection",
                    help="--mode alternate under `trace`: the CUDA driver loads the tracing library at "
                         "CUDA's start (injection, as `trace` does), or the program loads it once CUDA "
@@ -211,6 +238,8 @@ def main():
             p.error(f"--{name.replace('_', '-')} must be at least 1")
     if a.before < 0:
         p.error("--before must be 0 or more")
+    if a.settle_s < 0:
+        p.error("--settle-s must be 0 or more")
     if a.attach == "program":
         if a.mode != "alternate":
             p.error("--attach program is for --mode alternate")

@@ -37,7 +37,9 @@
 # (default 0: none) untraced generations timed before the recorder was first used (a recorder that
 # leaves a cost behind after its first use slows the untraced half too, which the pairs alone
 # cannot see: torch.profiler leaves CUPTI attached when it stops, unless TEARDOWN_CUPTI=1); and
-# the CPU time per token of the launching thread and of the whole process in each half. The
+# the CPU time per token of the launching thread and of the whole process in each half; how long
+# the synchronizations after each half took (outside the timing: where Kineto's teardown
+# detaches CUPTI, tinyllama_generate.py --settle-s). The
 # summary gives each variant's median over all its pairs against the 5% bar, the control's,
 # and the medians over the never-recorded baseline.
 #
@@ -120,6 +122,10 @@ if "traced_thread_cpu_ms_per_token_median" in d:
     cpu = (f"; CPU ms/token untraced -> traced: launching thread "
            f"{d['untraced_thread_cpu_ms_per_token_median']:.2f} -> {d['traced_thread_cpu_ms_per_token_median']:.2f}, "
            f"process {d['untraced_process_cpu_ms_per_token_median']:.2f} -> {d['traced_process_cpu_ms_per_token_median']:.2f}")
+if "settle_ms_after_traced_median" in d:
+    cpu += (f"; synchronizing after each half (outside the timing) took "
+            f"{d['settle_ms_after_untraced_median']:.2f} ms after untraced, "
+            f"{d['settle_ms_after_traced_median']:.2f} after traced")
 print(f"{sys.argv[2]} round {sys.argv[3]} (traced={d['traced']}): untraced median "
       f"{d['untraced_ms_per_token_median']:.2f} ms/token, traced {d['traced_ms_per_token_median']:.2f}; "
       f"pairs {pct}; median {d['pair_pct_median']:+.2f}%{before}{cpu}")

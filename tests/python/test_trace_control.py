@@ -106,7 +106,7 @@ class TraceControl(unittest.TestCase):
             clock[0] += (10 + len(order)) / 1e3
 
         torch = types.SimpleNamespace(cuda=types.SimpleNamespace(synchronize=lambda: None))
-        args = types.SimpleNamespace(pairs=4, new_tokens=2, recorder="trace", before=0)
+        args = types.SimpleNamespace(pairs=4, new_tokens=2, recorder="trace", before=0, settle_s=0)
         real = tinyllama_generate.time.perf_counter
         tinyllama_generate.time.perf_counter = lambda: clock[0]
         try:
@@ -151,7 +151,7 @@ class TraceControl(unittest.TestCase):
 
         torch = types.SimpleNamespace(cuda=types.SimpleNamespace(synchronize=lambda: None))
         profiler = types.SimpleNamespace(ProfilerActivity=types.SimpleNamespace(CUDA=1), profile=Profile)
-        args = types.SimpleNamespace(pairs=2, new_tokens=1, recorder="profiler", before=3)
+        args = types.SimpleNamespace(pairs=2, new_tokens=1, recorder="profiler", before=3, settle_s=0)
         real = tinyllama_generate.time.perf_counter
         tinyllama_generate.time.perf_counter = lambda: clock[0]
         saved = sys.modules.get("torch.profiler")
@@ -172,6 +172,52 @@ class TraceControl(unittest.TestCase):
         for half in ("untraced", "traced"):
             self.assertGreaterEqual(r[f"{half}_thread_cpu_ms_per_token_median"], 0.0)
             self.assertGreaterEqual(r[f"{half}_process_cpu_ms_per_token_median"], 0.0)
+
+    def test_a_recorder_that_detaches_in_the_next_cuda_call_does_so_outside_the_timing(self):
+        fresh({})
+        clock = [0.0]
+        teardown = [False]
+        profiling = [False]
+        # 10 ms a generation untraced, 12 ms recording; after each profile the next CUDA call
+        # (of any half) pays 40 ms detaching CUPTI, as Kineto's teardown does.
+        def generate():
+            clock[0] += (12 if profiling[0] else 10) / 1e3
+
+        def synchronize():
+            if teardown[0]:
+                teardown[0] = False
+                clock[0] += 40 / 1e3
+
+        class Profile:
+            def __init__(self, activities):
+                pass
+
+            def __enter__(self):
+                profiling[0] = True
+
+            def __exit__(self, *exc):
+                profiling[0] = False
+                teardown[0] = True
+
+        torch = types.SimpleNamespace(cuda=types.SimpleNamespace(synchronize=synchronize))
+        profiler = types.SimpleNamespace(ProfilerActivity=types.SimpleNamespace(CUDA=1), profile=Profile)
+        args = types.SimpleNamespace(pairs=3, new_tokens=1, recorder="profiler", before=0, settle_s=0)
+        real = tinyllama_generate.time.perf_counter
+        tinyllama_generate.time.perf_counter = lambda: clock[0]
+        saved = sys.modules.get("torch.profiler")
+        sys.modules["torch.profiler"] = profiler
+        try:
+            r = tinyllama_generate.alternate(args, torch, generate, 1.0)
+        finally:
+            tinyllama_generate.time.perf_counter = real
+            if saved is None:
+                del sys.modules["torch.profiler"]
+            else:
+                sys.modules["torch.profiler"] = saved
+        self.assertEqual([round(x, 9) for x in r["untraced_ms_per_token"]], [10.0] * 3)
+        self.assertAlmostEqual(r["pair_pct_median"], 20.0)
+        self.assertAlmostEqual(r["settle_ms_after_traced_median"], 40.0)
+        self.assertAlmostEqual(r["settle_ms_after_untraced_median"], 0.0)
 
 
 if __name__ == "__main__":
