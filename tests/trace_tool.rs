@@ -645,6 +645,30 @@ fn bad_commands_folders_and_libraries_get_clear_errors() {
     );
 }
 
+/// A recording started paused and resumed after the context existed has kernels but no GPU
+/// record (CUPTI gives those at context creation): the artifact still says it ran on a GPU.
+#[test]
+fn kernels_without_a_gpu_record_still_make_a_cuda_artifact() {
+    let dir = tempfile::tempdir().unwrap();
+    let raw = dir.path().join("raw");
+    std::fs::create_dir(&raw).unwrap();
+    synth_process(&raw, 31, 20, &NAMES);
+    let p = raw.join(rawfmt::file_name(31));
+    let text = std::fs::read_to_string(&p).unwrap();
+    let without_gpu: String = text
+        .lines()
+        .filter(|l| !l.starts_with("G\t"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert!(without_gpu.len() < text.len(), "the fixture had a GPU line");
+    std::fs::write(&p, without_gpu).unwrap();
+    let out = dir.path().join("out");
+    let o = from_raw(&raw, &out, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let art = opbench::artifact::read_artifact(&out.join("trace.json")).unwrap();
+    assert_eq!(art.env.device, "cuda");
+}
+
 #[test]
 fn raw_files_become_a_valid_artifact_sqlite_and_chrome_json() {
     let dir = tempfile::tempdir().unwrap();

@@ -386,7 +386,7 @@ pub fn write_outputs(
         })
         .and_then(|()| {
             let mut env = crate::env::Env::cpu();
-            if w.processes.iter().any(|p| !p.gpus.is_empty()) {
+            if ran_on_gpu(w) {
                 env.device = "cuda".into();
                 env.gpu = crate::env::GpuProbe::open(0).ok().map(|p| p.env());
             }
@@ -405,6 +405,15 @@ pub fn write_outputs(
         let artifact = rest?;
         Ok((a, vec![artifact, sqlite.clone(), chrome.clone()]))
     })
+}
+
+/// Whether the traced processes used a GPU: a GPU record, or any GPU activity. CUPTI gives the
+/// GPU records when a context is created, so a recording started after that (`--start-paused`,
+/// resumed later) holds kernels but no GPU record.
+fn ran_on_gpu(w: &Workload) -> bool {
+    w.processes
+        .iter()
+        .any(|p| !p.gpus.is_empty() || !p.activities.is_empty() || !p.graphs.is_empty())
 }
 
 /// The artifact's notes: how it was recorded, exit status, completeness.
