@@ -37,6 +37,25 @@ def fresh(env):
     trace_control._lib(env)
 
 
+def alternate_under_profiler(args, profile, generate, synchronize, clock):
+    """tinyllama_generate.alternate with `profile` standing in for torch.profiler's, `synchronize`
+    for torch.cuda.synchronize and clock[0] (seconds) for time.perf_counter."""
+    torch = types.SimpleNamespace(cuda=types.SimpleNamespace(synchronize=synchronize))
+    profiler = types.SimpleNamespace(ProfilerActivity=types.SimpleNamespace(CUDA=1), profile=profile)
+    real = tinyllama_generate.time.perf_counter
+    tinyllama_generate.time.perf_counter = lambda: clock[0]
+    saved = sys.modules.get("torch.profiler")
+    sys.modules["torch.profiler"] = profiler
+    try:
+        return tinyllama_generate.alternate(args, torch, generate, 1.0)
+    finally:
+        tinyllama_generate.time.perf_counter = real
+        if saved is None:
+            del sys.modules["torch.profiler"]
+        else:
+            sys.modules["torch.profiler"] = saved
+
+
 class TraceControl(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -149,21 +168,8 @@ class TraceControl(unittest.TestCase):
             def __exit__(self, *exc):
                 profiling[0] = False
 
-        torch = types.SimpleNamespace(cuda=types.SimpleNamespace(synchronize=lambda: None))
-        profiler = types.SimpleNamespace(ProfilerActivity=types.SimpleNamespace(CUDA=1), profile=Profile)
         args = types.SimpleNamespace(pairs=2, new_tokens=1, recorder="profiler", before=3, settle_s=0)
-        real = tinyllama_generate.time.perf_counter
-        tinyllama_generate.time.perf_counter = lambda: clock[0]
-        saved = sys.modules.get("torch.profiler")
-        sys.modules["torch.profiler"] = profiler
-        try:
-            r = tinyllama_generate.alternate(args, torch, generate, 1.0)
-        finally:
-            tinyllama_generate.time.perf_counter = real
-            if saved is None:
-                del sys.modules["torch.profiler"]
-            else:
-                sys.modules["torch.profiler"] = saved
+        r = alternate_under_profiler(args, Profile, generate, lambda: None, clock)
         self.assertEqual(state["n"], 3 + 1 + 2 * 2, "the baseline, one discarded, the pairs")
         self.assertEqual([round(x, 9) for x in r["before_ms_per_token"]], [10.0, 10.0, 10.0])
         self.assertAlmostEqual(r["pair_pct_median"], 25.0)
@@ -199,21 +205,8 @@ class TraceControl(unittest.TestCase):
                 profiling[0] = False
                 teardown[0] = True
 
-        torch = types.SimpleNamespace(cuda=types.SimpleNamespace(synchronize=synchronize))
-        profiler = types.SimpleNamespace(ProfilerActivity=types.SimpleNamespace(CUDA=1), profile=Profile)
         args = types.SimpleNamespace(pairs=3, new_tokens=1, recorder="profiler", before=0, settle_s=0)
-        real = tinyllama_generate.time.perf_counter
-        tinyllama_generate.time.perf_counter = lambda: clock[0]
-        saved = sys.modules.get("torch.profiler")
-        sys.modules["torch.profiler"] = profiler
-        try:
-            r = tinyllama_generate.alternate(args, torch, generate, 1.0)
-        finally:
-            tinyllama_generate.time.perf_counter = real
-            if saved is None:
-                del sys.modules["torch.profiler"]
-            else:
-                sys.modules["torch.profiler"] = saved
+        r = alternate_under_profiler(args, Profile, generate, synchronize, clock)
         self.assertEqual([round(x, 9) for x in r["untraced_ms_per_token"]], [10.0] * 3)
         self.assertAlmostEqual(r["pair_pct_median"], 20.0)
         self.assertAlmostEqual(r["settle_ms_after_traced_median"], 40.0)
