@@ -20,8 +20,9 @@ docs/notes/trace_tool.md). Unmodified transformers code; nothing in it knows abo
                   first use (CUPTI still attached) slows the pairs' untraced half as well, which
                   the pairs alone cannot see; untraced_over_before_pct and
                   traced_over_before_pct say it (off by default: a host that drifts within a
-                  process moves this baseline more than the pairs, docs/notes/trace_tool.md). Without `trace` both halves run untraced:
-                  the control that shows what the method itself reads as a difference. With
+                  process moves this baseline more than the pairs, docs/notes/trace_tool.md).
+                  Without `trace` both halves run untraced: the control that shows what the
+                  method itself reads as a difference. With
                   --recorder profiler (and no `trace`) the recording half runs inside
                   torch.profiler (CUDA activities, the profile's start and end outside the
                   timing), the reference users have now. Each half's CPU time per token, of

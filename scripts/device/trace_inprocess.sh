@@ -21,9 +21,6 @@
 #   program   default, but the library loaded and started by the program once CUDA is up
 #             (--attach program, bench/trace_control.py), not by the driver's injection
 #   nonvtx    default without NVTX's injection (NVTX_INJECTION64_PATH unset under `trace`)
-#   torchcupti  default, recording through the libcupti of the installed torch wheel
-#             (trace --cupti), the one torch.profiler records through, instead of the CUDA
-#             toolkit's
 #   nopreload default without the library preloaded (LD_PRELOAD unset under `trace`: the
 #             driver's injection alone loads it, and no hand-over to torch.profiler is possible)
 #   inline    default with OPBENCH_TRACE_DECODE=inline (buffers decoded in CUPTI's completion
@@ -64,10 +61,6 @@ gen=bench/trace_workloads/tinyllama_generate.py
 rm -rf "$W"; mkdir -p "$W" "$OUT"
 exec > >(tee "$OUT/trace_inprocess.log") 2>&1
 nvidia-smi --query-gpu=name,uuid,driver_version,clocks.max.sm --format=csv,noheader
-# The libcupti the installed torch wheel ships (what torch.profiler records through).
-torch_cupti() {
-  python3 -c 'import glob, os, torch; d = os.path.dirname(os.path.dirname(torch.__file__)); print(sorted(glob.glob(d + "/nvidia/**/libcupti.so.*", recursive=True))[0])'
-}
 run_args=(--mode alternate --pairs "$PAIRS" --before "$BEFORE" $EAGER_ARGS)
 for r in $(seq 1 "$ROUNDS"); do
   for v in $VARIANTS; do
@@ -91,7 +84,6 @@ for r in $(seq 1 "$ROUNDS"); do
         program) extra+=(--attach program) ;;
         nonvtx) post+=(env -u NVTX_INJECTION64_PATH) ;;
         nopreload) post+=(env -u LD_PRELOAD) ;;
-        torchcupti) flags+=(--cupti "$(torch_cupti)") ;;
         kinds:*) envs+=("OPBENCH_TRACE_KINDS=${part#kinds:}")
           [[ $part == *RUNTIME* || $part == *DRIVER* ]] || flags+=(--api none) ;;
         *) echo "unknown variant $part (in $v)"; exit 2 ;;

@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 
 REFERENCE = "profiler-teardown"
+# What each per-process JSON must hold.
+FIELDS = ("pair_pct", "untraced_ms_per_token_median", "traced_ms_per_token_median")
 
 
 def load(dirs):
@@ -26,7 +28,14 @@ def load(dirs):
     for d in dirs:
         for f in sorted(Path(d).glob("*.json")):
             variant = f.name.rsplit(".", 2)[0]
-            r = json.loads(f.read_text())
+            try:
+                r = json.loads(f.read_text())
+            except ValueError as e:
+                sys.exit(f"pool.py: {f} is not JSON ({e})")
+            missing = [k for k in FIELDS if not isinstance(r, dict) or k not in r]
+            if missing:
+                sys.exit(f"pool.py: {f} lacks {', '.join(missing)}: not a --mode alternate "
+                         "result of tinyllama_generate.py")
             pairs.setdefault(variant, {}).setdefault(str(d), []).append(r["pair_pct"])
             ms = (r["untraced_ms_per_token_median"], r["traced_ms_per_token_median"])
             halves.setdefault(variant, {}).setdefault(str(d), []).append(ms)
@@ -51,6 +60,8 @@ def main():
     here = Path(__file__).resolve().parent
     dirs = [Path(a) for a in sys.argv[1:]] or [here / c for c in ("call3", "call4", "call5")]
     data, halves = load(dirs)
+    if not data:
+        sys.exit(f"pool.py: no VARIANT.ROUND.json files in {', '.join(map(str, dirs))}")
     for variant, calls in sorted(data.items()):
         per_call = ", ".join(f"{statistics.median(pooled({c: p})):+.1f}" for c, p in calls.items())
         ms = ", ".join(
