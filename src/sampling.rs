@@ -47,6 +47,13 @@ pub struct Sampling {
 /// the clocks recover. Below it the median (robust to that share of outliers) stands.
 pub const RECOVER_FRACTION: f64 = 0.2;
 
+/// Whether `throttled` of `taken` samples is at least [`RECOVER_FRACTION`] of them: a point
+/// measured back to back that reads so is measured again after the clocks recover, or, where
+/// it cannot be (recovery off, or timed by a peer script), is `throttled`.
+pub fn mostly_throttled(throttled: usize, taken: usize) -> bool {
+    throttled as f64 >= RECOVER_FRACTION * taken as f64
+}
+
 /// Longest wait for the clocks to recover before one sample.
 pub const MAX_RECOVERY_WAIT: Duration = Duration::from_millis(250);
 
@@ -281,7 +288,7 @@ struct Phase {
 pub fn sample_until(s: &Sampling, exec: &mut impl Executor) -> Result<Sampled> {
     s.check()?;
     let first = phase(s, exec, Prepare::BackToBack, 0)?;
-    let mostly_throttled = first.throttled as f64 >= RECOVER_FRACTION * first.taken as f64;
+    let mostly_throttled = mostly_throttled(first.throttled, first.taken);
     if first.throttled == 0 || !mostly_throttled || !s.recover_throttled {
         let clocks = if mostly_throttled {
             Clocks::Throttled

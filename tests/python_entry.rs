@@ -50,7 +50,7 @@ fn layernorm_peer_script_writes_the_file_the_merge_reads() {
     unittest(
         "layernorm_peer_script_writes_the_file_the_merge_reads",
         "tests/python/test_layernorm_peers.py",
-        4,
+        6,
         &[],
     );
 }

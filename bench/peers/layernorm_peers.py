@@ -20,6 +20,13 @@ is timed; a peer that fails the check gets failed rows without timings. The outp
 per-sample times (us per launch); `layernorm_bench --merge FILE --out ARTIFACT` computes the
 statistics and GB/s with the same Rust code as our rows.
 
+Clocks: after each sample NVML is read (libnvidia-ml through ctypes, at most every 20 ms, as
+src/gpu/device.rs reads it for our rows), and a sample is throttled when NVML reports a
+clock-throttle reason other than GPU idle, or an SM clock below the board's top clock while the
+GPU is busy (src/env/gpu.rs). Each timed row records how many of its samples were; the merge
+calls a row with at least a fifth of them throttled "throttled" (src/sampling.rs), which
+`compare` never judges and the dashboard marks. Where NVML cannot be read the rows say so.
+
 Usage: python3 bench/peers/layernorm_peers.py --plan layernorm.json --out /tmp/ln_peers.json
 """
 
@@ -41,6 +48,11 @@ METHOD_ROTATING = "cuda_events_rotating_buffers"
 METHOD_HELD = "cuda_events_held"
 METHOD_EVENTS = "cuda_events"
 MAX_SETS = 64
+# Spacing of NVML reads while timing (src/gpu/device.rs THROTTLE_READ_INTERVAL).
+THROTTLE_READ_INTERVAL_S = 0.020
+# NVML's clock-event reason bit for an idle GPU, which does not slow anything.
+NVML_REASON_GPU_IDLE = 0x1
+NVML_CLOCK_SM = 1
 DEFAULT_L2_MULTIPLE = 2
 # The longest stream hold before a sample (src/gpu/timing.rs MAX_HOLD).
 MAX_HOLD_S = 0.020
@@ -176,6 +188,70 @@ def bare_uuid(u):
     return "-".join(m.groups()) if m else ""
 
 
+def throttled_reading(reasons_mask, sm_mhz, top_sm_mhz):
+    """src/env/gpu.rs `throttled_now`: a clock-throttle reason other than GPU idle, or a busy
+    GPU's SM clock below its top clock."""
+    idle = bool(reasons_mask & NVML_REASON_GPU_IDLE)
+    below_top = not idle and sm_mhz is not None and top_sm_mhz and sm_mhz < top_sm_mhz
+    return bool(reasons_mask & ~NVML_REASON_GPU_IDLE) or bool(below_top)
+
+
+class Clocks:
+    """NVML through ctypes (no Python package needed): whether the GPU's clocks were held back,
+    read at most every THROTTLE_READ_INTERVAL_S so that reading does not perturb the timing."""
+
+    def __init__(self, lib, handle, top_sm_mhz, reasons_fn):
+        self.lib, self.handle, self.top_sm_mhz, self.reasons_fn = lib, handle, top_sm_mhz, reasons_fn
+        self.last = None  # (perf_counter, throttled)
+
+    @classmethod
+    def open(cls, uuid):
+        """Clocks of the GPU with this UUID ("GPU-..."), or (None, why) when NVML cannot say."""
+        import ctypes
+        try:
+            lib = ctypes.CDLL("libnvidia-ml.so.1")
+        except OSError as e:
+            return None, f"libnvidia-ml.so.1 could not be loaded ({e})"
+        rc = lib.nvmlInit_v2()
+        if rc != 0:
+            return None, f"nvmlInit_v2 returned {rc}"
+        handle = ctypes.c_void_p()
+        rc = lib.nvmlDeviceGetHandleByUUID(str(uuid).encode(), ctypes.byref(handle))
+        if rc != 0:
+            return None, f"nvmlDeviceGetHandleByUUID({uuid}) returned {rc}"
+        mhz = ctypes.c_uint()
+        if lib.nvmlDeviceGetApplicationsClock(handle, NVML_CLOCK_SM, ctypes.byref(mhz)) == 0 \
+                and mhz.value > 0:
+            top = mhz.value
+        elif lib.nvmlDeviceGetMaxClockInfo(handle, NVML_CLOCK_SM, ctypes.byref(mhz)) == 0:
+            top = mhz.value
+        else:
+            return None, "NVML gave neither the applications nor the maximum SM clock"
+        for name in ("nvmlDeviceGetCurrentClocksEventReasons",
+                     "nvmlDeviceGetCurrentClocksThrottleReasons"):
+            fn = getattr(lib, name, None)
+            if fn is not None:
+                return cls(lib, handle, top, fn), None
+        return None, "this NVML has no call for the current clock-throttle reasons"
+
+    def throttled_now(self):
+        """One NVML reading; unreadable state counts as not held back (as in src/env/gpu.rs)."""
+        import ctypes
+        mask, mhz = ctypes.c_ulonglong(), ctypes.c_uint()
+        if self.reasons_fn(self.handle, ctypes.byref(mask)) != 0:
+            return False
+        sm = mhz.value if self.lib.nvmlDeviceGetClockInfo(
+            self.handle, NVML_CLOCK_SM, ctypes.byref(mhz)) == 0 else None
+        return throttled_reading(mask.value, sm, self.top_sm_mhz)
+
+    def throttled_recently(self):
+        """The latest reading, taken now if it is older than THROTTLE_READ_INTERVAL_S."""
+        now = time.perf_counter()
+        if self.last is None or now - self.last[0] >= THROTTLE_READ_INTERVAL_S:
+            self.last = (now, self.throttled_now())
+        return self.last[1]
+
+
 # ---- the GPU run ----
 
 def make_triton():
@@ -227,9 +303,10 @@ class Gpu:
     def hold(self, seconds):
         self.torch.cuda._sleep(max(1, int(seconds * self.cycles_per_s)))
 
-    def measure(self, launch, sets, per_sample, warmup, samples, held, flush):
+    def measure(self, launch, sets, per_sample, warmup, samples, held, flush, clocks=None):
         """src/gpu/timing.rs: `measure` (flush: an L2 flush, then one launch per event pair;
-        neither held nor flushed: back to back) or `measure_rotating` (held)."""
+        neither held nor flushed: back to back) or `measure_rotating` (held). Returns the times,
+        the warm-up, a note, and how many samples were throttled (None without `clocks`)."""
         torch = self.torch
         sets, nxt = max(1, sets), 0
         warmup = max(warmup, sets) if held else warmup
@@ -241,6 +318,7 @@ class Gpu:
         torch.cuda.synchronize()
         hold_s = min(2 * per_launch * per_sample + 20e-6, MAX_HOLD_S)
         out, held_total, host_bound = [], 0.0, 0
+        throttled = 0 if clocks is not None else None
         for _ in range(samples):
             if flush:
                 self.flush_buf.zero_()
@@ -261,13 +339,15 @@ class Gpu:
                 hold_s = min(2 * took + 20e-6, MAX_HOLD_S)
             end.synchronize()
             out.append(start.elapsed_time(end) * 1e3 / per_sample)
+            if clocks is not None:
+                throttled += clocks.throttled_recently()
         torch.cuda.synchronize()
         note = None
         if held:
             note = (f"{per_sample} launches per sample; stream held {held_total * 1e6 / samples:.0f} "
                     f"us on average before each sample while the host queued it ({host_bound} of "
                     f"{samples} samples queued longer than the hold)")
-        return out, warmup, note
+        return out, warmup, note, throttled
 
 
 def inputs(torch, shape, cols, dt, seed):
@@ -310,7 +390,7 @@ def same_bits(torch, a, b):
     return bool(torch.equal(a.view(view), b.view(view)))
 
 
-def run_group(torch, F, gpu, group, seed, impls, triton_launch, l2, out_rows):
+def run_group(torch, F, gpu, group, seed, impls, triton_launch, l2, out_rows, clocks=None):
     """One shape and dtype: inputs, each peer checked, then each of its points timed."""
     p0 = group[0]["params"]
     dtypes = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
@@ -373,8 +453,8 @@ def run_group(torch, F, gpu, group, seed, impls, triton_launch, l2, out_rows):
                 if ys is not None:
                     for yj in ys[:sets]:
                         yj.fill_(float("nan"))
-                samples, warmup, hnote = gpu.measure(
-                    fn, sets, per, pt["warmup"], pt["samples"], held, flush)
+                samples, warmup, hnote, throttled = gpu.measure(
+                    fn, sets, per, pt["warmup"], pt["samples"], held, flush, clocks)
                 if ys is not None and not all(same_bits(torch, yj, checked) for yj in ys[:sets]):
                     raise RuntimeError("the timed launches' output differs from the checked output")
             except Exception as e:
@@ -383,13 +463,16 @@ def run_group(torch, F, gpu, group, seed, impls, triton_launch, l2, out_rows):
                 print(f"  {impl} {pt['params']['mode']}: error: {e}", file=sys.stderr)
                 continue
             timing = {"method": method, "warmup": warmup, "launches_per_sample": per}
+            if throttled is not None:
+                timing["throttled_samples"] = throttled
             if method == METHOD_ROTATING:
                 timing["rotation"] = {"sets": sets, "l2_bytes": l2[1], "l2_multiple": l2[0]}
             out_rows.append(peer_row(impl, pt, "ok", samples=samples, timing=timing,
                                      correctness=check, notes=notes + [tnote, hnote]))
             med = sorted(samples)[len(samples) // 2]
-            print(f"  {impl:13s} {pt['params']['mode']}: {med:9.2f} us (median of {len(samples)})",
-                  file=sys.stderr)
+            flagged = f", {throttled} throttled" if throttled else ""
+            print(f"  {impl:13s} {pt['params']['mode']}: {med:9.2f} us (median of {len(samples)}"
+                  f"{flagged})", file=sys.stderr)
     del xs, x, ref
 
 
@@ -405,8 +488,15 @@ def main():
     a = ap.parse_args()
     if a.max_samples < 1:
         ap.error("--max-samples must be at least 1")
-    with open(a.plan) as f:
-        artifact = json.load(f)
+    try:
+        with open(a.plan) as f:
+            artifact = json.load(f)
+    except OSError as e:
+        ap.error(f"--plan {a.plan}: cannot be read ({e.strerror}): give the layernorm artifact "
+                 "that layernorm_bench wrote on this GPU")
+    except ValueError as e:
+        ap.error(f"--plan {a.plan}: not JSON ({e}): give the layernorm artifact that "
+                 "layernorm_bench wrote on this GPU")
     points = read_plan(artifact, a.max_samples)
     impls = a.impl or list(IMPLS)
     seed = a.seed if a.seed is not None else random.randrange(2**31)
@@ -434,6 +524,7 @@ def main():
     except Exception as e:
         triton_launch, triton_version = None, f"unavailable ({e})"
     gpu = Gpu(torch, l2[1])
+    clocks, why = Clocks.open(device.get("uuid") or gpu_env.get("uuid") or "")
     notes = [
         f"layernorm peers (bench/peers/layernorm_peers.py): torch {torch.__version__} (CUDA "
         f"{torch.version.cuda}), triton {triton_version}, Python {sys.version.split()[0]}",
@@ -452,6 +543,13 @@ def main():
         "writes into NaN-filled buffers; the torch peers get a NaN-filled block released just "
         "before the call); triton's timed outputs compared bit for bit with the checked one",
     ]
+    notes.append(
+        "peer clocks: NVML read after each sample (at most every "
+        f"{THROTTLE_READ_INTERVAL_S * 1e3:.0f} ms), top SM clock {clocks.top_sm_mhz} MHz; each "
+        "timed row counts its throttled samples" if clocks else
+        f"peer clocks: not read ({why}): whether the peers' samples were throttled is unknown")
+    if clocks is None:
+        print(f"warning: NVML not read, the peers' clocks are not recorded: {why}", file=sys.stderr)
     rows, groups = [], []
     for pt in points:
         if pt["mirror"] is None:
@@ -466,7 +564,7 @@ def main():
             groups.append((key, [pt]))
     for gi, ((shape, dtype), group) in enumerate(groups):
         print(f"[{gi + 1}/{len(groups)}] {shape} {dtype}", file=sys.stderr)
-        run_group(torch, F, gpu, group, seed + gi, impls, triton_launch, l2, rows)
+        run_group(torch, F, gpu, group, seed + gi, impls, triton_launch, l2, rows, clocks)
         torch.cuda.empty_cache()
         write_json_atomic(a.out, {"rows": rows, "notes": notes, "device": device})
     write_json_atomic(a.out, {"rows": rows, "notes": notes, "device": device})

@@ -42,6 +42,10 @@ pub struct PeerTiming {
     /// Cold by rotation: the sets cycled and the L2 rule they were counted by.
     #[serde(default)]
     pub rotation: Option<PeerRotation>,
+    /// Samples taken while NVML showed the clocks held back (as `SamplingRecord`'s field of
+    /// the same name counts them); absent where the peer could not read NVML.
+    #[serde(default)]
+    pub throttled_samples: Option<usize>,
 }
 
 /// The buffer sets of a cold row timed by rotation.

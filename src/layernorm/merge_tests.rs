@@ -135,7 +135,7 @@ fn malformed_mismatched_or_foreign_files_are_refused_and_nothing_is_written() {
         "{e}"
     );
     type Edit = fn(&mut serde_json::Value);
-    let cases: [(&str, Edit); 7] = [
+    let cases: [(&str, Edit); 8] = [
         ("field `device` is missing", |v| {
             v.as_object_mut().unwrap().remove("device");
         }),
@@ -156,6 +156,12 @@ fn malformed_mismatched_or_foreign_files_are_refused_and_nothing_is_written() {
             v["rows"][0]["timing"]["rotation"] =
                 serde_json::json!({"sets": 9, "l2_bytes": 62914560, "l2_multiple": 2});
         }),
+        (
+            "`throttled_samples` is 6, more than the row's 5 samples",
+            |v| {
+                v["rows"][0]["timing"]["throttled_samples"] = 6.into();
+            },
+        ),
         ("rows[2]: field `timing`", |v| {
             v["rows"][2]["timing"]
                 .as_object_mut()
@@ -199,4 +205,42 @@ fn a_row_whose_check_fails_the_artifacts_tolerance_is_withdrawn() {
     assert!(r.stats.is_empty());
     let c = r.correctness.as_ref().unwrap();
     assert_eq!((c.tolerance, c.passed), (1e-2, false));
+}
+
+#[test]
+fn a_peer_rows_throttled_samples_decide_its_clocks_and_rows_without_a_count_have_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = artifact_copy(dir.path());
+    // Of 5 samples: none throttled (row 0), one (row 2: a fifth, as our rows count it), and
+    // row 4 without a count (a peer that could not read NVML).
+    let peers = edited(dir.path(), |v| {
+        v["rows"][0]["timing"]["throttled_samples"] = 0.into();
+        v["rows"][2]["timing"]["throttled_samples"] = 1.into();
+    });
+    merge(&out, &[peers]).unwrap();
+    let a = read_artifact(&out).unwrap();
+    let torch = |shape: &str, mode: &str| {
+        a.results
+            .iter()
+            .find(|r| {
+                r.implementation == "torch"
+                    && r.param_str("shape").as_deref() == Some(shape)
+                    && r.param_str("mode").as_deref() == Some(mode)
+            })
+            .unwrap()
+    };
+    let steady = torch("4096x1024", "warm");
+    let s = steady.timing.as_ref().unwrap().sampling.as_ref().unwrap();
+    assert_eq!(
+        (s.stopped_by.as_str(), s.throttled_samples, s.samples_taken),
+        ("fixed_count", 0, Some(5))
+    );
+    assert_eq!(steady.clocks(), Some("steady"));
+    assert!(!steady.throttled());
+    let held = torch("4096x1024", "cold");
+    assert_eq!(held.clocks(), Some("throttled"));
+    assert!(held.throttled(), "never judged FASTER or SLOWER");
+    let unread = torch("1x2048", "warm");
+    assert!(unread.timing.as_ref().unwrap().sampling.is_none());
+    assert_eq!(unread.clocks(), None);
 }

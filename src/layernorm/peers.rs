@@ -6,8 +6,9 @@
 
 use super::report::{self, BENCHMARK, CANDLE, OPBENCH};
 use super::{Dtype, Shape};
-use crate::artifact::{Artifact, Correctness, Param, ResultRow, Status, Timing};
+use crate::artifact::{Artifact, Correctness, Param, ResultRow, SamplingRecord, Status, Timing};
 use crate::gpu::rotation;
+use crate::sampling;
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
 
@@ -111,7 +112,8 @@ pub fn to_row(p: PeerRow, at: &str, a: &Artifact) -> Result<ResultRow> {
         bail!("{at}: field `timing` is missing: an ok row says how it was timed");
     };
     let bytes = shape.bytes_moved(dtype);
-    let timing = timing_of(&t, &mode, bytes).with_context(|| format!("{at}: field `timing`"))?;
+    let timing = timing_of(&t, &mode, bytes, p.samples_us.len())
+        .with_context(|| format!("{at}: field `timing`"))?;
     if let Some((k, s)) = p.samples_us.iter().enumerate().find(|(_, s)| **s <= 0.0) {
         bail!("{at}: field `samples_us`: sample {k} is {s}: times are positive microseconds");
     }
@@ -147,11 +149,16 @@ fn rejudged(mut c: Correctness, dtype: Dtype) -> Correctness {
     c
 }
 
-/// The artifact's timing block for a peer's: `l2_cleared` follows from the method and, for a
-/// rotation, from the rule of `gpu::rotation` on the sets the peer used.
-fn timing_of(t: &PeerTiming, mode: &str, bytes: usize) -> Result<Timing> {
+/// The artifact's timing block for a peer's `samples` samples: `l2_cleared` follows from the
+/// method and, for a rotation, from the rule of `gpu::rotation` on the sets the peer used; the
+/// sampling record (a fixed count) from the throttled samples the peer counted, where it read
+/// the clocks.
+fn timing_of(t: &PeerTiming, mode: &str, bytes: usize, samples: usize) -> Result<Timing> {
     if t.launches_per_sample == 0 {
         bail!("`launches_per_sample` is 0");
+    }
+    if let Some(k) = t.throttled_samples.filter(|&k| k > samples) {
+        bail!("`throttled_samples` is {k}, more than the row's {samples} samples");
     }
     let l2_cleared =
         match (t.method.as_str(), mode, &t.rotation) {
@@ -179,8 +186,30 @@ fn timing_of(t: &PeerTiming, mode: &str, bytes: usize) -> Result<Timing> {
         warmup: t.warmup,
         launches_per_sample: t.launches_per_sample,
         l2_cleared,
-        sampling: None,
+        sampling: t.throttled_samples.map(|k| fixed_count(k, samples)),
     })
+}
+
+/// How a peer row of `n` samples, `throttled` of them under held-back clocks, was sampled: a
+/// fixed count, back to back (a peer does not wait for the clocks to recover).
+fn fixed_count(throttled: usize, n: usize) -> SamplingRecord {
+    let clocks = if throttled > 0 && sampling::mostly_throttled(throttled, n) {
+        sampling::Clocks::Throttled
+    } else {
+        sampling::Clocks::Steady
+    };
+    SamplingRecord {
+        stopped_by: sampling::Stop::Fixed.name().into(),
+        target_median_ci_pct: 0.0,
+        min_samples: n,
+        max_samples: n,
+        budget_ms: None,
+        throttled_samples: throttled,
+        clocks: Some(clocks.name().into()),
+        samples_taken: Some(n),
+        sustained_p50_us: None,
+        recovery_wait_ms: None,
+    }
 }
 
 /// What a rotation did, in the words of `gpu::measure_rotating`'s note.

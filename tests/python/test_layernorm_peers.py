@@ -1,13 +1,15 @@
 """bench/peers/layernorm_peers.py without a GPU: the rotation rule (the same numbers as
 src/gpu/rotation.rs's tests), the plan read from a layernorm artifact, and the peer file it
 writes, compared with tests/fixtures/layernorm_peers/peers_valid.json (the file the Rust merge
-tests read). OPBENCH_REFRESH_FIXTURES=1 rewrites that fixture.
+tests read), and the clock readings that flag throttled samples. OPBENCH_REFRESH_FIXTURES=1
+rewrites that fixture.
 Run: python3 -m unittest tests/python/test_layernorm_peers.py"""
 
 import json
 import os
 import sys
 import tempfile
+import time
 import unittest
 from pathlib import Path
 
@@ -108,6 +110,37 @@ class LayerNormPeersTest(unittest.TestCase):
         if os.environ.get("OPBENCH_REFRESH_FIXTURES"):
             fixture.write_text(json.dumps(got, indent=1) + "\n")
         self.assertEqual(got, json.loads(fixture.read_text()))
+
+    def test_a_reading_is_throttled_by_a_reason_or_a_busy_sm_clock_below_the_top(self):
+        top = 1980
+        self.assertFalse(lp.throttled_reading(0x0, 1980, top))
+        self.assertFalse(lp.throttled_reading(0x1, 345, top), "idle: a low clock slows nothing")
+        self.assertTrue(lp.throttled_reading(0x4, 1980, top), "software power cap")
+        self.assertTrue(lp.throttled_reading(0x1 | 0x20, 345, top), "a reason beside idle")
+        self.assertTrue(lp.throttled_reading(0x0, 1755, top), "busy below the top clock")
+        self.assertFalse(lp.throttled_reading(0x0, None, top), "clock unreadable")
+
+    def test_the_clocks_are_read_at_most_every_interval_and_unreadable_means_not_held(self):
+        reads = []
+
+        class Nvml:
+            def nvmlDeviceGetClockInfo(self, handle, clock, out):
+                out._obj.value = 1980
+                return 0
+
+        def reasons(handle, out):
+            reads.append(handle)
+            out._obj.value = 0x4 if len(reads) > 1 else 0x0
+            return 0
+
+        c = lp.Clocks(Nvml(), "h", 1980, reasons)
+        self.assertFalse(c.throttled_recently())
+        self.assertFalse(c.throttled_recently(), "within the interval: the same reading")
+        self.assertEqual(len(reads), 1)
+        time.sleep(lp.THROTTLE_READ_INTERVAL_S * 1.5)
+        self.assertTrue(c.throttled_recently(), "a new reading: the power cap")
+        self.assertEqual(len(reads), 2)
+        self.assertFalse(lp.Clocks(Nvml(), "h", 1980, lambda h, out: 999).throttled_now())
 
     def test_uuids_compare_without_the_nvml_prefix(self):
         nvml = "GPU-fc291897-cc49-0644-5c55-0b3d9817f154"

@@ -26,6 +26,9 @@ pub struct Against<'a> {
     pub peer: Point<'a>,
     /// The peer's P50 time over ours: above 1 ours is faster.
     pub ratio: f64,
+    /// Implementations at this point ("ours" or a peer's name) not measured at full clocks.
+    /// A throttled peer reads slower than it is, so any of them leaves the point undecided.
+    pub held: Vec<String>,
 }
 
 /// Every ok point of ours of at least [`LARGE_BYTES`] that has a peer in its own run.
@@ -36,31 +39,83 @@ pub fn against_fastest_peer<'a>(ok: &[Point<'a>]) -> Vec<Against<'a>> {
             continue;
         }
         let key = peer_key(ours);
-        let fastest = ok
+        let peers: Vec<(f64, &Point)> = ok
             .iter()
             .filter(|p| is_library(p.imp()) && peer_key(p) == key)
             .filter(|p| std::ptr::eq(p.artifact(), ours.artifact()))
             .filter_map(|p| Some((p50_us(p)?, p)))
-            .min_by(|a, b| a.0.total_cmp(&b.0));
+            .collect();
+        let fastest = peers.iter().min_by(|a, b| a.0.total_cmp(&b.0));
         if let (Some((peer_us, peer)), Some(ours_us)) = (fastest, p50_us(ours)) {
+            let held = ours
+                .row
+                .throttled()
+                .then(|| "ours".to_string())
+                .into_iter()
+                .chain(
+                    peers
+                        .iter()
+                        .filter(|(_, p)| p.row.throttled())
+                        .map(|(_, p)| p.imp().to_string()),
+                )
+                .collect();
             out.push(Against {
                 ours: *ours,
-                peer: *peer,
+                peer: **peer,
                 ratio: peer_us / ours_us,
+                held,
             });
         }
     }
     out
 }
 
-/// Per GPU: (points where ours is ahead, points).
-pub fn tally(rows: &[Against]) -> std::collections::BTreeMap<String, (usize, usize)> {
-    let mut t: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
+impl Against<'_> {
+    /// Who at this point was not measured at full clocks ("ours", "triton", "ours and
+    /// triton"), if anyone: such a point says nothing about who is faster and is not counted.
+    pub fn throttled(&self) -> Option<String> {
+        (!self.held.is_empty()).then(|| self.held.join(" and "))
+    }
+}
+
+/// One GPU's count of large points.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Tally {
+    /// Points where ours is ahead, of those measured at full clocks on both sides.
+    pub ahead: usize,
+    /// Points measured at full clocks on both sides.
+    pub judged: usize,
+    /// Points where ours or the peer was not measured at full clocks (not counted).
+    pub throttled: usize,
+}
+
+impl Tally {
+    /// "20 of 26 points": where ours leads, of the points judged.
+    pub fn text(&self) -> String {
+        format!("{} of {} points", self.ahead, self.judged)
+    }
+
+    /// "" or " (3 more not measured at full clocks, not counted)".
+    pub fn left_out(&self) -> String {
+        match self.throttled {
+            0 => String::new(),
+            n => format!(" ({n} more not measured at full clocks, not counted)"),
+        }
+    }
+}
+
+/// Per GPU: how many large points ours leads, of those measured at full clocks.
+pub fn tally(rows: &[Against]) -> std::collections::BTreeMap<String, Tally> {
+    let mut t: std::collections::BTreeMap<String, Tally> = Default::default();
     for a in rows {
         let e = t.entry(a.ours.gpu()).or_default();
-        e.1 += 1;
+        if a.throttled().is_some() {
+            e.throttled += 1;
+            continue;
+        }
+        e.judged += 1;
         if a.ratio >= 1.0 {
-            e.0 += 1;
+            e.ahead += 1;
         }
     }
     t
@@ -71,10 +126,12 @@ pub fn table(rows: &LnRows) -> Option<NamedTable> {
     let found = against_fastest_peer(&rows.ok);
     let tally = tally(&found);
     let mut lines: Vec<(String, String, TableRow)> = Vec::new();
-    for Against { ours, peer, ratio } in &found {
-        let (ours, peer, ratio) = (ours, peer, *ratio);
+    for a in &found {
+        let (ours, peer, ratio) = (&a.ours, &a.peer, a.ratio);
         let gbps = |p: &Point| names::metric(p.row, names::GBPS);
-        let verdict = if ratio >= 1.0 {
+        let verdict = if let Some(who) = a.throttled() {
+            format!("not counted: {who} not measured at full clocks")
+        } else if ratio >= 1.0 {
             format!("ours ahead by {}", fmt::pct((ratio - 1.0) * 100.0))
         } else {
             format!(
@@ -124,7 +181,7 @@ pub fn table(rows: &LnRows) -> Option<NamedTable> {
              time over ours (above 1× ours is faster).",
             tally
                 .iter()
-                .map(|(gpu, (a, n))| format!("{a} of {n} points on the {gpu}"))
+                .map(|(gpu, t)| format!("{} on the {gpu}{}", t.text(), t.left_out()))
                 .collect::<Vec<_>>()
                 .join(" and ")
         ),
@@ -200,6 +257,64 @@ mod tests {
         assert_eq!(mid[6], "ours ahead by 100%");
         assert!(
             t.caption.starts_with("Ours ahead at 1 of 2 points on the"),
+            "{}",
+            t.caption
+        );
+    }
+
+    /// `r` sampled `n` times back to back, `throttled` of them under held-back clocks.
+    fn clocked(mut r: ResultRow, clocks: &str) -> ResultRow {
+        r.timing = Some(crate::artifact::Timing {
+            method: "cuda_events_held".into(),
+            warmup: 10,
+            launches_per_sample: 20,
+            l2_cleared: false,
+            sampling: Some(crate::artifact::SamplingRecord {
+                stopped_by: "fixed_count".into(),
+                target_median_ci_pct: 0.0,
+                min_samples: 20,
+                max_samples: 20,
+                budget_ms: None,
+                throttled_samples: if clocks == "throttled" { 20 } else { 0 },
+                clocks: Some(clocks.into()),
+                samples_taken: Some(20),
+                sustained_p50_us: None,
+                recovery_wait_ms: None,
+            }),
+        });
+        r
+    }
+
+    #[test]
+    fn a_point_not_measured_at_full_clocks_on_either_side_is_shown_but_not_counted() {
+        let loaded = crate::artifact::fixture::loaded(
+            "layernorm",
+            "a",
+            "2026-01-01T00:00:00Z",
+            vec![
+                // A throttled peer reads slower than it is: here slower than ours and than the
+                // fastest peer, which ours leads; at full clocks it might lead both.
+                clocked(row("opbench", (32768, 4096), 250.0), "steady"),
+                clocked(row("torch", (32768, 4096), 260.0), "steady"),
+                clocked(row("triton", (32768, 4096), 300.0), "throttled"),
+                // Both at full clocks: counted.
+                clocked(row("opbench", (4096, 4096), 40.0), "steady"),
+                clocked(row("torch", (4096, 4096), 50.0), "steady"),
+            ],
+        );
+        let points = Point::all_of(&loaded);
+        let rows = LnRows::new(&points);
+        let t = table(&rows).expect("two large points");
+        let cells: Vec<&Vec<String>> = t.table.rows.iter().map(|r| &r.cells).collect();
+        let big = cells.iter().find(|c| c[1].starts_with("32768")).unwrap();
+        assert_eq!(big[3], "torch");
+        assert_eq!(big[6], "not counted: triton not measured at full clocks");
+        let mid = cells.iter().find(|c| c[1].starts_with("4096")).unwrap();
+        assert_eq!(mid[6], "ours ahead by 25.0%");
+        assert!(
+            t.caption.starts_with("Ours ahead at 1 of 1 points on the")
+                && t.caption
+                    .contains("(1 more not measured at full clocks, not counted). Each row"),
             "{}",
             t.caption
         );

@@ -68,10 +68,12 @@ pub fn card(gpu: &str, pts: &[Point], _all: &[Point]) -> Option<Card> {
     // Against the strongest peer of the same run where bandwidth decides: 64 MiB and more.
     let ok: Vec<Point> = pts.iter().filter(|p| p.ok()).copied().collect();
     let large = peers_table::against_fastest_peer(&ok);
-    if let Some((ahead, n)) = peers_table::tally(&large).get(gpu) {
+    if let Some(t) = peers_table::tally(&large).get(gpu) {
         details.push(format!(
-            "ahead of the fastest of its peers (torch, torch.compile, Triton, candle) at {ahead} \
-             of {n} points of 64 MiB and more"
+            "ahead of the fastest of its peers (torch, torch.compile, Triton, candle) at {} of \
+             64 MiB and more{}",
+            t.text(),
+            t.left_out()
         ));
     }
     details.push(gpu.to_string());
