@@ -10,6 +10,12 @@ use std::path::Path;
 pub const ARTIFACT_MAX_BYTES: u64 = 512 << 20;
 /// Most bytes of a hand-written input: a kernel source or header, a manifest, a config.
 pub const SOURCE_MAX_BYTES: u64 = 16 << 20;
+/// Most bytes of one raw trace file (`trace-PID.raw`): a million-kernel process writes about
+/// 110 MiB, so this leaves room for traces twenty times longer.
+pub const RAW_TRACE_MAX_BYTES: u64 = 2 << 30;
+/// Largest count read from a file (a raw trace's dropped records, a record count): 2^53, the
+/// largest integer a JSON number (an f64) holds exactly.
+pub const COUNT_MAX: u64 = 1 << 53;
 
 /// Reads at most `max` bytes from `r`; more is an error naming `path` and `what` it is.
 pub fn read_limited(mut r: impl Read, path: &Path, what: &str, max: u64) -> Result<Vec<u8>> {

@@ -421,10 +421,16 @@ fn from_raw(raw: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
-/// Any file stands for the injection library: without a GPU and driver nothing loads it.
+/// An empty shared object stands for the injection library: without a GPU and driver CUDA
+/// never loads it, and preloaded it does nothing.
 fn fake_lib(dir: &Path) -> std::path::PathBuf {
     let p = dir.join("libfake_inject.so");
-    std::fs::write(&p, b"not loaded without a CUDA driver").unwrap();
+    let st = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+        .args(["-shared", "-fPIC", "-x", "c", "/dev/null", "-o"])
+        .arg(&p)
+        .status()
+        .expect("a C compiler (cc) builds an empty shared object");
+    assert!(st.success());
     p
 }
 
@@ -496,7 +502,7 @@ fn without_a_gpu_the_command_runs_its_exit_code_passes_and_nothing_is_recorded()
     // The command ran, told where to write.
     let told = std::fs::read_to_string(&marker).unwrap();
     let (dir_told, cupti_told) = told.trim().split_once(' ').unwrap();
-    assert!(dir_told.ends_with("raw"), "{told}");
+    assert!(dir_told.ends_with("raw.partial"), "{told}");
     // The libcupti named with --cupti reaches the command.
     assert_eq!(cupti_told, lib.to_str().unwrap(), "{told}");
     assert!(!out.join("trace.json").exists());
@@ -532,12 +538,10 @@ fn a_shared_object_injection_library_is_preloaded_ahead_of_the_commands_preloads
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         std::fs::read_to_string(&marker).unwrap().trim().to_string()
     };
-    assert_eq!(run(&lib, None), lib.to_str().unwrap());
+    assert_eq!(run(&lib, None), lib.to_str().unwrap().to_string());
     // The command's own preloads stay, after the library (the empty object loads anywhere).
     let both = run(&lib, Some(&lib));
     assert_eq!(both, format!("{}:{}", lib.display(), lib.display()));
-    // A file that is not a shared object is not preloaded.
-    assert_eq!(run(&fake_lib(dir.path()), None), "");
 }
 
 #[test]
@@ -774,7 +778,7 @@ fn raw_files_become_a_valid_artifact_sqlite_and_chrome_json() {
     // A second run replaces its own outputs without --overwrite.
     let o = from_raw(&raw, &out, &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    // A traced run that records nothing leaves none of the earlier outputs behind.
+    // A traced run that records nothing keeps the earlier outputs (and says so).
     let lib = fake_lib(dir.path());
     let o = trace_bin()
         .arg("--out")
@@ -784,9 +788,10 @@ fn raw_files_become_a_valid_artifact_sqlite_and_chrome_json() {
         .args(["--", "true"])
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success() && err.contains("is kept"), "{err}");
     for f in ["trace.json", "trace.sqlite", "timeline.trace.json"] {
-        assert!(!out.join(f).exists(), "{f} was left behind");
+        assert!(out.join(f).exists(), "{f} was removed");
     }
 }
 
@@ -1136,4 +1141,136 @@ fn start_paused_reaches_the_command_and_pauses_are_reported() {
     assert_eq!(idle["idle_us"].as_f64(), Some(50.0), "{idle}");
     let notes = a["notes"].to_string();
     assert!(notes.contains("recording was paused 2 time(s)"), "{notes}");
+}
+
+/// A run that cannot start or records nothing keeps the earlier trace in --out; bad arguments
+/// are refused, each naming its flag, before anything is run or written.
+#[test]
+fn the_earlier_trace_survives_a_failed_run_and_bad_arguments_are_refused_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = fake_lib(dir.path());
+    let out = dir.path().join("out");
+    std::fs::create_dir_all(out.join("raw")).unwrap();
+    synth_process(&out.join("raw"), 11, 20, &["_Z4gemmv", "_Z4relu"]);
+    let o = from_raw(&out.join("raw"), &out, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let before = std::fs::read(out.join("trace.json")).unwrap();
+    let run = |args: &[&str]| {
+        let o = trace_bin()
+            .arg("--out")
+            .arg(&out)
+            .arg("--injection")
+            .arg(&lib)
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let kept = |why: &str| {
+        assert_eq!(
+            std::fs::read(out.join("trace.json")).unwrap(),
+            before,
+            "{why}"
+        );
+        assert!(out.join("raw/trace-11.raw").is_file(), "{why}");
+        assert!(!out.join("raw.partial").exists(), "{why}");
+    };
+    let (code, err) = run(&["--", "true"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("nothing was recorded") && err.contains("is kept"),
+        "{err}"
+    );
+    kept("a command that records nothing");
+    let (code, err) = run(&["--", "no-such-command-xyz"]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("not found"), "{err}");
+    kept("a mistyped command");
+    let d = dir.path().to_str().unwrap();
+    let (code, err) = run(&["--", d]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("is a folder, not a program"), "{err}");
+    kept("a folder as CMD");
+    for (args, want) in [
+        (vec!["--name", "", "--", "true"], "--name"),
+        (
+            vec!["--diff-tol-pct", "NaN", "--", "true"],
+            "--diff-tol-pct NaN",
+        ),
+        (
+            vec!["--diff-tol-pct", "-3", "--", "true"],
+            "--diff-tol-pct -3",
+        ),
+        (
+            vec!["--diff-tol-pct", "1e308", "--", "true"],
+            "--diff-tol-pct",
+        ),
+    ] {
+        let (code, err) = run(&args);
+        assert_eq!(code, Some(1), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        kept(want);
+    }
+    let long = "n".repeat(300);
+    let o = from_raw(&out.join("raw"), &dir.path().join("o2"), &["--name", &long]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("--name"), "{err}");
+    assert!(
+        !dir.path().join("o2/trace.sqlite").exists(),
+        "nothing written: {err}"
+    );
+    // A text file and a folder as --injection.
+    for (inj, want) in [
+        (dir.path().join("f.txt"), "not a shared object"),
+        (dir.path().to_path_buf(), "is a folder"),
+    ] {
+        std::fs::write(dir.path().join("f.txt"), "hello").unwrap();
+        let o = trace_bin()
+            .arg("--out")
+            .arg(&out)
+            .arg("--injection")
+            .arg(&inj)
+            .args(["--", "true"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("--injection") && err.contains(want), "{err}");
+        kept(want);
+    }
+}
+
+/// `--diff` takes the output folder of a `--from-raw` run (no raw/ in it: its trace.sqlite).
+#[test]
+fn diff_reads_an_output_folder_without_raw_files_from_its_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("raw")).unwrap();
+    synth_process(&dir.path().join("raw"), 5, 30, &["_Z4gemmv", "_Z4relu"]);
+    let out = dir.path().join("out");
+    let o = from_raw(&dir.path().join("raw"), &out, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = trace_bin()
+        .arg("--diff")
+        .arg(&out)
+        .arg(dir.path().join("raw"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(text.contains("2 kernel(s) unchanged"), "{text}");
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let o = trace_bin()
+        .arg("--diff")
+        .arg(&empty)
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("no trace.sqlite") && !err.contains("  "),
+        "{err}"
+    );
 }

@@ -364,5 +364,11 @@ mod tests {
             e.contains("--min-bytes 1048576 and --max-bytes 1024"),
             "{e}"
         );
+        // Above 2^63 the doubling used to wrap to 0 and loop forever.
+        for max in ["18446744073709551615", "9223372036854775809", "2000G"] {
+            let e = cfg(&["--max-bytes", max]).unwrap_err().to_string();
+            assert!(e.contains("--max-bytes") && e.contains("at most"), "{e}");
+        }
+        assert!(cfg(&["--max-bytes", "1024G"]).is_ok());
     }
 }

@@ -19,6 +19,10 @@ pub struct SizePlan {
     pub raised: Vec<(u64, u64)>,
 }
 
+/// Largest message size asked for: 1 TiB. Far above any GPU's memory, and far enough below
+/// 2^64 that doubling a size and rounding it up to whole elements cannot overflow.
+pub const MAX_BYTES_LIMIT: u64 = 1 << 40;
+
 /// Doubling sizes from `min_bytes` to `max_bytes` (both included when they are powers of two
 /// apart), each rounded up to a multiple of `elem_bytes` (times `world` for a chunked
 /// collective); sizes that round to the same value are kept once.
@@ -39,6 +43,13 @@ pub fn size_plan(
         bail!(
             "--min-bytes {min_bytes} and --max-bytes {max_bytes}: give 0 < min <= max, e.g. \
              --min-bytes 8 --max-bytes 4G"
+        );
+    }
+    if max_bytes > MAX_BYTES_LIMIT {
+        bail!(
+            "--max-bytes {max_bytes}: at most {} GiB (1 TiB, more than any GPU holds); give e.g. \
+             --max-bytes 4G",
+            MAX_BYTES_LIMIT >> 30
         );
     }
     let unit = if c.chunked() {

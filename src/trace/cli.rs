@@ -92,7 +92,7 @@ pub struct Args {
     pub diff: Option<Vec<PathBuf>>,
     /// With --diff: a kernel in both traces has changed when its total time moved by more than
     /// this percentage (or its instance count changed).
-    #[arg(long, default_value_t = 5.0)]
+    #[arg(long, default_value_t = 5.0, allow_negative_numbers = true)]
     pub diff_tol_pct: f64,
     /// The command to trace and its arguments, after `--`.
     #[arg(last = true, value_name = "CMD")]
@@ -173,11 +173,17 @@ fn report(
                 raw.display()
             );
         }
+        tool::discard_partial(raw)?;
         eprintln!(
             "trace: nothing was recorded: no process of the command initialised CUDA (no GPU or \
-             CUDA driver on this machine, or the command does not use CUDA); no outputs written"
+             CUDA driver on this machine, or the command does not use CUDA); no outputs written \
+             (an earlier trace in {} is kept)",
+            args.out.display()
         );
         return Ok(());
+    }
+    if status.is_some() {
+        tool::promote_raw(&args.out, raw)?;
     }
     let facts = tool::RunFacts {
         workload: name,
@@ -232,32 +238,12 @@ fn report(
     Ok(())
 }
 
-/// The raw folder of a trace: `dir/raw` when `dir` is an output folder, else `dir`.
-fn raw_of(dir: &std::path::Path) -> PathBuf {
-    let raw = dir.join(tool::RAW_DIR);
-    if raw.is_dir() {
-        raw
-    } else {
-        dir.to_path_buf()
-    }
-}
-
 /// `--diff BEFORE AFTER`: the kernel table of the two traces' differences.
 fn diff(dirs: &[PathBuf], tol_pct: f64) -> Result<()> {
-    let mut sums = Vec::new();
-    for d in dirs {
-        let raw = raw_of(d);
-        let w =
-            super::raw::read_raw_dir(&raw).with_context(|| format!("--diff {}", d.display()))?;
-        if w.processes.is_empty() {
-            anyhow::bail!(
-                "--diff {}: no raw trace files (trace-PID.raw) in {}; give an output folder of                  `trace` or its raw/ folder",
-                d.display(),
-                raw.display()
-            );
-        }
-        sums.push(super::kernsum::kernel_summary(w.kernels()));
-    }
+    let sums = dirs
+        .iter()
+        .map(|d| super::diff_input::kernels_of(d))
+        .collect::<Result<Vec<_>>>()?;
     let rows = super::diff::diff(&sums[0], &sums[1], tol_pct);
     println!(
         "{:<8} {:>10} {:>10} {:>14} {:>14} {:>12}  kernel",
@@ -286,8 +272,53 @@ fn diff(dirs: &[PathBuf], tol_pct: f64) -> Result<()> {
     Ok(())
 }
 
+/// Largest `--diff-tol-pct`: a kernel ten times slower is a change at any sane tolerance.
+pub const DIFF_TOL_PCT_MAX: f64 = 1000.0;
+
+/// Every argument checked before anything runs or is read, each error naming its flag.
+fn check_args(args: &Args) -> Result<()> {
+    let t = args.diff_tol_pct;
+    if !(0.0..=DIFF_TOL_PCT_MAX).contains(&t) {
+        anyhow::bail!(
+            "--diff-tol-pct {t}: give a percentage from 0 to {DIFF_TOL_PCT_MAX}, e.g. \
+             --diff-tol-pct 5"
+        );
+    }
+    if let Some(n) = &args.name {
+        if n.trim().is_empty() || n.chars().any(char::is_control) {
+            anyhow::bail!(
+                "--name {n:?}: give a non-empty name without control characters, e.g. \
+                 --name tinyllama"
+            );
+        }
+        crate::artifact::limits::name("--name", n)
+            .context("--name: the workload's name in the artifact is too long")?;
+    }
+    if let Some(prog) = args.cmd.first() {
+        let p = std::path::Path::new(prog);
+        if !p.as_os_str().as_encoded_bytes().contains(&b'/') && on_path(prog).is_none() {
+            anyhow::bail!("command {prog:?} not found: give a program on PATH or its path");
+        }
+        if p.is_dir() {
+            anyhow::bail!(
+                "CMD {prog:?} is a folder, not a program: give the program to trace after `--`, \
+                 e.g. `trace --out out -- python3 train.py`"
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The first file named `prog` in a folder of $PATH, as the shell would find it.
+fn on_path(prog: &std::ffi::OsStr) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(prog))
+        .find(|p| p.is_file())
+}
+
 /// Runs the tool; the exit to end with.
 pub fn run(args: Args) -> Result<Exit> {
+    check_args(&args)?;
     if let Some(d) = &args.diff {
         diff(d, args.diff_tol_pct)?;
         return Ok(Exit::Code(0));
@@ -314,6 +345,8 @@ pub fn run(args: Args) -> Result<Exit> {
         ),
     }
     let raw = tool::prepare_out(&args.out, args.overwrite)?;
+    // The command records into OUT/raw.partial; the earlier trace in OUT stays until the new
+    // one has records to replace it.
     let rec = tool::Recording {
         lib: &lib,
         cupti: cupti.as_deref(),
@@ -321,7 +354,13 @@ pub fn run(args: Args) -> Result<Exit> {
         api: args.api.as_str(),
         start_paused: args.start_paused,
     };
-    let status = tool::run_traced(&args.cmd, &rec, &raw)?;
+    let status = match tool::run_traced(&args.cmd, &rec, &raw) {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = tool::discard_partial(&raw);
+            return Err(e);
+        }
+    };
     eprintln!(
         "trace: the command ended: {}",
         tool::describe_status(status)

@@ -14,6 +14,7 @@ pub mod compact;
 pub mod cupti;
 pub mod cupti_alias;
 pub mod diff;
+pub mod diff_input;
 pub mod idle;
 pub mod kernsum;
 pub mod launch;

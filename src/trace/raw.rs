@@ -6,7 +6,10 @@ use super::record::{Activity, ActivityKind};
 use super::workload::{
     ApiCall, GpuInfo, GraphExec, NvtxRange, PausedSpan, ProcessTrace, SyncRecord, Workload,
 };
+use crate::input::{read_limited, COUNT_MAX, RAW_TRACE_MAX_BYTES};
 use anyhow::{anyhow, bail, Context, Result};
+use std::collections::HashMap;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
@@ -27,6 +30,20 @@ impl<'a> Fields<'a> {
         s.parse()
             .map_err(|_| anyhow!("line {}: {s:?} is not a number", self.line))
     }
+
+    /// A record's start and end times: an end before the start is an error (it would read as
+    /// a 0 us record that looks fine).
+    fn span(&mut self) -> Result<(u64, u64)> {
+        let (start_ns, end_ns): (u64, u64) = (self.num()?, self.num()?);
+        if end_ns < start_ns {
+            bail!(
+                "line {}: the record ends (at {end_ns} ns) before it starts (at {start_ns} ns): \
+                 the file is damaged or was not written by opbench's injection library",
+                self.line
+            );
+        }
+        Ok((start_ns, end_ns))
+    }
 }
 
 fn memcpy_name(kind: u8) -> &'static str {
@@ -42,7 +59,8 @@ fn memcpy_name(kind: u8) -> &'static str {
 /// Parses the text of one raw file. `Err` names the line; the caller adds the file.
 pub fn parse_raw(text: &str) -> Result<ProcessTrace> {
     let mut p = ProcessTrace::default();
-    let mut strings: Vec<Option<String>> = Vec::new();
+    // Keyed by id, not indexed: an id is whatever number the file says (up to u32::MAX).
+    let mut strings: HashMap<u32, String> = HashMap::new();
     let (body, torn) = match text.rfind('\n') {
         Some(i) => (&text[..=i], i + 1 < text.len()),
         None => ("", !text.is_empty()),
@@ -62,10 +80,10 @@ pub fn parse_raw(text: &str) -> Result<ProcessTrace> {
         if !saw_header && tag != "H" {
             bail!("line {n}: expected the header line (H), found {tag:?}: not a raw trace file");
         }
-        let name = |id: u32, strings: &[Option<String>]| -> Result<String> {
+        let name = |id: u32, strings: &HashMap<u32, String>| -> Result<String> {
             strings
-                .get(id as usize)
-                .and_then(|s| s.clone())
+                .get(&id)
+                .cloned()
                 .ok_or_else(|| anyhow!("line {n}: string id {id} was not defined before"))
         };
         match tag {
@@ -89,12 +107,8 @@ pub fn parse_raw(text: &str) -> Result<ProcessTrace> {
                 saw_header = true;
             }
             "N" => {
-                let id: usize = f.num()?;
-                let text = unescape(f.next_str()?);
-                if strings.len() <= id {
-                    strings.resize(id + 1, None);
-                }
-                strings[id] = Some(text);
+                let id: u32 = f.num()?;
+                strings.insert(id, unescape(f.next_str()?));
             }
             "G" => {
                 let g = GpuInfo {
@@ -111,8 +125,8 @@ pub fn parse_raw(text: &str) -> Result<ProcessTrace> {
                 }
             }
             "K" => {
-                let (start_ns, end_ns, device, stream, correlation_id) =
-                    (f.num()?, f.num()?, f.num()?, f.num()?, f.num()?);
+                let (start_ns, end_ns) = f.span()?;
+                let (device, stream, correlation_id) = (f.num()?, f.num()?, f.num()?);
                 let grid = [f.num()?, f.num()?, f.num()?];
                 let block = [f.num()?, f.num()?, f.num()?];
                 let (registers_per_thread, static_shared_bytes, dynamic_shared_bytes) =
@@ -137,17 +151,21 @@ pub fn parse_raw(text: &str) -> Result<ProcessTrace> {
                     copy_kind: 0,
                 });
             }
-            "A" => p.graphs.push(GraphExec {
-                start_ns: f.num()?,
-                end_ns: f.num()?,
-                device: f.num()?,
-                stream: f.num()?,
-                correlation_id: f.num()?,
-                graph_id: f.num()?,
-            }),
+            "A" => {
+                let (start_ns, end_ns) = f.span()?;
+                p.graphs.push(GraphExec {
+                    start_ns,
+                    end_ns,
+                    device: f.num()?,
+                    stream: f.num()?,
+                    correlation_id: f.num()?,
+                    graph_id: f.num()?,
+                })
+            }
             "C" | "M" => {
-                let (start_ns, end_ns, device, stream, correlation_id, bytes) =
-                    (f.num()?, f.num()?, f.num()?, f.num()?, f.num()?, f.num()?);
+                let (start_ns, end_ns) = f.span()?;
+                let (device, stream, correlation_id, bytes) =
+                    (f.num()?, f.num()?, f.num()?, f.num()?);
                 let copy_kind: u8 = f.num()?;
                 let _value: u32 = f.num()?;
                 let graph_id = f.num()?;
@@ -175,8 +193,9 @@ pub fn parse_raw(text: &str) -> Result<ProcessTrace> {
                 });
             }
             "R" | "V" => {
-                let (start_ns, end_ns, tid, correlation_id, cbid, return_value) =
-                    (f.num()?, f.num()?, f.num()?, f.num()?, f.num()?, f.num()?);
+                let (start_ns, end_ns) = f.span()?;
+                let (tid, correlation_id, cbid, return_value) =
+                    (f.num()?, f.num()?, f.num()?, f.num()?);
                 let id: u32 = f.num()?;
                 p.api.push(ApiCall {
                     driver: tag == "V",
@@ -189,15 +208,19 @@ pub fn parse_raw(text: &str) -> Result<ProcessTrace> {
                     return_value,
                 });
             }
-            "Y" => p.syncs.push(SyncRecord {
-                start_ns: f.num()?,
-                end_ns: f.num()?,
-                sync_type: f.num()?,
-                stream: f.num()?,
-                correlation_id: f.num()?,
-            }),
+            "Y" => {
+                let (start_ns, end_ns) = f.span()?;
+                p.syncs.push(SyncRecord {
+                    start_ns,
+                    end_ns,
+                    sync_type: f.num()?,
+                    stream: f.num()?,
+                    correlation_id: f.num()?,
+                })
+            }
             "P" => {
-                let (start_ns, end_ns, tid, end_tid) = (f.num()?, f.num()?, f.num()?, f.num()?);
+                let (start_ns, end_ns) = f.span()?;
+                let (tid, end_tid) = (f.num()?, f.num()?);
                 let push_pop: u8 = f.num()?;
                 let id: u32 = f.num()?;
                 p.ranges.push(NvtxRange {
@@ -209,7 +232,16 @@ pub fn parse_raw(text: &str) -> Result<ProcessTrace> {
                     push_pop: push_pop != 0,
                 });
             }
-            "D" => p.dropped_records = p.dropped_records.max(f.num()?),
+            "D" => {
+                let d: u64 = f.num()?;
+                if d > COUNT_MAX {
+                    bail!(
+                        "line {n}: {d} dropped records, more than {COUNT_MAX} (2^53), the most \
+                         opbench counts: the file is damaged"
+                    );
+                }
+                p.dropped_records = p.dropped_records.max(d);
+            }
             "W" => p.warnings.push(unescape(f.next_str()?)),
             "E" => p.flushed = true,
             "S" => {
@@ -245,9 +277,30 @@ pub fn parse_raw(text: &str) -> Result<ProcessTrace> {
     Ok(p)
 }
 
-/// Reads one raw file.
+/// Reads one raw file: its first bytes must be a header line (so a large file of something
+/// else is refused before it is read whole), and at most [`RAW_TRACE_MAX_BYTES`] are read.
 pub fn read_raw_file(path: &Path) -> Result<ProcessTrace> {
-    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut f = std::fs::File::open(path)
+        .with_context(|| format!("{}: cannot open the raw trace file", path.display()))?;
+    let mut head = Vec::new();
+    (&mut f)
+        .take(2)
+        .read_to_end(&mut head)
+        .with_context(|| format!("{}: cannot read the raw trace file", path.display()))?;
+    if head != b"H\t" {
+        bail!(
+            "{}: not a raw trace file (it does not start with the header line `H`): give the \
+             raw/ folder of a `trace` run",
+            path.display()
+        );
+    }
+    let mut bytes = head;
+    bytes.extend(read_limited(
+        f,
+        path,
+        "raw trace file",
+        RAW_TRACE_MAX_BYTES - 2,
+    )?);
     let text = String::from_utf8_lossy(&bytes);
     parse_raw(&text).with_context(|| format!("raw trace {}", path.display()))
 }
@@ -526,6 +579,69 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("not a number"));
+    }
+
+    #[test]
+    fn a_huge_string_id_is_read_without_a_huge_table() {
+        let mut t = String::new();
+        header(&mut t, 1, 0);
+        string(&mut t, u32::MAX, "cudaLaunchKernel");
+        string(&mut t, 4_000_000_000, "_Z1kv");
+        end(&mut t, "exit");
+        parse_raw(&t).unwrap();
+        let e = parse_raw("H\t1\t1\t0\nN\t99999999999999999999\tx\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 2") && e.contains("not a number"), "{e}");
+    }
+
+    #[test]
+    fn a_record_ending_before_it_starts_and_an_absurd_drop_count_are_refused() {
+        let mut t = String::new();
+        header(&mut t, 1, 0);
+        string(&mut t, 0, "k");
+        kernel(
+            &mut t,
+            &RawKernel {
+                start_ns: 500,
+                end_ns: 100,
+                ..RawKernel::default()
+            },
+        );
+        let e = parse_raw(&t).unwrap_err().to_string();
+        assert!(
+            e.contains("line 3") && e.contains("before it starts"),
+            "{e}"
+        );
+        let mut t = String::new();
+        header(&mut t, 1, 0);
+        dropped(&mut t, u64::MAX);
+        let e = parse_raw(&t).unwrap_err().to_string();
+        assert!(e.contains("line 2") && e.contains("dropped records"), "{e}");
+    }
+
+    #[test]
+    fn a_large_file_without_a_header_is_refused_before_it_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(file_name(7));
+        // Sparse: 8 GiB of zeros would take seconds (and the memory) to read whole.
+        std::fs::File::create(&p).unwrap().set_len(8 << 30).unwrap();
+        let t = std::time::Instant::now();
+        let e = format!("{:#}", read_raw_file(&p).unwrap_err());
+        assert!(e.contains("trace-7.raw") && e.contains("header"), "{e}");
+        assert!(t.elapsed().as_secs_f64() < 1.0);
+    }
+
+    #[test]
+    fn dropped_totals_saturate_instead_of_wrapping() {
+        let p = |d| crate::trace::workload::ProcessTrace {
+            dropped_records: d,
+            ..Default::default()
+        };
+        let w = Workload {
+            processes: (0..4).map(|_| p(COUNT_MAX)).chain([p(u64::MAX)]).collect(),
+        };
+        assert_eq!(w.dropped_records(), u64::MAX);
     }
 
     #[test]

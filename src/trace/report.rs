@@ -109,7 +109,10 @@ impl WorkloadAnalysis {
     }
 
     pub fn dropped_records(&self) -> u64 {
-        self.processes.iter().map(|p| p.dropped_records).sum()
+        // Saturating: each count is at most 2^53 (`input::COUNT_MAX`), their sum must not wrap.
+        self.processes
+            .iter()
+            .fold(0u64, |t, p| t.saturating_add(p.dropped_records))
     }
 }
 

@@ -68,6 +68,21 @@ pub fn find_injection(flag: Option<&Path>) -> Result<PathBuf> {
         let dir = exe.parent().unwrap_or(Path::new("."));
         (dir.join(INJECTION_LIB), "the folder of the trace binary")
     };
+    if p.is_dir() {
+        bail!(
+            "the CUPTI injection library {} (from {from}) is a folder: give the path of \
+             {INJECTION_LIB} itself (e.g. target/release/{INJECTION_LIB})",
+            p.display()
+        );
+    }
+    if p.is_file() && !is_shared_object(&p) {
+        bail!(
+            "the CUPTI injection library {} (from {from}) is not a shared object (no ELF \
+             shared-library header): give the path of {INJECTION_LIB}, built with `cargo build \
+             --release -p opbench-trace-inject`",
+            p.display()
+        );
+    }
     if !p.is_file() {
         bail!(
             "the CUPTI injection library {} (from {from}) does not exist: build it with \
@@ -140,7 +155,12 @@ pub fn prepare_out_files(out: &Path, overwrite: bool) -> Result<()> {
     })
 }
 
-/// Checks `out`, clears earlier raw files from `out/raw`, and returns the raw folder.
+/// The folder (inside `--out`) the traced processes write into while the command runs; moved
+/// to [`RAW_DIR`] once it holds records, so a run that records nothing loses no earlier trace.
+pub const PARTIAL_RAW_DIR: &str = "raw.partial";
+
+/// Checks `out` and returns an empty `out/raw.partial` for the command's raw files. Nothing
+/// of an earlier trace in `out` is touched (see [`promote_raw`]).
 pub fn prepare_out(out: &Path, overwrite: bool) -> Result<PathBuf> {
     let o = OutputDir {
         flag: "--out",
@@ -148,7 +168,9 @@ pub fn prepare_out(out: &Path, overwrite: bool) -> Result<PathBuf> {
         files: &OUT_FILES,
     };
     check_output_dir(&o, &[], overwrite)?;
-    let raw = out.join(RAW_DIR);
+    let raw = out.join(PARTIAL_RAW_DIR);
+    // A leftover of a run that died before its records were moved: ours, never a result.
+    discard_partial(&raw)?;
     std::fs::create_dir_all(&raw).with_context(|| {
         format!(
             "--out {}: cannot create the folder {} (is it writable?); give --out a folder you \
@@ -169,19 +191,38 @@ pub fn prepare_out(out: &Path, overwrite: bool) -> Result<PathBuf> {
             )
         })?;
     drop(probe);
+    Ok(raw)
+}
+
+/// Removes the partial raw folder of a run (its raw files and libcupti links).
+pub fn discard_partial(partial: &Path) -> Result<()> {
+    if partial.is_dir() {
+        std::fs::remove_dir_all(partial)
+            .with_context(|| format!("removing the unfinished raw folder {}", partial.display()))?;
+    }
+    Ok(())
+}
+
+/// Replaces the raw files of `out/raw` with those of `partial` (the new run's, which has
+/// records): the earlier raw files and libcupti links go, anything else in raw/ stays.
+pub fn promote_raw(out: &Path, partial: &Path) -> Result<PathBuf> {
+    let raw = out.join(RAW_DIR);
+    std::fs::create_dir_all(&raw).with_context(|| format!("creating {}", raw.display()))?;
     for f in raw_files(&raw)? {
         std::fs::remove_file(&f)
             .with_context(|| format!("removing the earlier raw file {}", f.display()))?;
     }
-    // An earlier run's outputs (checked above to be ours) go too: a run that records nothing
-    // must not leave them looking like its own.
-    for f in &OUT_FILES {
-        let p = out.join(f.name);
-        if p.is_file() {
-            std::fs::remove_file(&p)
-                .with_context(|| format!("removing the earlier output {}", p.display()))?;
+    for e in std::fs::read_dir(partial).with_context(|| format!("listing {}", partial.display()))? {
+        let e = e.with_context(|| format!("listing {}", partial.display()))?;
+        let to = raw.join(e.file_name());
+        if to.is_dir() && !to.is_symlink() {
+            std::fs::remove_dir_all(&to)
+                .with_context(|| format!("removing the earlier {}", to.display()))?;
         }
+        std::fs::rename(e.path(), &to)
+            .with_context(|| format!("moving {} to {}", e.path().display(), to.display()))?;
     }
+    std::fs::remove_dir(partial).with_context(|| format!("removing {}", partial.display()))?;
     Ok(raw)
 }
 
@@ -273,6 +314,14 @@ fn preload_with(lib: &Path, earlier: Option<OsString>) -> Option<OsString> {
         return None;
     }
     Some(path_list_with(lib, earlier))
+}
+
+/// Whether `p` starts as an ELF shared object does: the magic, then `e_type` ET_DYN (3) at
+/// byte 16 in either byte order.
+fn is_shared_object(p: &Path) -> bool {
+    let mut h = [0u8; 18];
+    let read = std::fs::File::open(p).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut h));
+    read.is_ok() && h[..4] == *b"\x7fELF" && matches!((h[5], h[16], h[17]), (1, 3, 0) | (2, 0, 3))
 }
 
 /// A colon-separated list (`LD_LIBRARY_PATH`, `LD_PRELOAD`) with `first` ahead of what was
