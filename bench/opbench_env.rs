@@ -7,7 +7,7 @@ use clap::Parser;
 /// memory, clocks, throttle reasons) read through NVML. With --ceilings (cuda builds only),
 /// also opens the GPU and measures the device-to-device copy bandwidth.
 #[derive(Parser)]
-#[command(version)]
+#[command(version, after_help = "Example:\n  opbench_env --gpu 0 > env.json")]
 struct Args {
     /// GPU index to describe.
     #[arg(

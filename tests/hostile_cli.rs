@@ -163,6 +163,33 @@ fn dashboard_refuses_an_against_that_names_no_single_commit() {
 }
 
 #[test]
+fn dashboard_refuses_a_foreign_index_and_the_artifacts_folder() {
+    let d = tempfile::tempdir().unwrap();
+    let arts = d.path().join("artifacts");
+    std::fs::create_dir_all(&arts).unwrap();
+    let exe = env!("CARGO_BIN_EXE_dashboard");
+    for out in ["artifacts", "artifacts/site", "./artifacts/../artifacts"] {
+        let (rc, _, err) = bin(exe, &["--out", out], d.path());
+        assert_eq!(rc, Some(1), "{out}: {err}");
+        assert!(err.contains("--artifacts folder"), "{out}: {err}");
+    }
+    assert!(!arts.join("index.html").exists() && !arts.join("site").exists());
+    let site = d.path().join("mine");
+    std::fs::create_dir_all(&site).unwrap();
+    std::fs::write(site.join("index.html"), "<h1>my home page</h1>").unwrap();
+    let (rc, _, err) = bin(exe, &["--out", "mine"], d.path());
+    assert_eq!(rc, Some(1), "{err}");
+    assert!(
+        err.contains("index.html exists") && err.contains("--overwrite"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read(site.join("index.html")).unwrap(),
+        b"<h1>my home page</h1>"
+    );
+}
+
+#[test]
 fn folder_outputs_refuse_a_file_and_what_they_did_not_write() {
     let d = tempfile::tempdir().unwrap();
     let arts = d.path().join("artifacts");
@@ -211,7 +238,7 @@ fn folder_outputs_refuse_a_file_and_what_they_did_not_write() {
         d.path(),
     );
     assert_eq!(rc, Some(1), "{err}");
-    assert!(err.contains("--into notes.txt is a file"), "{err}");
+    assert!(err.contains("--artifacts notes.txt is a file"), "{err}");
     let (rc, _, err) = bin(
         history,
         &[
@@ -224,9 +251,22 @@ fn folder_outputs_refuse_a_file_and_what_they_did_not_write() {
     );
     assert_eq!(rc, Some(1), "{err}");
     assert!(
-        err.contains("--into") && err.contains("not a folder"),
+        err.contains("--artifacts") && err.contains("not a folder"),
         "{err}"
     );
+    // `--artifacts`, as `history list` takes it, names the same folder as `--into`.
+    let (rc, _, err) = bin(
+        history,
+        &[
+            "record",
+            "artifacts/softmax.json",
+            "--artifacts",
+            "notes.txt",
+        ],
+        d.path(),
+    );
+    assert_eq!(rc, Some(1), "{err}");
+    assert!(err.contains("--artifacts notes.txt is a file"), "{err}");
     let (rc, _, err) = bin(history, &["synth", "--out", "notes.txt/synth"], d.path());
     assert_eq!(rc, Some(1), "{err}");
     assert!(
@@ -253,4 +293,22 @@ fn folder_outputs_refuse_a_file_and_what_they_did_not_write() {
         "{err}"
     );
     assert_eq!(std::fs::read(&a_file).unwrap(), b"mine");
+}
+
+#[test]
+fn every_binarys_help_gives_an_example_command() {
+    let d = tempfile::tempdir().unwrap();
+    for (exe, name) in [
+        (env!("CARGO_BIN_EXE_summarize"), "summarize"),
+        (env!("CARGO_BIN_EXE_history"), "history"),
+        (env!("CARGO_BIN_EXE_layernorm_bench"), "layernorm_bench"),
+        (env!("CARGO_BIN_EXE_llm_bench"), "llm_bench"),
+        (env!("CARGO_BIN_EXE_opbench_env"), "opbench_env"),
+        (env!("CARGO_BIN_EXE_dashboard"), "dashboard"),
+    ] {
+        let (rc, out, err) = bin(exe, &["--help"], d.path());
+        assert_eq!(rc, Some(0), "{name}: {err}");
+        let example = out.split_once("Example").map(|(_, e)| e).unwrap_or("");
+        assert!(example.contains(&format!("  {name} ")), "{name}: {out}");
+    }
 }

@@ -86,14 +86,15 @@ fn corrupt_artifact_fails_unless_skipped() {
         r#"{"schema_version": 1, "kind": "x""#,
     )
     .unwrap();
-    let e = format!(
-        "{:#}",
-        opbench::summary::run(dir.path(), dir.path(), false).unwrap_err()
-    );
+    let err = opbench::summary::run(dir.path(), dir.path(), false).unwrap_err();
+    // The first line printed names the file, and says how to go on.
+    let top = err.to_string();
     assert!(
-        e.contains("bad.json") && e.contains("--skip-invalid"),
-        "{e}"
+        top.contains("bad.json") && top.contains("--skip-invalid"),
+        "{top}"
     );
+    let e = format!("{err:#}");
+    assert!(e.contains("JSON syntax error"), "{e}");
     assert!(
         !dir.path().join("summary.json").exists(),
         "nothing written on failure"

@@ -11,6 +11,26 @@ pub const NAME_MAX_CHARS: usize = 256;
 /// Longest piece of free text (a note, a command-line argument, a method), in characters.
 pub const TEXT_MAX_CHARS: usize = 8192;
 
+/// Most ranks of a collective (`params.world_size`): far above any NVLink domain or cluster
+/// opbench has been run on, far below a typo's 99,999.
+pub const WORLD_SIZE_MAX: i64 = 4096;
+
+/// `params.world_size` of a row, when it has one: a whole number of ranks, 2 to
+/// [`WORLD_SIZE_MAX`] (a collective of 0, 1 or -3 ranks measured nothing).
+pub fn world_size(at: &str, params: &BTreeMap<String, Param>) -> Result<()> {
+    let Some(p) = params.get("world_size") else {
+        return Ok(());
+    };
+    match p {
+        Param::Int(n) if (2..=WORLD_SIZE_MAX).contains(n) => Ok(()),
+        other => bail!(
+            "field `{at}.params.world_size` is {}: a collective runs on 2 to \
+             {WORLD_SIZE_MAX} ranks (a whole number); re-run the benchmark or fix the file",
+            serde_json::to_string(other).unwrap_or_default()
+        ),
+    }
+}
+
 fn check(field: &str, value: &str, max: usize, what: &str) -> Result<()> {
     // Bytes bound characters from above: most values never need counting.
     if value.len() <= max {
@@ -117,4 +137,29 @@ pub fn point<'a>(
         name(&format!("{at}.stats/metrics (a key)"), k)?;
     }
     texts(&format!("{at}.notes"), notes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn world_sizes_outside_two_to_the_limit_are_refused() {
+        let with = |p: Param| BTreeMap::from([("world_size".to_string(), p)]);
+        for bad in [
+            Param::Int(0),
+            Param::Int(1),
+            Param::Int(-3),
+            Param::Int(99_999),
+            Param::Float(2.5),
+            Param::Text("4".into()),
+        ] {
+            let e = world_size("results[0]", &with(bad))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("results[0].params.world_size"), "{e}");
+        }
+        world_size("results[0]", &with(Param::Int(8))).unwrap();
+        world_size("results[0]", &BTreeMap::new()).unwrap();
+    }
 }

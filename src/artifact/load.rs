@@ -33,6 +33,16 @@ pub const SKIPPED_PREFIX: &str = "skipped ";
 /// What an error about an invalid artifact ends with when the command has `--skip-invalid`.
 pub const SKIP_INVALID_HINT: &str = "use --skip-invalid to leave bad files out and go on";
 
+/// `e` with `hint` added to its first line, so the first line an error prints still names the
+/// file at fault (a context on top would put the hint first and the file below it).
+pub fn with_hint(e: anyhow::Error, hint: &str) -> anyhow::Error {
+    let mut lines: Vec<String> = e.chain().map(|c| c.to_string()).collect();
+    lines[0] = format!("{}; {hint}", lines[0]);
+    let mut it = lines.into_iter().rev();
+    let first = anyhow::anyhow!(it.next().unwrap_or_default());
+    it.fold(first, |err, line| err.context(line))
+}
+
 /// The warning for a symbolic link met while walking an artifacts or history folder: links are
 /// not followed (one could point anywhere, a folder link could loop, and a linked copy would
 /// count the same run twice).
@@ -116,7 +126,7 @@ pub fn load_dir_with_hint(
                 loaded.push(Loaded { file, artifact })
             }
             Err(e) if skip_invalid => warnings.push(format!("{SKIPPED_PREFIX}{e:#}")),
-            Err(e) => return Err(e.context(hint.to_string())),
+            Err(e) => return Err(with_hint(e, hint)),
         }
     }
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();

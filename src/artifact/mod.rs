@@ -22,8 +22,8 @@ pub use io::{
     write_json_atomic,
 };
 pub use load::{
-    is_artifact_file, load_dir, load_dir_with_hint, symlink_warning, Loaded, SKIPPED_PREFIX,
-    SKIP_INVALID_HINT, SUMMARY_JSON,
+    is_artifact_file, load_dir, load_dir_with_hint, symlink_warning, with_hint, Loaded,
+    SKIPPED_PREFIX, SKIP_INVALID_HINT, SUMMARY_JSON,
 };
 pub use replace::{check_replace, device_of};
 pub use validate::{is_nonnegative_metric, validate};

@@ -138,6 +138,7 @@ pub fn validate(a: &Artifact) -> Result<()> {
             &r.notes,
         )?;
         super::check_row_device(&a.env, &at, r)?;
+        limits::world_size(&at, &r.params)?;
         for (k, p) in &r.params {
             if let super::Param::Float(v) = p {
                 finite(&format!("{at}.params.{k}"), *v)?;

@@ -1,6 +1,8 @@
 //! The verdict rule: is head SAME, FASTER, SLOWER or UNCERTAIN against base, from two stats blocks.
 //!
 //! Rule (one sampled quantity, two runs):
+//! 0. Identical blocks (same median and same median interval, e.g. two copies of one file):
+//!    SAME. There is no second measurement to be uncertain about.
 //! 1. ratio = head.p50 / base.p50; effect = |ratio - 1|.
 //! 2. If the two 95% confidence intervals of the median (`median_ci95`) do not overlap, the
 //!    medians differ beyond noise: FASTER or SLOWER when effect >= min_effect (default 3%),
@@ -88,6 +90,13 @@ pub fn judge(
     let [bl, bh] = base.median_ci95;
     let [hl, hh] = head.median_ci95;
     let ci_overlap = !(hl > bh || hh < bl);
+    if base.p50 == head.p50 && base.median_ci95 == head.median_ci95 {
+        return Judgement {
+            verdict: Verdict::Same,
+            ratio: (base.p50 > 0.0).then_some(1.0),
+            ci_overlap,
+        };
+    }
     if base.p50 <= 0.0 || head.p50 <= 0.0 {
         // Ratios of non-positive medians mean nothing; say so rather than guess.
         return Judgement {
@@ -145,6 +154,13 @@ mod tests {
             p95: hi,
             median_ci95: [lo, hi],
         }
+    }
+
+    #[test]
+    fn the_same_data_twice_is_same_however_wide_its_interval() {
+        let wide = block(100.0, 10.0, 900.0);
+        let j = judge(&wide, &wide, Direction::LowerIsBetter, 0.03);
+        assert_eq!((j.verdict, j.ratio), (Verdict::Same, Some(1.0)));
     }
 
     #[test]

@@ -10,7 +10,11 @@ use std::path::PathBuf;
 /// (per point: median, its 95% interval, P5/P95, n, metrics; gzip-compressed JSON).
 /// One file per run, so machines that add runs in parallel never conflict.
 #[derive(Parser)]
-#[command(version)]
+#[command(
+    version,
+    after_help = "Examples:\n  history record artifacts/gemm.json --artifacts artifacts\n  \
+                  history list --artifacts artifacts --kind gemm"
+)]
 pub struct Args {
     #[command(subcommand)]
     cmd: Cmd,
@@ -21,11 +25,16 @@ pub enum Cmd {
     /// Copy finished artifacts into the history (idempotent: recording a run twice is a no-op).
     Record {
         /// Artifact files (.json) written by a benchmark.
-        #[arg(required = true)]
-        artifacts: Vec<PathBuf>,
-        /// The artifacts folder whose history/ receives the runs.
-        #[arg(long, default_value = "artifacts")]
-        into: PathBuf,
+        #[arg(required = true, value_name = "ARTIFACT")]
+        files: Vec<PathBuf>,
+        /// The artifacts folder whose history/ receives the runs (as `history list
+        /// --artifacts`; `--into` is the same flag).
+        #[arg(
+            long = "artifacts",
+            visible_alias = "into",
+            default_value = "artifacts"
+        )]
+        artifacts_dir: PathBuf,
         /// Accept runs made from a working tree with uncommitted changes.
         #[arg(long)]
         allow_dirty: bool,
@@ -84,14 +93,14 @@ pub enum Cmd {
 pub fn run(a: Args) -> anyhow::Result<()> {
     match a.cmd {
         Cmd::Record {
-            artifacts,
-            into,
+            files,
+            artifacts_dir,
             allow_dirty,
         } => {
-            let inputs: Vec<&std::path::Path> = artifacts.iter().map(|a| a.as_path()).collect();
-            no_files_dir("--into", &into, &inputs)?;
-            let dir = into.join(HISTORY_DIR);
-            for a in &artifacts {
+            let inputs: Vec<&std::path::Path> = files.iter().map(|a| a.as_path()).collect();
+            no_files_dir("--artifacts", &artifacts_dir, &inputs)?;
+            let dir = artifacts_dir.join(HISTORY_DIR);
+            for a in &files {
                 let opts = RecordOptions {
                     allow_dirty,
                     expand_commit: true,

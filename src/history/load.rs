@@ -167,7 +167,10 @@ impl History {
                 Ok(r) => runs.push(r),
                 Err(err) if skip_invalid => warnings.push(format!("skipped {err:#}")),
                 Err(err) => {
-                    return Err(err.context("use --skip-invalid to leave bad files out and go on"))
+                    return Err(crate::artifact::with_hint(
+                        err,
+                        crate::artifact::SKIP_INVALID_HINT,
+                    ))
                 }
             }
         }
@@ -224,7 +227,10 @@ impl History {
                 Ok(r) => h.runs.push(r),
                 Err(err) if skip_invalid => h.warnings.push(format!("skipped {err:#}")),
                 Err(err) => {
-                    return Err(err.context("use --skip-invalid to leave bad files out and go on"))
+                    return Err(crate::artifact::with_hint(
+                        err,
+                        crate::artifact::SKIP_INVALID_HINT,
+                    ))
                 }
             }
         }

@@ -29,7 +29,11 @@ pub enum Device {
 /// Without a GPU the cuda run stops with an error; `--device cpu` runs the reference and
 /// candle's CPU LayerNorm (host-clock timing) on a small sweep instead.
 #[derive(Parser, Debug)]
-#[command(version)]
+#[command(
+    version,
+    after_help = "Examples:\n  layernorm_bench --out artifacts/layernorm.json\n  \
+                  layernorm_bench --device cpu --shape 64x1025 --dtype f32 --out /tmp/ln.json"
+)]
 pub struct Args {
     /// Where to run.
     #[arg(long, value_enum, default_value = "cuda")]

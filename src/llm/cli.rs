@@ -36,7 +36,13 @@ pub enum OnOff {
 /// (bench/peers/transformers_llm.py, torch_graph_llm.py) and the logits parity checks to the
 /// artifact at --out.
 #[derive(Debug, Parser)]
-#[command(version, about, long_about)]
+#[command(
+    version,
+    about,
+    long_about,
+    after_help = "Examples:\n  llm_bench --out artifacts/llm.json   (TinyLlama from the Hugging \
+                  Face cache)\n  llm_bench --weights random --out /tmp/llm.json   (no download)"
+)]
 pub struct Args {
     /// Hugging Face model id (used with --weights real and no --model-dir).
     #[arg(long, default_value = "TinyLlama/TinyLlama-1.1B-Chat-v1.0")]

@@ -13,7 +13,11 @@ use std::path::PathBuf;
 /// Set OPBENCH_DUMP_CONTEXT=1 (or pass --dump-context) to also write each page's template
 /// context as JSON under OUT/_context/, to see exactly what a template was given.
 #[derive(Parser)]
-#[command(version)]
+#[command(
+    version,
+    after_help = "Example:\n  dashboard --artifacts artifacts --out site\n  (then open \
+                  site/index.html in a browser)"
+)]
 pub struct Args {
     /// Folder to read artifacts from (searched recursively).
     #[arg(long, default_value = "artifacts")]
@@ -44,10 +48,69 @@ pub struct Args {
     /// exactly one commit of ARTIFACTS/history.
     #[arg(long)]
     against: Option<String>,
+    /// Replace an index.html in --out that the dashboard did not write (without this flag such
+    /// a file is left alone and nothing is written).
+    #[arg(long)]
+    overwrite: bool,
+}
+
+/// Whether an index.html is a page of this dashboard (its generator tag, in the head).
+fn is_our_index(b: &[u8]) -> bool {
+    let head = &b[..b.len().min(4096)];
+    let tag = br#"<meta name="generator" content="opbench dashboard">"#;
+    head.windows(tag.len()).any(|w| w == tag)
+}
+
+/// `p` made absolute with links resolved, also when its last parts do not exist yet.
+fn resolved(p: &std::path::Path) -> PathBuf {
+    let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let mut rest = Vec::new();
+    let mut at = abs.as_path();
+    loop {
+        if let Ok(c) = at.canonicalize() {
+            return rest.iter().rev().fold(c, |acc: PathBuf, r| acc.join(r));
+        }
+        match (at.parent(), at.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                at = parent;
+            }
+            _ => return abs,
+        }
+    }
+}
+
+/// `--out` passes the output guard: not the artifacts folder (nor inside it: the pages would
+/// mix with the inputs, and summary.json land among them), and its index.html the dashboard's
+/// own (or absent) unless `--overwrite`.
+fn check_out(a: &Args) -> anyhow::Result<()> {
+    use crate::cli::output::{check_output_dir, DirFile, OutputDir};
+    let (out, arts) = (resolved(&a.out), resolved(&a.artifacts));
+    if out.starts_with(&arts) {
+        anyhow::bail!(
+            "--out {} is {}the --artifacts folder {}: write the site into a folder of its own, \
+             e.g. --out site",
+            a.out.display(),
+            if out == arts { "" } else { "inside " },
+            a.artifacts.display()
+        );
+    }
+    let files = [DirFile {
+        name: "index.html",
+        what: "a page of the opbench dashboard",
+        ours: is_our_index,
+    }];
+    let o = OutputDir {
+        flag: "--out",
+        path: &a.out,
+        files: &files,
+    };
+    check_output_dir(&o, &[], a.overwrite)
 }
 
 /// Runs the command with its parsed arguments.
 pub fn run(a: Args) -> anyhow::Result<()> {
+    check_out(&a)?;
     if let Some(rev) = &a.against {
         let dir = a.artifacts.join(crate::history::HISTORY_DIR);
         crate::history::find_commit(&dir, "--against", rev)?;

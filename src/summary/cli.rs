@@ -8,7 +8,11 @@ use std::path::PathBuf;
 /// A malformed, truncated, future-version or non-finite artifact stops it with a message
 /// naming the file and field, unless --skip-invalid. Inputs are never modified.
 #[derive(Parser)]
-#[command(version)]
+#[command(
+    version,
+    after_help = "Example:\n  summarize --artifacts artifacts --out-dir /tmp/summary\n  (writes \
+                  /tmp/summary/summary.json and summary.csv)"
+)]
 pub struct Args {
     /// Folder to read artifacts from (searched recursively).
     #[arg(long, default_value = "artifacts")]
