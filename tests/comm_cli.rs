@@ -63,6 +63,13 @@ fn bad_flags_fail_before_any_rank_waits() {
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("--min-bytes"), "{err}");
     assert!(files_in(dir.path()).is_empty());
+    // Without a launcher too: the bad flag is named, not the missing rank environment.
+    let o = comm_bench(dir.path(), &[], &["--min-bytes", "0"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--min-bytes 0") && !err.contains("rank environment"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -1214,6 +1214,12 @@ fn the_earlier_trace_survives_a_failed_run_and_bad_arguments_are_refused_first()
         assert!(err.contains(want), "{args:?}: {err}");
         kept(want);
     }
+    let o = from_raw(Path::new("/nonexistent/raw"), &dir.path().join("o3"), &[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--from-raw /nonexistent/raw: not a folder"),
+        "{err}"
+    );
     let long = "n".repeat(300);
     let o = from_raw(&out.join("raw"), &dir.path().join("o2"), &["--name", &long]);
     let err = String::from_utf8_lossy(&o.stderr);

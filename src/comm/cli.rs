@@ -131,6 +131,20 @@ pub struct Args {
     pub merge: Vec<PathBuf>,
 }
 
+/// Longest `--rendezvous-timeout-s`: a day. Beyond it no rank is coming (and 1e300 s is more
+/// than a `Duration` holds, a panic rather than an error).
+pub const RENDEZVOUS_TIMEOUT_MAX_S: f64 = 86_400.0;
+
+fn rendezvous_timeout(s: f64) -> Result<Duration> {
+    if s > RENDEZVOUS_TIMEOUT_MAX_S {
+        anyhow::bail!(
+            "--rendezvous-timeout-s {s}: at most {RENDEZVOUS_TIMEOUT_MAX_S} (a day); give e.g. \
+             --rendezvous-timeout-s 120"
+        );
+    }
+    Ok(Duration::from_secs_f64(s))
+}
+
 fn parse_collective(s: &str) -> Result<Collective, String> {
     Collective::parse(s).map_err(|e| e.to_string())
 }
@@ -199,7 +213,7 @@ impl Config {
             ours_twoshot_from: a.ours_twoshot_from,
             nccl_in_place: a.nccl_in_place,
             ceilings: !a.no_ceilings,
-            rendezvous_timeout: Duration::from_secs_f64(a.rendezvous_timeout_s),
+            rendezvous_timeout: rendezvous_timeout(a.rendezvous_timeout_s)?,
             out: a.out,
             overwrite: a.overwrite,
         };
@@ -262,8 +276,9 @@ pub fn run(args: Args) -> Result<()> {
     if std::env::var_os("NCCL_NVLS_ENABLE").is_none() {
         std::env::set_var("NCCL_NVLS_ENABLE", "0");
     }
-    let env = RankEnv::from_env()?;
+    // The flags first: a bad one is named before the launcher environment is looked at.
     let cfg = Config::from_args(args)?;
+    let env = RankEnv::from_env()?;
     run_cuda(&cfg, &env)
 }
 
@@ -370,5 +385,12 @@ mod tests {
             assert!(e.contains("--max-bytes") && e.contains("at most"), "{e}");
         }
         assert!(cfg(&["--max-bytes", "1024G"]).is_ok());
+        let e = cfg(&["--rendezvous-timeout-s", "1e300"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--rendezvous-timeout-s") && e.contains("at most"),
+            "{e}"
+        );
     }
 }

@@ -36,7 +36,8 @@ use std::process::ExitStatus;
 #[derive(Debug, Parser)]
 #[command(name = "trace", verbatim_doc_comment)]
 pub struct Args {
-    /// Output folder (created if missing).
+    /// Output folder (created if missing). CMD records into OUT/raw.partial; an earlier trace
+    /// in OUT is replaced only once the new run has recorded something.
     #[arg(long, default_value = "trace_out")]
     pub out: PathBuf,
     /// The workload's name in the artifact (default: CMD's file name).
@@ -49,7 +50,8 @@ pub struct Args {
     /// The libcupti the traced processes load (default: $OPBENCH_CUPTI_LIB, else
     /// libcupti.so.13 of the CUDA toolkit in $CUDA_HOME, $CUDA_PATH, $CUDA_ROOT or
     /// /usr/local/cuda; else the processes' own library path decides). It goes first on their
-    /// LD_LIBRARY_PATH as libcupti.so and libcupti.so.13 (links in OUT/raw/.cupti/), so the
+    /// LD_LIBRARY_PATH as libcupti.so and libcupti.so.13 (links in OUT/raw.partial/.cupti/
+    /// while CMD runs, OUT/raw/.cupti/ after), so the
     /// tracer and a profiler of the program's own that looks CUPTI up by name use one copy. A
     /// process that already holds a libcupti when CUDA starts is recorded through that one.
     #[arg(long, value_name = "PATH")]
@@ -293,6 +295,12 @@ fn check_args(args: &Args) -> Result<()> {
         }
         crate::artifact::limits::name("--name", n)
             .context("--name: the workload's name in the artifact is too long")?;
+    }
+    if let Some(d) = args.from_raw.as_ref().filter(|d| !d.is_dir()) {
+        anyhow::bail!(
+            "--from-raw {}: not a folder; give the raw/ folder of an earlier trace (OUT/raw)",
+            d.display()
+        );
     }
     if let Some(prog) = args.cmd.first() {
         let p = std::path::Path::new(prog);
