@@ -469,7 +469,7 @@ fn a_board_effect_on_a_one_block_kernel_is_judged_against_the_points_other_board
     let (_, err) = text(&o);
     assert!(o.status.success(), "{err}");
     assert!(
-        err.contains("rule `boards` goes on without a history file") && err.contains(bad),
+        err.contains("rules `processes` and `boards` go on without") && err.contains(bad),
         "{err}"
     );
 }

@@ -25,13 +25,13 @@ use std::collections::{BTreeMap, BTreeSet};
 pub const MIN_BOARDS: usize = 4;
 
 /// The board a run ran on ("GPU-9e9eaf8d"), when it recorded one.
-fn board(r: &HistoryRun) -> Option<String> {
+pub(super) fn board(r: &HistoryRun) -> Option<String> {
     r.record.env.gpu.as_ref().map(|g| g.board_label())
 }
 
 /// The row of `point` in `run` (None when the run has none, or several: told apart by
 /// settings, which this rule does not choose between).
-fn row_of<'a>(
+pub(super) fn row_of<'a>(
     run: &'a HistoryRun,
     point: &Identity,
     ignore: &[String],
@@ -46,7 +46,7 @@ fn row_of<'a>(
 }
 
 /// The row's run settings (its launch configuration): what stands for the code.
-fn settings<'a>(kind: &str, row: &'a HistoryPoint) -> BTreeMap<&'a str, &'a Param> {
+pub(super) fn settings<'a>(kind: &str, row: &'a HistoryPoint) -> BTreeMap<&'a str, &'a Param> {
     row.params
         .iter()
         .filter(|(k, _)| is_setting(kind, k))

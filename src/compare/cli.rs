@@ -145,17 +145,22 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             .clone()
             .unwrap_or_else(|| format!("{} ({})", r.label, r.how))
     };
-    // Each point's range across boards (rule `boards`): every recorded run, when there are any.
-    let history = match crate::history::History::load(&a.artifacts.join("history"), true) {
-        Ok(h) => {
-            for w in &h.warnings {
-                eprintln!("warning: rule `boards` goes on without a history file: {w}");
+    // The runs rules `processes` (same-code processes of a point on one board) and `boards`
+    // (a point's range across boards) draw on: every run under --artifacts, plain artifacts and
+    // history alike.
+    let history = {
+        let mut warnings = Vec::new();
+        match super::pool(&a.artifacts, &mut warnings) {
+            Ok(runs) => {
+                for w in &warnings {
+                    eprintln!("warning: rules `processes` and `boards` go on without: {w}");
+                }
+                runs
             }
-            h.runs
-        }
-        Err(e) => {
-            eprintln!("warning: {e:#}; rule `boards` is not applied");
-            Vec::new()
+            Err(e) => {
+                eprintln!("warning: {e:#}; rules `processes` and `boards` draw on no history");
+                Vec::new()
+            }
         }
     };
     let mut report = compare(

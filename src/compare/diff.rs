@@ -181,7 +181,8 @@ fn points<'a>(
     if let Some(first) = sorted.first() {
         for (kind, n) in per_kind.iter().filter(|(_, n)| **n > 1) {
             notes.push(format!(
-                "{side}: {n} {kind} runs on {}; where they share a point, the newest run's row is used",
+                "{side}: {n} {kind} runs (processes) on {}; the table shows the newest run's row, and \
+                 our code on one board is judged on the median of every process (rule processes)",
                 first.gpu()
             ));
         }
@@ -508,6 +509,16 @@ pub fn compare(
     }
     let drifts = super::drift::apply(&mut lines, &ceilings, &two_machines, opts.min_effect);
     let head_all: Vec<&HistoryRun> = head.iter().collect();
+    let base_all: Vec<&HistoryRun> = base.iter().collect();
+    super::processes::apply(
+        &mut lines,
+        &base_all,
+        &head_all,
+        &opts.history,
+        &two_machines,
+        opts.min_effect,
+        &opts.ignore_params,
+    );
     super::boards::apply(
         &mut lines,
         &head_all,

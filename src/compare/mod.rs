@@ -11,14 +11,16 @@
 //! across boards in the history; [`machines`] says which board and host each side ran on.
 
 mod boards;
+pub mod calibrate;
 pub mod cli;
 mod control;
 mod diff;
-mod drift;
+pub(crate) mod drift;
 pub mod html;
 mod inputs;
 mod line;
 mod machines;
+pub mod processes;
 pub mod render;
 mod resolve;
 mod verdict;
@@ -26,7 +28,7 @@ mod verdict;
 pub use diff::{compare, counts, params_text, Options, Report, RunUsed};
 pub use inputs::{check_distinct, check_kinds, check_names, check_out};
 pub use line::{Change, Line, Side};
-pub use resolve::{resolve, Resolved};
+pub use resolve::{pool, resolve, Resolved};
 pub use verdict::{judge, Direction, Judgement, Verdict, DEFAULT_MIN_EFFECT};
 
 #[cfg(test)]

@@ -132,9 +132,11 @@ pub(super) fn rule_text(r: &Report) -> String {
          it (the rule column): clocks (a point not measured at full clocks, or by two methods, \
          is never FASTER or SLOWER), library (library code moves only with the machine: never \
          a regression), drift (our code judged against the shift and spread of the library \
-         lines and ceilings of the same runs); the column also names host, spread, modes and \
-         boards (a point of ours within what the same launch measured on other boards of the \
-         history) where they decided (docs/history.md).",
+         lines and ceilings of the same runs); the column also names host, spread, modes, \
+         processes (on one board, a FASTER/SLOWER of ours re-judged against the spread between \
+         processes of the same code; UNCERTAIN while that spread is unknown: confirm with \
+         scripts/ci/confirm.sh) and boards (a point of ours within what the same launch \
+         measured on other boards of the history) where they decided (docs/history.md).",
         r.min_effect * 100.0,
         r.min_effect * 100.0
     )

@@ -72,7 +72,7 @@ fn rel(dir: &Path, p: &Path) -> String {
 /// Every run known under `artifacts_dir`: plain artifacts (all of them, not just the current
 /// ones) and the whole history, each run once (a plain artifact wins over its history copy).
 /// Files that cannot be used (invalid, symbolic links) are left out and named in `warnings`.
-fn pool(artifacts_dir: &Path, warnings: &mut Vec<String>) -> Result<Vec<HistoryRun>> {
+pub fn pool(artifacts_dir: &Path, warnings: &mut Vec<String>) -> Result<Vec<HistoryRun>> {
     let mut runs: Vec<HistoryRun> = Vec::new();
     if artifacts_dir.is_file() {
         warnings.push(format!(

@@ -13,7 +13,8 @@ use std::path::PathBuf;
 #[command(
     version,
     after_help = "Examples:\n  history record artifacts/gemm.json --artifacts artifacts\n  \
-                  history list --artifacts artifacts --kind gemm"
+                  history list --artifacts artifacts --kind gemm\n  \
+                  history calibrate --artifacts artifacts"
 )]
 pub struct Args {
     #[command(subcommand)]
@@ -54,6 +55,22 @@ pub enum Cmd {
         #[arg(long)]
         kind: Option<String>,
     },
+    /// Measure the regression gate on the runs under a folder: for every pair of runs of one
+    /// kind and GPU from the same clean commit (same code), the false-alarm rate (pairs with a
+    /// FASTER/SLOWER/FAILED line of our code), the share of our GPU-time lines decided, and the
+    /// power on planted 2/5/10% slowdowns of our rows of >= 10 us; per kind, GPU and scope (one
+    /// board or two). Each pair is judged with the history minus its own two runs.
+    Calibrate {
+        /// A folder of artifacts and/or history files (searched recursively).
+        #[arg(long, default_value = "artifacts")]
+        artifacts: PathBuf,
+        /// Minimum effect, as for `compare`.
+        #[arg(long, default_value_t = crate::compare::DEFAULT_MIN_EFFECT, value_parser = crate::cli::positive_f64)]
+        min_effect: f64,
+        /// Also write the figures as JSON to this file.
+        #[arg(long, value_name = "FILE.json")]
+        json: Option<PathBuf>,
+    },
     /// Write a SYNTHETIC history (seeded RNG; every run has `run.synthetic: true` and is shown
     /// as SYNTHETIC by `history list`, `compare` and the dashboard) for demos and for measuring
     /// size and load time. Writes only into a new or empty folder, or one holding nothing but
@@ -92,6 +109,38 @@ pub enum Cmd {
 /// Runs the command with its parsed arguments.
 pub fn run(a: Args) -> anyhow::Result<()> {
     match a.cmd {
+        Cmd::Calibrate {
+            artifacts,
+            min_effect,
+            json,
+        } => {
+            if !artifacts.is_dir() {
+                anyhow::bail!(
+                    "--artifacts {}: not a folder; give the folder that holds the runs (artifacts and/or history/)",
+                    artifacts.display()
+                );
+            }
+            let mut warnings = Vec::new();
+            let runs = crate::compare::pool(&artifacts, &mut warnings)?;
+            for w in &warnings {
+                eprintln!("warning: {w}");
+            }
+            let cals = crate::compare::calibrate::calibrate(&runs, min_effect);
+            if cals.is_empty() {
+                anyhow::bail!(
+                    "{}: no same-code pair (two runs of one kind and GPU from one clean commit) \
+                     among its {} runs; run the suite twice at one commit and record both",
+                    artifacts.display(),
+                    runs.len()
+                );
+            }
+            print!("{}", crate::compare::calibrate::table(&cals));
+            if let Some(path) = json {
+                crate::artifact::write_json_atomic(&path, &cals)?;
+                eprintln!("wrote {}", path.display());
+            }
+            Ok(())
+        }
         Cmd::Record {
             files,
             artifacts_dir,
