@@ -66,7 +66,7 @@ fn checked_sorted(samples: &[f64]) -> Result<Vec<f64>, StatsError> {
 }
 
 /// Type-7 percentile of an already sorted, non-empty, finite slice.
-fn percentile_sorted(sorted: &[f64], p: f64) -> f64 {
+pub fn percentile_sorted(sorted: &[f64], p: f64) -> f64 {
     let h = (sorted.len() - 1) as f64 * p / 100.0;
     let lo = h.floor() as usize;
     let hi = (lo + 1).min(sorted.len() - 1);

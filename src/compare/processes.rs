@@ -105,14 +105,10 @@ pub fn floor_of(spreads: &[f64]) -> f64 {
 /// The quantile of the group's spreads that [`floor_of`] takes.
 pub const FLOOR_QUANTILE: f64 = 0.9;
 
+/// The median of `v`, sorting it in place.
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
+    crate::stats::percentile_sorted(v, 50.0)
 }
 
 /// One side's process medians of a line's point and quantity, unthrottled rows only.
