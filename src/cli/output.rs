@@ -4,7 +4,7 @@
 //! name a folder (or nothing yet), and each file it writes there passes the same file rules.
 
 use anyhow::{bail, Result};
-use std::path::Path;
+use std::path::{Component, Path, PathBuf};
 
 /// One output flag and the file it names.
 pub struct Output<'a> {
@@ -112,6 +112,29 @@ pub fn starts_with(bytes: &[u8], prefix: &str) -> bool {
 /// `ours` for a JSON output: an object that has `key`.
 pub fn json_object_with(bytes: &[u8], key: &str) -> bool {
     serde_json::from_slice::<serde_json::Value>(bytes).is_ok_and(|v| v.get(key).is_some())
+}
+
+/// The absolute path `p` names: symbolic links resolved in the part that exists, `.` and `..`
+/// applied to the rest (which holds no link yet). None when no part of it can be resolved.
+pub fn full_path(p: &Path) -> Option<PathBuf> {
+    if let Ok(c) = p.canonicalize() {
+        return Some(c);
+    }
+    let abs = std::env::current_dir().ok()?.join(p);
+    let parts: Vec<Component> = abs.components().collect();
+    (0..parts.len()).rev().find_map(|i| {
+        let mut base = parts[..i].iter().collect::<PathBuf>().canonicalize().ok()?;
+        for c in &parts[i..] {
+            match c {
+                Component::ParentDir => {
+                    base.pop();
+                }
+                Component::Normal(n) => base.push(n),
+                _ => {}
+            }
+        }
+        Some(base)
+    })
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use crate::history::{
 };
 use anyhow::{bail, Context, Result};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 /// The runs a spec stands for.
 #[derive(Debug, Clone)]
@@ -28,36 +28,13 @@ impl Resolved {
     /// Whether `path` is, or would be once its folders exist, one of the files this side was
     /// read from.
     pub fn reads(&self, path: &Path) -> bool {
-        let Some(target) = full_path(path) else {
+        let Some(target) = crate::cli::output::full_path(path) else {
             return false;
         };
         self.files
             .iter()
             .any(|f| f.canonicalize().is_ok_and(|f| f == target))
     }
-}
-
-/// The absolute path `p` names: symbolic links resolved in the part that exists, `.` and `..`
-/// applied to the rest (which holds no link yet). None when no part of it can be resolved.
-fn full_path(p: &Path) -> Option<PathBuf> {
-    if let Ok(c) = p.canonicalize() {
-        return Some(c);
-    }
-    let abs = std::env::current_dir().ok()?.join(p);
-    let parts: Vec<Component> = abs.components().collect();
-    (0..parts.len()).rev().find_map(|i| {
-        let mut base = parts[..i].iter().collect::<PathBuf>().canonicalize().ok()?;
-        for c in &parts[i..] {
-            match c {
-                Component::ParentDir => {
-                    base.pop();
-                }
-                Component::Normal(n) => base.push(n),
-                _ => {}
-            }
-        }
-        Some(base)
-    })
 }
 
 fn rel(dir: &Path, p: &Path) -> String {

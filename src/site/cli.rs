@@ -61,31 +61,14 @@ fn is_our_index(b: &[u8]) -> bool {
     head.windows(tag.len()).any(|w| w == tag)
 }
 
-/// `p` made absolute with links resolved, also when its last parts do not exist yet.
-fn resolved(p: &std::path::Path) -> PathBuf {
-    let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
-    let mut rest = Vec::new();
-    let mut at = abs.as_path();
-    loop {
-        if let Ok(c) = at.canonicalize() {
-            return rest.iter().rev().fold(c, |acc: PathBuf, r| acc.join(r));
-        }
-        match (at.parent(), at.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_os_string());
-                at = parent;
-            }
-            _ => return abs,
-        }
-    }
-}
-
 /// `--out` passes the output guard: not the artifacts folder (nor inside it: the pages would
 /// mix with the inputs, and summary.json land among them), and its index.html the dashboard's
 /// own (or absent) unless `--overwrite`.
 fn check_out(a: &Args) -> anyhow::Result<()> {
     use crate::cli::output::{check_output_dir, DirFile, OutputDir};
-    let (out, arts) = (resolved(&a.out), resolved(&a.artifacts));
+    let full =
+        |p: &std::path::Path| crate::cli::output::full_path(p).unwrap_or_else(|| p.to_path_buf());
+    let (out, arts) = (full(&a.out), full(&a.artifacts));
     if out.starts_with(&arts) {
         anyhow::bail!(
             "--out {} is {}the --artifacts folder {}: write the site into a folder of its own, \

@@ -4,7 +4,7 @@
 
 use super::kernsum::{kernel_summary, KernelStat};
 use super::raw::read_raw_dir;
-use super::record::{Activity, ActivityKind};
+use super::record::Activity;
 use super::tool::{RAW_DIR, SQLITE};
 use anyhow::{bail, Context, Result};
 use std::path::Path;
@@ -55,22 +55,13 @@ fn sqlite_kernels(db: &Path) -> Result<Vec<Activity>> {
         let mut st = c.prepare(sql)?;
         let rows = st.query_map([], |r| {
             let (start, end): (i64, i64) = (r.get(0)?, r.get(1)?);
+            let name: String = r.get(2)?;
+            let (start_ns, end_ns) = (start.max(0) as u64, end.max(start).max(0) as u64);
+            // The diff reads names and times alone: no launch shape is stored for it.
             Ok(Activity {
-                kind: ActivityKind::Kernel,
-                name: r.get(2)?,
-                start_ns: start.max(0) as u64,
-                end_ns: end.max(start).max(0) as u64,
-                stream: 0,
                 grid: [0; 3],
                 block: [0; 3],
-                bytes: 0,
-                correlation_id: 0,
-                device: 0,
-                graph_id: 0,
-                registers_per_thread: 0,
-                static_shared_bytes: 0,
-                dynamic_shared_bytes: 0,
-                copy_kind: 0,
+                ..Activity::kernel(&name, start_ns, end_ns)
             })
         })?;
         rows.collect()
