@@ -1,4 +1,4 @@
-//! The Python entry point (bench/opbench_kernels.py) against this build's kernel_bench, on the
+//! The Python entry point (python/opbench/kernels.py) against this build's kernel_bench, on the
 //! CPU path: runs tests/python/test_opbench_kernels.py with python3 when one is installed; and
 //! the LayerNorm peer script's GPU-free parts (tests/python/test_layernorm_peers.py); and the
 //! module-path NVTX helper of `trace` (tests/python/test_trace_modules.py); and the comm peer

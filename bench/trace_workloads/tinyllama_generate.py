@@ -11,7 +11,7 @@ docs/notes/trace_tool.md). Unmodified transformers code; nothing in it knows abo
                   and the median milliseconds per token under the profiler.
   --mode alternate  for measuring what tracing costs inside one process, under
                   `trace --start-paused`: --pairs pairs of generations, one with recording
-                  paused (CUPTI detached: untraced) and one recording (bench/trace_control.py),
+                  paused (CUPTI detached: untraced) and one recording (python/opbench/trace_control.py),
                   in the order UT, TU, UT, ... so a drift of the host over the run falls on both
                   alike, after one recording generation that is discarded (CUPTI's start-up);
                   prints JSON with each generation's ms per token and each pair's traced over
@@ -35,7 +35,7 @@ docs/notes/trace_tool.md). Unmodified transformers code; nothing in it knows abo
   --compile       a static KV cache, with which transformers' generate compiles the forward
                   itself (torch.compile, mode "reduce-overhead": CUDA graphs), the setup
                   transformers documents for compiled generation.
-  --modules       NVTX ranges named by module path (bench/trace_modules.py), in both modes so
+  --modules       NVTX ranges named by module path (python/opbench/trace_modules.py), in both modes so
                   the two run the same kernels; eager only (hooks break compiled graphs).
 
 Both modes also print a host control, host_control_ms: the median time of a fixed loop of small
@@ -111,8 +111,8 @@ def load_model(args, torch):
 
 def alternate(a, torch, generate, control_ms):
     """--mode alternate: untraced and traced generations in pairs inside this process."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    import trace_control
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
+    from opbench import trace_control
 
     traced = trace_control.available()
     profiler = a.recorder == "profiler"
@@ -226,7 +226,7 @@ def main():
     p.add_argument("--attach", choices=["injection", "program"], default="injection",
                    help="--mode alternate under `trace`: the CUDA driver loads the tracing library at "
                         "CUDA's start (injection, as `trace` does), or the program loads it once CUDA "
-                        "has started (program, as torch.profiler starts CUPTI; bench/trace_control.py)")
+                        "has started (program, as torch.profiler starts CUPTI; python/opbench/trace_control.py)")
     p.add_argument("--recorder", choices=["trace", "profiler"], default="trace",
                    help="--mode alternate: what records the traced half (default: trace, paused between)")
     p.add_argument("--compile", action="store_true")
@@ -244,8 +244,8 @@ def main():
     if a.attach == "program":
         if a.mode != "alternate":
             p.error("--attach program is for --mode alternate")
-        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-        import trace_control
+        sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
+        from opbench import trace_control
 
         if not trace_control.defer_injection():
             p.error("--attach program needs `trace --start-paused` (no library to attach)")
@@ -259,8 +259,8 @@ def main():
     if a.attach == "program":
         trace_control.attach_now()  # CUDA has started: CUPTI attached by the program
     if a.modules:
-        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-        import trace_modules
+        sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
+        from opbench import trace_modules
 
         trace_modules.annotate(model)
     gen = dict(max_new_tokens=a.new_tokens, min_new_tokens=a.new_tokens, do_sample=False)

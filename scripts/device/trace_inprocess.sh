@@ -2,7 +2,7 @@
 # scripts/device/trace_inprocess.sh: what `trace` costs the eager decode (transformers,
 # TinyLlama-1.1B architecture, about 1,000 kernels a token), measured inside one process: the
 # generate script's --mode alternate runs untraced and traced generations in pairs (UT, TU,
-# ...), pausing recording between them (`trace --start-paused`, bench/trace_control.py: CUPTI
+# ...), pausing recording between them (`trace --start-paused`, python/opbench/trace_control.py: CUPTI
 # detached while paused), so the host's speed, which moves between processes by more than the
 # bar, is the same for both halves of a pair. Variants, each in its own process, ROUNDS times
 # in turn:
@@ -19,7 +19,7 @@
 #   cuptitid  default with OPBENCH_TRACE_THREAD_IDS=cupti (CUPTI's default thread ids in API
 #             records instead of system ones)
 #   program   default, but the library loaded and started by the program once CUDA is up
-#             (--attach program, bench/trace_control.py), not by the driver's injection
+#             (--attach program, python/opbench/trace_control.py), not by the driver's injection
 #   nonvtx    default without NVTX's injection (NVTX_INJECTION64_PATH unset under `trace`)
 #   nopreload default without the library preloaded (LD_PRELOAD unset under `trace`: the
 #             driver's injection alone loads it, and no hand-over to torch.profiler is possible)

@@ -1,6 +1,6 @@
 """A small PyTorch workload for checking `trace` on a GPU against torch.profiler (run in two
 separate processes by scripts/device/trace_tool.sh). Both modes run the same program: the
-module-path NVTX ranges of bench/trace_modules.py and the measured steps inside one NVTX range
+module-path NVTX ranges of python/opbench/trace_modules.py and the measured steps inside one NVTX range
 "steps" (under torch.compile the module hooks do nothing inside compiled code in either mode).
 
   --mode trace:    the workload alone; `trace` counts the kernels of its trace_range row
@@ -29,8 +29,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-import trace_modules  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
+from opbench import trace_modules  # noqa: E402
 
 
 class Block(nn.Module):

@@ -1,5 +1,5 @@
 //! The sweep's points as JSON rows (`--device cpu --plan-json`): what a GPU run would launch,
-//! for tools that drive kernel_bench (bench/opbench_kernels.py) without a GPU.
+//! for tools that drive kernel_bench (python/opbench/kernels.py) without a GPU.
 
 use super::manifest::block_label;
 use super::sweep::Plan;

@@ -76,7 +76,7 @@ pub struct Args {
     /// Start every traced process with recording paused: nothing is recorded (and CUPTI is not
     /// attached) until the program calls `opbench_trace_resume`, and `opbench_trace_pause`
     /// stops it again, as cudaProfilerStart/Stop bound what Nsight Systems records. From
-    /// Python: `import trace_control` (bench/trace_control.py), then `trace_control.resume()`
+    /// Python: `import trace_control` (python/opbench/trace_control.py), then `trace_control.resume()`
     /// and `trace_control.pause()` (after torch.cuda.synchronize()). The program runs
     /// untraced while paused, so a run can time traced and untraced steps side by side.
     #[arg(long)]

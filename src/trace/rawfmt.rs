@@ -87,7 +87,7 @@ pub const PER_THREAD_ENV: &str = "OPBENCH_TRACE_PER_THREAD_BUFFERS";
 pub const THREAD_IDS_ENV: &str = "OPBENCH_TRACE_THREAD_IDS";
 
 /// "paused": the process starts with recording paused and records from its first
-/// `opbench_trace_resume` (`trace --start-paused`; bench/trace_control.py).
+/// `opbench_trace_resume` (`trace --start-paused`; python/opbench/trace_control.py).
 pub const START_ENV: &str = "OPBENCH_TRACE_START";
 
 /// One execution of a CUDA graph (graph-level tracing).

@@ -1,4 +1,4 @@
-"""bench/opbench_kernels.py on the CPU path: the manifest it writes, and kernel_bench's points
+"""python/opbench/kernels.py on the CPU path: the manifest it writes, and kernel_bench's points
 returned as rows. Run by tests/python_entry.rs (cargo test) with OPBENCH_KERNEL_BENCH set."""
 
 import sys
@@ -6,9 +6,9 @@ import unittest
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "bench"))
+sys.path.insert(0, str(REPO / "python"))
 
-import opbench_kernels as ok  # noqa: E402
+from opbench import kernels as ok  # noqa: E402
 
 LLMC = REPO / "tests/fixtures/kernels/llmc/layernorm_forward.cu"
 ARGS = ["out", "mean", "rstd", "inp", "weight", "bias", "N", "C"]

@@ -1,4 +1,4 @@
-"""bench/trace_control.py against a stand-in injection library (compiled with cc) that refuses
+"""python/opbench/trace_control.py against a stand-in injection library (compiled with cc) that refuses
 a pause or resume out of turn as the real one does, and that the program can start itself
 (defer_injection/attach_now); and --mode alternate of
 bench/trace_workloads/tinyllama_generate.py without torch or `trace` (the control: both halves
@@ -14,11 +14,11 @@ import unittest
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "bench"))
+sys.path.insert(0, str(REPO / "python"))
 sys.path.insert(0, str(REPO / "bench" / "trace_workloads"))
 
 import tinyllama_generate  # noqa: E402
-import trace_control  # noqa: E402
+from opbench import trace_control  # noqa: E402
 
 STUB = r"""
 static int on;

@@ -1,4 +1,4 @@
-"""bench/trace_modules.py without torch: range names by module path, and pushes and pops that
+"""python/opbench/trace_modules.py without torch: range names by module path, and pushes and pops that
 nest like the forward calls, on a stand-in module tree with nn.Module's hook interface.
 Run: python3 -m unittest tests/python/test_trace_modules.py"""
 
@@ -7,9 +7,9 @@ import unittest
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "bench"))
+sys.path.insert(0, str(REPO / "python"))
 
-import trace_modules  # noqa: E402
+from opbench import trace_modules  # noqa: E402
 
 
 class Module:

@@ -1,5 +1,5 @@
 //! Recording paused and resumed by the program (`opbench_trace_pause`, `opbench_trace_resume`;
-//! from Python, bench/trace_control.py), the way `cudaProfilerStop`/`Start` bound what Nsight
+//! from Python, python/opbench/trace_control.py), the way `cudaProfilerStop`/`Start` bound what Nsight
 //! Systems records. A pause hands over every record held (forced flush), stops the flush
 //! thread and the API subscriber and detaches CUPTI from the process (`cuptiFinalize`), so the
 //! program runs between a pause and the next resume as it would untraced; a resume attaches

@@ -68,7 +68,7 @@ pub fn build(page: &mut PageContext, workload: &str, points: &[Point]) {
     let mut s_m = Section::new(
         "modules",
         "Modules",
-        "Kernel time per NVTX range: module paths from bench/trace_modules.py, or any range \
+        "Kernel time per NVTX range: module paths from python/opbench/trace_modules.py, or any range \
          the program opens.",
     );
     s_m.tables.push(modules::table(&rows));

@@ -1,4 +1,4 @@
-//! Kernel time per NVTX range: the module paths of bench/trace_modules.py
+//! Kernel time per NVTX range: the module paths of python/opbench/trace_modules.py
 //! ("model.layers.3.self_attn") and any other range, inclusive and self, as a table.
 
 use super::rows::{dims, m0, p_str, WorkloadRows};

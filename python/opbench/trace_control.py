@@ -2,7 +2,7 @@
 torch.cuda.profiler.start()/stop() bound what Nsight Systems records with its cudaProfilerApi
 capture range:
 
-    import trace_control
+    from opbench import trace_control
     trace_control.resume()        # under `trace --start-paused`: record from here
     ...
     torch.cuda.synchronize()      # the GPU work so far must be done

@@ -2,7 +2,7 @@
 forward in a range ("model.layers.3.self_attn"), so `trace` puts each kernel under the modules
 that launched it (trace_range rows, NVTX_EVENTS in trace.sqlite).
 
-    import trace_modules
+    from opbench import trace_modules
     handles = trace_modules.annotate(model)        # before the traced steps
     ...
     for h in handles: h.remove()                   # to stop

@@ -1,11 +1,10 @@
-"""opbench_kernels: kernel_bench from Python, for people coming from PyCUDA.
+"""opbench.kernels: kernel_bench from Python, for people coming from PyCUDA.
 
 A thin layer over the `kernel_bench` binary: it writes a manifest (TOML) for the kernels and
 buffers you describe, runs kernel_bench, and returns the rows it measured (or, with
 device="cpu", the points it would launch). Every check, timing and profile is kernel_bench's.
 
-    import sys; sys.path.insert(0, "bench")
-    from opbench_kernels import load_kernel, buffer, benchmark
+    from opbench.kernels import load_kernel, buffer, benchmark
 
     k1 = load_kernel("layernorm_forward.cu", "layernorm_forward_kernel1", block=[128, 256],
                      grid="ceil_div(N, block_x)")
@@ -19,21 +18,20 @@ device="cpu", the points it would launch). Every check, timing and profile is ke
         args=["out", "mean", "rstd", "inp", "weight", "bias", "N", "C"],
         N=[8192], C=[768, 1600], compiler="nvcc")
 
-The binary is $OPBENCH_KERNEL_BENCH, else target/release/kernel_bench of this repository, else
-`kernel_bench` on PATH. docs/notes/kernels.md describes every manifest field.
+The binary is $OPBENCH_KERNEL_BENCH, else target/release/kernel_bench of this checkout, else the
+one pip installed with this package, else `kernel_bench` on PATH. docs/notes/kernels.md describes every manifest field.
 """
 
 import json
-import os
 import re
-import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Union
 
-REPO = Path(__file__).resolve().parent.parent
+from ._tools import tool_path
+
 
 Block = Union[int, Sequence[int]]
 
@@ -186,19 +184,15 @@ def manifest(kernels: List[Kernel], buffers: List[Dict], args: Optional[List[str
 
 
 def kernel_bench_path() -> str:
-    """$OPBENCH_KERNEL_BENCH, target/release/kernel_bench of this repository, or PATH's."""
-    env = os.environ.get("OPBENCH_KERNEL_BENCH")
-    if env:
-        return env
-    built = REPO / "target" / "release" / "kernel_bench"
-    if built.is_file():
-        return str(built)
-    found = shutil.which("kernel_bench")
+    """$OPBENCH_KERNEL_BENCH, target/release/kernel_bench of this checkout, the kernel_bench
+    installed beside this package (pip), or PATH's."""
+    found = tool_path("kernel_bench", "OPBENCH_KERNEL_BENCH")
     if found:
         return found
     raise FileNotFoundError(
-        "kernel_bench not found: build it (`cargo build --release --features cuda --bin "
-        "kernel_bench`), or set OPBENCH_KERNEL_BENCH to its path")
+        "kernel_bench not found: install opbench's wheel (`pip install opbench-*.whl`), build it "
+        "(`cargo build --release --features cuda --bin kernel_bench`), or set "
+        "OPBENCH_KERNEL_BENCH to its path")
 
 
 def benchmark(kernels: List[Kernel], buffers: List[Dict], args: Optional[List[str]] = None,
