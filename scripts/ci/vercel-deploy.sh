@@ -5,7 +5,7 @@
 # nothing else: Vercel builds nothing. A production deployment with --prod, a preview otherwise.
 #
 # Needs Node.js (npx) and three environment variables, the GitHub secrets of the same names
-# (README.md, section "Deploy", says where each comes from): VERCEL_TOKEN, VERCEL_ORG_ID,
+# (docs/deploy.md, section "Vercel", says where each comes from): VERCEL_TOKEN, VERCEL_ORG_ID,
 # VERCEL_PROJECT_ID. When one is missing (pull requests from forks get no secrets; a repository
 # without Vercel has none) it deploys nothing, says so in the GitHub job summary and exits 0.
 # On GitHub Actions it writes `enabled=true|false` and `url=` (the deployment's address, empty
@@ -33,7 +33,7 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
     summary "**Vercel: nothing deployed.** The secret(s) ${missing[*]} are not set for this run" \
         "(pull requests from forks get no secrets; a repository without a Vercel project has none)." \
-        "README.md, section \"Deploy\", says how to set them."
+        "docs/deploy.md, section \"Vercel\", says how to set them."
     output enabled=false
     output url=
     exit 0

@@ -1,4 +1,4 @@
-//! The LLM headline table, as the README gives it: per GPU and configuration, each
+//! The LLM headline table, as docs/results.md gives it: per GPU and configuration, each
 //! implementation's decode rate, time to first token, decode step P50 / P99, % of the
 //! bandwidth bound and peak memory.
 
