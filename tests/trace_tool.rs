@@ -336,6 +336,7 @@ fn a_million_kernel_trace_is_analysed_and_exported_in_time_and_space() {
         command: &[],
         status: None,
         overwrite: false,
+        overhead: None,
     };
     let (a, _) = opbench::trace::tool::write_outputs(&w, &out, &facts).unwrap();
     let total = t0.elapsed();

@@ -262,7 +262,7 @@ def main():
         sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
         from opbench import trace_modules
 
-        trace_modules.annotate(model)
+        trace_modules.annotate(model, backward=False)
     gen = dict(max_new_tokens=a.new_tokens, min_new_tokens=a.new_tokens, do_sample=False)
     if a.compile:
         import transformers

@@ -75,7 +75,7 @@ def main():
     a = p.parse_args()
     torch.manual_seed(0)
     model = Model().cuda().half().eval()
-    trace_modules.annotate(model)
+    trace_modules.annotate(model, backward=False)
     fn = model
     if a.compile:
         fn = torch.compile(model, mode="reduce-overhead" if a.graphs else "default")

@@ -1,5 +1,6 @@
 //! Arguments and body of the `trace` binary.
 
+use super::overhead::{self, Overhead};
 use super::tool;
 use anyhow::{Context, Result};
 use clap::Parser;
@@ -31,6 +32,7 @@ use std::process::ExitStatus;
 /// Examples:
 ///   trace --out out/gemm -- ./gemm_test 4096
 ///   trace --out out/llm --name tinyllama -- python3 generate.py
+///   trace --out out/train --overhead 3 --max-records 20000000 -- python3 train.py
 ///   trace --out out/again --from-raw out/llm/raw
 ///   trace --diff out/before out/after
 #[derive(Debug, Parser)]
@@ -81,12 +83,24 @@ pub struct Args {
     /// untraced while paused, so a run can time traced and untraced steps side by side.
     #[arg(long)]
     pub start_paused: bool,
+    /// Measure what tracing costs the command: run it N times untraced and N times traced,
+    /// alternately (untraced first; the last traced run is the one kept), and write the
+    /// median wall times and the slowdown into the artifact (`trace_overhead`) and its page.
+    /// Every run must succeed. 0: no untraced run.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub overhead: u32,
+    /// Most records each traced process keeps (kernels, copies, memsets, API calls,
+    /// synchronizations, NVTX ranges): once a process has written N, later records are counted
+    /// but not written, and its trace reads as incomplete with the count. Bounds the raw
+    /// files of a long job (each record is some 60-120 bytes). 0: no limit.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub max_records: u64,
     /// Replace output files that do not look like an earlier trace's.
     #[arg(long)]
     pub overwrite: bool,
     /// Do not run anything: analyse the raw files already in this folder (a `raw/` of an
     /// earlier run) and write the outputs into --out.
-    #[arg(long, value_name = "DIR", conflicts_with = "cmd")]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["cmd", "overhead", "max_records"])]
     pub from_raw: Option<PathBuf>,
     /// Do not run anything: compare the kernels of two traces (output folders of earlier runs,
     /// or their raw/ folders) and print the kernels added, removed and changed.
@@ -165,6 +179,7 @@ fn report(
     args: &Args,
     name: &str,
     status: Option<ExitStatus>,
+    overhead: Option<&Overhead>,
 ) -> Result<()> {
     let w = super::raw::read_raw_dir(raw)?;
     if w.processes.is_empty() {
@@ -192,6 +207,7 @@ fn report(
         command: &args.cmd,
         status,
         overwrite: args.overwrite,
+        overhead,
     };
     let (a, files) = tool::write_outputs(&w, &args.out, &facts)?;
     eprintln!(
@@ -233,6 +249,9 @@ fn report(
             k.instances,
             crate::text::elide_to(&k.name, 90)
         );
+    }
+    if let Some(d) = overhead.and_then(Overhead::describe) {
+        eprintln!("trace: {d}");
     }
     for f in files {
         eprintln!("trace: wrote {}", f.display());
@@ -286,6 +305,13 @@ fn check_args(args: &Args) -> Result<()> {
              --diff-tol-pct 5"
         );
     }
+    if args.overhead > overhead::PAIRS_MAX {
+        anyhow::bail!(
+            "--overhead {}: give at most {} pairs of runs, e.g. --overhead 3",
+            args.overhead,
+            overhead::PAIRS_MAX
+        );
+    }
     if let Some(n) = &args.name {
         if n.trim().is_empty() || n.chars().any(char::is_control) {
             anyhow::bail!(
@@ -334,7 +360,8 @@ pub fn run(args: Args) -> Result<Exit> {
     let name = workload_name(&args);
     if let Some(dir) = &args.from_raw {
         tool::prepare_out_files(&args.out, args.overwrite)?;
-        report(dir, &args, &name, None).with_context(|| format!("--from-raw {}", dir.display()))?;
+        report(dir, &args, &name, None, None)
+            .with_context(|| format!("--from-raw {}", dir.display()))?;
         return Ok(Exit::Code(0));
     }
     if args.cmd.is_empty() {
@@ -352,7 +379,7 @@ pub fn run(args: Args) -> Result<Exit> {
              processes look it up on their library path"
         ),
     }
-    let raw = tool::prepare_out(&args.out, args.overwrite)?;
+    let mut raw = tool::prepare_out(&args.out, args.overwrite)?;
     // The command records into OUT/raw.partial; the earlier trace in OUT stays until the new
     // one has records to replace it.
     let rec = tool::Recording {
@@ -361,7 +388,28 @@ pub fn run(args: Args) -> Result<Exit> {
         graphs: args.graphs.as_str(),
         api: args.api.as_str(),
         start_paused: args.start_paused,
+        max_records: args.max_records,
     };
+    let mut cost = Overhead::default();
+    let pairs = args.overhead;
+    for i in 1..=pairs {
+        let (s, t) = overhead::run_untraced(&args.cmd)?;
+        eprintln!("trace: --overhead run {i}/{pairs} untraced: {t:.3} s");
+        check_overhead_run(s, i, "untraced")?;
+        cost.untraced_s.push(t);
+        if i == pairs {
+            break;
+        }
+        let started = std::time::Instant::now();
+        let s = tool::run_traced(&args.cmd, &rec, &raw);
+        let t = started.elapsed().as_secs_f64();
+        tool::discard_partial(&raw)?;
+        eprintln!("trace: --overhead run {i}/{pairs} traced: {t:.3} s (records discarded)");
+        check_overhead_run(s?, i, "traced")?;
+        cost.traced_s.push(t);
+        raw = tool::prepare_out(&args.out, args.overwrite)?;
+    }
+    let started = std::time::Instant::now();
     let status = match tool::run_traced(&args.cmd, &rec, &raw) {
         Ok(s) => s,
         Err(e) => {
@@ -369,17 +417,38 @@ pub fn run(args: Args) -> Result<Exit> {
             return Err(e);
         }
     };
+    if pairs > 0 {
+        cost.traced_s.push(started.elapsed().as_secs_f64());
+    }
     eprintln!(
         "trace: the command ended: {}",
         tool::describe_status(status)
     );
-    report(&raw, &args, &name, Some(status))?;
+    report(
+        &raw,
+        &args,
+        &name,
+        Some(status),
+        (pairs > 0).then_some(&cost),
+    )?;
     use std::os::unix::process::ExitStatusExt;
     Ok(match (status.code(), status.signal()) {
         (Some(c), _) => Exit::Code(c),
         (None, Some(s)) => Exit::Signal(s),
         _ => Exit::Code(1),
     })
+}
+
+/// A run of `--overhead` that failed ends the measurement: its time says nothing.
+fn check_overhead_run(s: ExitStatus, i: u32, side: &str) -> Result<()> {
+    if s.success() {
+        return Ok(());
+    }
+    anyhow::bail!(
+        "--overhead: {side} run {i} of the command ended with {}: the overhead is measured on \
+         a command that succeeds; fix the command or leave --overhead out",
+        tool::describe_status(s)
+    )
 }
 
 /// Ends this process as CMD ended: same exit code, or the same signal (reset to its default

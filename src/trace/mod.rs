@@ -20,6 +20,7 @@ pub mod kernsum;
 pub mod launch;
 pub mod layout;
 pub mod names;
+pub mod overhead;
 pub mod ranges;
 pub mod raw;
 pub mod rawfmt;

@@ -242,6 +242,16 @@ pub fn parse_raw(text: &str) -> Result<ProcessTrace> {
                 }
                 p.dropped_records = p.dropped_records.max(d);
             }
+            "X" => {
+                let x: u64 = f.num()?;
+                if x > COUNT_MAX {
+                    bail!(
+                        "line {n}: {x} records not kept, more than {COUNT_MAX} (2^53), the most \
+                         opbench counts: the file is damaged"
+                    );
+                }
+                p.records_not_kept = p.records_not_kept.max(x);
+            }
             "W" => p.warnings.push(unescape(f.next_str()?)),
             "E" => p.flushed = true,
             "S" => {
@@ -273,7 +283,7 @@ pub fn parse_raw(text: &str) -> Result<ProcessTrace> {
     if !saw_header {
         bail!("no header line: the file is empty or not a raw trace file");
     }
-    p.complete = p.flushed && p.lost_from_ns.is_none();
+    p.complete = p.flushed && p.lost_from_ns.is_none() && p.records_not_kept == 0;
     Ok(p)
 }
 
@@ -443,6 +453,21 @@ mod tests {
             "cuptiActivityEnable(SYNCHRONIZATION): not supported",
         );
         o
+    }
+
+    #[test]
+    fn records_past_max_records_make_the_process_incomplete_with_their_count() {
+        let mut text = sample();
+        not_kept(&mut text, 7);
+        not_kept(&mut text, 40);
+        end(&mut text, "exit");
+        let p = parse_raw(&text).unwrap();
+        assert_eq!(p.records_not_kept, 40, "the last X line counts");
+        assert!(p.flushed && !p.complete);
+        let mut big = sample();
+        not_kept(&mut big, u64::MAX);
+        let e = parse_raw(&big).unwrap_err().to_string();
+        assert!(e.contains("records not kept"), "{e}");
     }
 
     #[test]

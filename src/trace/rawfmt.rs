@@ -7,7 +7,8 @@
 //! memset, `R` runtime API call, `V` driver API call, `Y` synchronization, `P` NVTX range, `D`
 //! dropped-record count so far, `W` a warning of the injection library, `S` recording paused
 //! or resumed by the program (CUPTI time, 0 or 1), `L` recording stopped early (CUPTI time,
-//! why: the program started its own CUPTI subscriber), `E` clean end. A process killed
+//! why: the program started its own CUPTI subscriber), `X` records not kept so far past
+//! `trace --max-records` (the last `X` line counts), `E` clean end. A process killed
 //! mid-write leaves a last line without its newline; readers drop it, and a file
 //! without `E` reads as incomplete.
 
@@ -89,6 +90,10 @@ pub const THREAD_IDS_ENV: &str = "OPBENCH_TRACE_THREAD_IDS";
 /// "paused": the process starts with recording paused and records from its first
 /// `opbench_trace_resume` (`trace --start-paused`; python/opbench/trace_control.py).
 pub const START_ENV: &str = "OPBENCH_TRACE_START";
+
+/// The most records (lines of kinds K, A, C, M, R, V, Y, P) a process writes
+/// (`trace --max-records`); later ones are counted in `X` lines instead. Unset or 0: no limit.
+pub const MAX_RECORDS_ENV: &str = "OPBENCH_TRACE_MAX_RECORDS";
 
 /// One execution of a CUDA graph (graph-level tracing).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -336,6 +341,12 @@ pub fn range(o: &mut String, r: &RawRange) {
 /// The records CUPTI reported dropped so far in this process (the last `D` line counts).
 pub fn dropped(o: &mut String, total: u64) {
     let _ = writeln!(o, "D\t{total}");
+}
+
+/// The records not written so far because the process reached its `MAX_RECORDS_ENV` limit
+/// (the last `X` line counts).
+pub fn not_kept(o: &mut String, total: u64) {
+    let _ = writeln!(o, "X\t{total}");
 }
 
 /// A message from the injection library (a refusal, a kind CUPTI would not record).

@@ -41,6 +41,9 @@ pub struct ProcessSummary {
     /// `trace --start-paused` until the first resume).
     #[serde(default)]
     pub paused_spans: usize,
+    /// Records past `trace --max-records`, counted and not written.
+    #[serde(default)]
+    pub records_not_kept: u64,
     pub torn_tail: bool,
     pub warnings: Vec<String>,
 }
@@ -84,6 +87,12 @@ impl ProcessSummary {
             v.push(format!(
                 "CUPTI dropped {} records (buffers full)",
                 self.dropped_records
+            ));
+        }
+        if self.records_not_kept > 0 {
+            v.push(format!(
+                "{} records past the --max-records limit were counted and not written",
+                self.records_not_kept
             ));
         }
         v
@@ -138,6 +147,7 @@ pub fn analyze_workload(w: &Workload) -> WorkloadAnalysis {
                 lost_after_ns: p.lost_after_ns(),
                 lost_why: p.lost_why.clone(),
                 paused_spans: p.paused.len(),
+                records_not_kept: p.records_not_kept,
                 torn_tail: p.torn_tail,
                 warnings: p.warnings.clone(),
             }

@@ -55,7 +55,8 @@ CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER
   endGlobalTid INTEGER, textId INTEGER, domainId INTEGER);
 CREATE TABLE OPBENCH_TRACE_PROCESS (globalPid INTEGER NOT NULL, pid INTEGER NOT NULL,
   cuptiVersion INTEGER, droppedRecords INTEGER NOT NULL, complete INTEGER NOT NULL,
-  tornTail INTEGER NOT NULL, flushed INTEGER NOT NULL, lostFrom INTEGER, lostWhy TEXT);
+  tornTail INTEGER NOT NULL, flushed INTEGER NOT NULL, lostFrom INTEGER, lostWhy TEXT,
+  recordsNotKept INTEGER NOT NULL);
 ";
 
 /// nsys' `ENUM_CUDA_MEMCPY_OPER` rows (CUPTI's memcpy kinds).
@@ -177,7 +178,7 @@ pub fn fill(c: &mut Connection, w: &Workload) -> Result<()> {
              textId) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         )?;
         let mut proc = tx.prepare(
-            "INSERT INTO OPBENCH_TRACE_PROCESS VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            "INSERT INTO OPBENCH_TRACE_PROCESS VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         )?;
         // Per kernel name: (mangled, demangled, short) string ids, computed once.
         let mut name_ids: HashMap<&str, (i64, i64, i64)> = HashMap::new();
@@ -192,7 +193,8 @@ pub fn fill(c: &mut Connection, w: &Workload) -> Result<()> {
                 p.torn_tail,
                 p.flushed,
                 p.lost_from_ns.map(|t| t as i64),
-                p.lost_why
+                p.lost_why,
+                p.records_not_kept as i64
             ])?;
             for g in &p.gpus {
                 if seen_gpu.insert(g.id) {

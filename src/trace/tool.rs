@@ -4,7 +4,9 @@
 //! Chrome trace-event JSON.
 
 use super::raw::raw_files;
-use super::rawfmt::{API_ENV, CUPTI_ALIAS_ENV, CUPTI_LIB_ENV, GRAPHS_ENV, OUT_DIR_ENV, START_ENV};
+use super::rawfmt::{
+    API_ENV, CUPTI_ALIAS_ENV, CUPTI_LIB_ENV, GRAPHS_ENV, MAX_RECORDS_ENV, OUT_DIR_ENV, START_ENV,
+};
 use super::report::{analyze_workload, WorkloadAnalysis};
 use super::workload::Workload;
 use crate::artifact::ArtifactWriter;
@@ -137,6 +139,8 @@ pub struct RunFacts<'a> {
     /// How the command ended (None: not run here, `--from-raw`).
     pub status: Option<ExitStatus>,
     pub overwrite: bool,
+    /// `--overhead`'s untraced and traced wall times.
+    pub overhead: Option<&'a super::overhead::Overhead>,
 }
 
 /// Checks the files `out` receives and creates the folder (for `--from-raw`).
@@ -238,6 +242,8 @@ pub struct Recording<'a> {
     pub api: &'a str,
     /// Processes start with recording paused (`rawfmt::START_ENV`).
     pub start_paused: bool,
+    /// Most records a process writes (`rawfmt::MAX_RECORDS_ENV`; 0: no limit).
+    pub max_records: u64,
 }
 
 /// Runs `cmd` under `rec`, every process writing its raw file into `raw`.
@@ -260,6 +266,11 @@ pub fn run_traced(cmd: &[OsString], rec: &Recording, raw: &Path) -> Result<ExitS
         c.env(START_ENV, "paused");
     } else {
         c.env_remove(START_ENV);
+    }
+    if rec.max_records > 0 {
+        c.env(MAX_RECORDS_ENV, rec.max_records.to_string());
+    } else {
+        c.env_remove(MAX_RECORDS_ENV);
     }
     if let Some(p) = rec.cupti {
         c.env(CUPTI_LIB_ENV, p);
@@ -444,6 +455,9 @@ pub fn write_outputs(
             for r in super::workload_rows::workload_rows(&a, facts.workload) {
                 aw.push(r)?;
             }
+            if let Some(r) = facts.overhead.and_then(|o| o.row(facts.workload)) {
+                aw.push(r)?;
+            }
             aw.artifact.notes.extend(notes(facts, &a));
             aw.finish()
         });
@@ -491,7 +505,19 @@ fn notes(facts: &RunFacts, a: &WorkloadAnalysis) -> Vec<String> {
          record)"
             .to_string(),
     ];
-    for p in &a.processes {
+    v.extend(facts.overhead.and_then(|o| o.describe()));
+    let shown = super::workload_rows::shown_pids(a);
+    let hidden = a.processes.len() - shown.len();
+    if hidden > 0 {
+        let incomplete = a.processes.iter().filter(|p| !p.complete).count();
+        v.push(format!(
+            "{} processes ({incomplete} incomplete): the rows and notes of {} of them are here \
+             (the incomplete first, then by kernels); trace.sqlite holds every process",
+            a.processes.len(),
+            shown.len()
+        ));
+    }
+    for p in a.processes.iter().filter(|p| shown.contains(&p.pid)) {
         for w in &p.warnings {
             v.push(format!(
                 "pid {}: the injection library reported: {w}",

@@ -129,6 +129,9 @@ pub struct ProcessTrace {
     /// there, and analyses do not count them as idle.
     #[serde(default)]
     pub paused: Vec<PausedSpan>,
+    /// Records not written because the process reached `trace --max-records` (`X` lines).
+    #[serde(default)]
+    pub records_not_kept: u64,
     /// A last line cut off mid-write (process killed), left out.
     pub torn_tail: bool,
     /// What the injection library reported (CUPTI refused a kind, version not supported).

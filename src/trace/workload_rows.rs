@@ -1,17 +1,30 @@
 //! Artifact rows of a traced workload (kind `trace`), one benchmark name per analysis:
 //! `trace_process`, `trace_temporal`, `trace_kernel` (the top kernels by total time),
 //! `trace_graph` (whole graph executions, graph-level tracing), `trace_class`,
-//! `trace_stream_idle`, `trace_launch` and `trace_range`. Every row's implementation is the
-//! workload's name; processes are numbered by pid order (`process`), the pid kept as `pid`.
+//! `trace_stream_idle`, `trace_launch`, `trace_range` and `trace_processes` (totals over every
+//! process). Every row's implementation is the workload's name; processes are numbered by pid
+//! order (`process`), the pid kept as `pid`. A command of many processes keeps the rows of
+//! [`TOP_PROCESSES`] of them (the incomplete first, then by kernels): trace.sqlite holds every
+//! process, `trace_processes` their totals.
 
 use super::report::WorkloadAnalysis;
 use crate::artifact::ResultRow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Kernel rows kept in the artifact (the SQLite file holds every kernel).
 pub const TOP_KERNELS: usize = 100;
 /// Range rows kept in the artifact.
 pub const TOP_RANGES: usize = 200;
+/// Processes whose rows (`trace_process`, `trace_temporal`, `trace_stream_idle`) are kept.
+pub const TOP_PROCESSES: usize = 100;
+
+/// The pids whose per-process rows are kept: all of them up to [`TOP_PROCESSES`], else the
+/// incomplete ones first, then those with the most kernels.
+pub fn shown_pids(a: &WorkloadAnalysis) -> HashSet<u32> {
+    let mut v: Vec<_> = a.processes.iter().collect();
+    v.sort_by_key(|p| (p.complete, std::cmp::Reverse(p.kernels), p.pid));
+    v.iter().take(TOP_PROCESSES).map(|p| p.pid).collect()
+}
 
 fn us(ns: f64) -> f64 {
     ns / 1e3
@@ -30,6 +43,27 @@ fn name_param(s: &str) -> String {
     crate::text::elide_to(s, crate::artifact::limits::NAME_MAX_CHARS).into_owned()
 }
 
+/// `trace_processes`: every process's totals, and how many have rows of their own.
+fn processes_row(a: &WorkloadAnalysis, workload: &str, shown: usize) -> ResultRow {
+    let sum = |f: &dyn Fn(&super::report::ProcessSummary) -> u64| {
+        a.processes.iter().fold(0u64, |t, p| t.saturating_add(f(p))) as f64
+    };
+    row(
+        "trace_processes",
+        workload,
+        &[
+            ("processes", a.processes.len() as f64),
+            ("processes_shown", shown as f64),
+            ("complete", sum(&|p| p.complete as u64)),
+            ("kernels", sum(&|p| p.kernels as u64)),
+            ("api_calls", sum(&|p| p.api_calls as u64)),
+            ("nvtx_ranges", sum(&|p| p.nvtx_ranges as u64)),
+            ("dropped_records", sum(&|p| p.dropped_records)),
+            ("records_not_kept", sum(&|p| p.records_not_kept)),
+        ],
+    )
+}
+
 pub fn workload_rows(a: &WorkloadAnalysis, workload: &str) -> Vec<ResultRow> {
     let mut out = Vec::new();
     let index: HashMap<u32, usize> = a
@@ -38,7 +72,12 @@ pub fn workload_rows(a: &WorkloadAnalysis, workload: &str) -> Vec<ResultRow> {
         .enumerate()
         .map(|(i, p)| (p.pid, i))
         .collect();
+    let shown = shown_pids(a);
+    out.push(processes_row(a, workload, shown.len()));
     for (i, p) in a.processes.iter().enumerate() {
+        if !shown.contains(&p.pid) {
+            continue;
+        }
         let mut r = row(
             "trace_process",
             workload,
@@ -61,6 +100,11 @@ pub fn workload_rows(a: &WorkloadAnalysis, workload: &str) -> Vec<ResultRow> {
         if let Some(t) = p.lost_after_ns {
             r.metrics.insert("lost_after_s".into(), t as f64 / 1e9);
         }
+        // Only where `--max-records` cut the process's records.
+        if p.records_not_kept > 0 {
+            r.metrics
+                .insert("records_not_kept".into(), p.records_not_kept as f64);
+        }
         // Only where the program paused recording.
         if p.paused_spans > 0 {
             r.metrics
@@ -68,7 +112,7 @@ pub fn workload_rows(a: &WorkloadAnalysis, workload: &str) -> Vec<ResultRow> {
         }
         out.push(r);
     }
-    for t in &a.temporal {
+    for t in a.temporal.iter().filter(|t| shown.contains(&t.pid)) {
         let s = t.span_ns as f64;
         let pct = |x: u64| if s == 0.0 { 0.0 } else { 100.0 * x as f64 / s };
         out.push(
@@ -160,7 +204,7 @@ pub fn workload_rows(a: &WorkloadAnalysis, workload: &str) -> Vec<ResultRow> {
             .param("class", c.class.as_str()),
         );
     }
-    for s in &a.idle {
+    for s in a.idle.iter().filter(|s| shown.contains(&s.pid)) {
         out.push(
             row(
                 "trace_stream_idle",
@@ -212,6 +256,8 @@ pub fn workload_rows(a: &WorkloadAnalysis, workload: &str) -> Vec<ResultRow> {
                     ("kernel_time_us", us(r.kernel_time_ns as f64)),
                     ("self_kernels", r.self_kernels as f64),
                     ("self_kernel_time_us", us(r.self_kernel_time_ns as f64)),
+                    ("window_kernels", r.window_kernels as f64),
+                    ("window_kernel_time_us", us(r.window_kernel_time_ns as f64)),
                 ],
             )
             .param("range", name_param(&r.name))

@@ -90,7 +90,7 @@ pub fn stop() {
 pub fn flush() {
     let lines = std::mem::take(&mut *pending());
     if !lines.is_empty() {
-        out::append(&lines);
+        out::append_records(&lines);
     }
 }
 
@@ -152,7 +152,7 @@ unsafe extern "C" fn on_api(
             (p.len() >= PENDING_BYTES).then(|| std::mem::take(&mut *p))
         };
         if let Some(lines) = full {
-            out::append(&lines);
+            out::append_records(&lines);
         }
     });
 }

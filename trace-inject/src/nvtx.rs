@@ -138,7 +138,7 @@ fn emit(start_ns: u64, end_ns: u64, tid: u32, end_tid: u32, push_pop: bool, name
                 name_id,
             },
         );
-        o.write(&buf);
+        o.write_records(&buf);
     });
 }
 

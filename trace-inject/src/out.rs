@@ -21,6 +21,10 @@ pub struct Out {
     /// API function name ids by (driver, callback id): one CUPTI name lookup per function.
     pub api_names: Option<HashMap<(bool, u32), u32>>,
     pub dropped: u64,
+    /// Record lines written, the most that may be (0: no limit), and those not written.
+    kept: u64,
+    max_records: u64,
+    not_kept: u64,
     finished: bool,
 }
 
@@ -30,6 +34,9 @@ pub static OUT: Mutex<Out> = Mutex::new(Out {
     names: None,
     api_names: None,
     dropped: 0,
+    kept: 0,
+    max_records: 0,
+    not_kept: 0,
     finished: false,
 });
 
@@ -46,6 +53,30 @@ impl Out {
         rawfmt::string(&mut line, id, name);
         self.write(&line);
         id
+    }
+
+    /// Writes record lines up to the `--max-records` limit; the rest are counted in an `X`
+    /// line.
+    pub fn write_records(&mut self, lines: &str) {
+        let n = lines.bytes().filter(|&b| b == b'\n').count() as u64;
+        if self.max_records == 0 || self.kept + n <= self.max_records {
+            self.kept += n;
+            self.write(lines);
+            return;
+        }
+        let room = self.max_records.saturating_sub(self.kept);
+        let cut = match room {
+            0 => 0,
+            r => lines
+                .match_indices('\n')
+                .nth(r as usize - 1)
+                .map_or(0, |(i, _)| i + 1),
+        };
+        let mut buf = lines[..cut].to_string();
+        self.kept += room;
+        self.not_kept += n - room;
+        rawfmt::not_kept(&mut buf, self.not_kept);
+        self.write(&buf);
     }
 
     pub fn write(&mut self, buf: &str) {
@@ -88,6 +119,10 @@ pub fn start(cupti_version: u32) -> Result<(), String> {
         .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
     o.file = Some(f);
     o.pid = pid;
+    o.max_records = std::env::var(rawfmt::MAX_RECORDS_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
     let mut buf = String::new();
     rawfmt::header(&mut buf, pid, cupti_version);
     o.write(&buf);
@@ -130,6 +165,11 @@ pub fn append(lines: &str) {
     with(|o| o.write(lines));
 }
 
+/// Appends record lines in one write, up to the `--max-records` limit.
+pub fn append_records(lines: &str) {
+    with(|o| o.write_records(lines));
+}
+
 /// The last lines: dropped-record total and the clean end.
 pub fn finish(why: &str) {
     let mut o = lock();
@@ -138,7 +178,55 @@ pub fn finish(why: &str) {
     }
     let mut buf = String::new();
     rawfmt::dropped(&mut buf, o.dropped);
+    if o.not_kept > 0 {
+        rawfmt::not_kept(&mut buf, o.not_kept);
+    }
     rawfmt::end(&mut buf, why);
     o.write(&buf);
     o.finished = true;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn out_to(path: &std::path::Path, max_records: u64) -> Out {
+        Out {
+            file: Some(File::create(path).unwrap()),
+            pid: std::process::id(),
+            names: None,
+            api_names: None,
+            dropped: 0,
+            kept: 0,
+            max_records,
+            not_kept: 0,
+            finished: false,
+        }
+    }
+
+    #[test]
+    fn records_past_the_limit_are_counted_in_x_lines_not_written() {
+        let path =
+            std::env::temp_dir().join(format!("opbench-out-test-{}.raw", std::process::id()));
+        let mut o = out_to(&path, 3);
+        o.write_records("K\t1\nK\t2\n");
+        o.write_records("K\t3\nK\t4\nK\t5\n");
+        o.write_records("K\t6\n");
+        drop(o);
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(text, "K\t1\nK\t2\nK\t3\nX\t2\nX\t3\n");
+    }
+
+    #[test]
+    fn no_limit_writes_everything() {
+        let path =
+            std::env::temp_dir().join(format!("opbench-out-test0-{}.raw", std::process::id()));
+        let mut o = out_to(&path, 0);
+        o.write_records("K\t1\nK\t2\n");
+        drop(o);
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(text, "K\t1\nK\t2\n");
+    }
 }

@@ -76,15 +76,17 @@ pub fn process(job: writer::Job) {
                 return; // the file is closed: nothing to write to
             }
         }
+        out::append_records(&buf);
         if dropped > 0 {
             if let Some(total) = out::with(|o| {
                 o.dropped += dropped as u64;
                 o.dropped
             }) {
-                rawfmt::dropped(&mut buf, total);
+                let mut line = String::new();
+                rawfmt::dropped(&mut line, total);
+                out::append(&line);
             }
         }
-        out::append(&buf);
     });
     // SAFETY: allocated in buffer_requested with the same layout; CUPTI is done with it.
     unsafe { dealloc(buffer, layout()) };

@@ -18,6 +18,8 @@ pub fn table(rows: &WorkloadRows) -> NamedTable {
                 fmt::num(m0(p, "kernel_time_us")),
                 fmt::count(m0(p, "self_kernels")),
                 fmt::num(m0(p, "self_kernel_time_us")),
+                fmt::count(m0(p, "window_kernels")),
+                fmt::num(m0(p, "window_kernel_time_us")),
                 fmt::num(m0(p, "range_time_us")),
             ];
             (cells, dims(&rows.workload, None))
@@ -26,11 +28,14 @@ pub fn table(rows: &WorkloadRows) -> NamedTable {
     NamedTable {
         id: "wt-modules".into(),
         title: "Kernel time per module (NVTX range)".into(),
-        caption: "A kernel belongs to the ranges open on the host thread that launched it (its \
-                  launch call, by correlation id), as nsys projects NVTX ranges onto the GPU. \
-                  Inclusive: every enclosing range counts it (once per name); self: only the \
-                  innermost. Range time: the ranges' summed host durations. From trace_range, \
-                  by inclusive kernel time."
+        caption: "By thread: a kernel belongs to the ranges open on the host thread that \
+                  launched it (its launch call, by correlation id), as nsys projects NVTX ranges \
+                  onto the GPU; inclusive: every enclosing range counts it (once per name); \
+                  self: only the innermost. By window: every kernel any thread of the process \
+                  launched while the range was open, as torch.profiler counts a step (PyTorch \
+                  launches backward kernels from its autograd thread, so a backward range opened \
+                  on the main thread holds them by window only). Range time: the ranges' summed \
+                  host durations. From trace_range, by the larger kernel time."
             .into(),
         table: plain_table(
             &[
@@ -40,6 +45,8 @@ pub fn table(rows: &WorkloadRows) -> NamedTable {
                 "kernel time (µs)",
                 "self kernels",
                 "self kernel time (µs)",
+                "kernels by window",
+                "kernel time by window (µs)",
                 "range time (µs)",
             ],
             body,

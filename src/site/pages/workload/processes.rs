@@ -34,6 +34,12 @@ fn completeness(p: &crate::site::points::Point) -> String {
             fmt::count(m0(p, "dropped_records"))
         ));
     }
+    if m0(p, "records_not_kept") > 0.0 {
+        missing.push(format!(
+            "{} records past --max-records not kept",
+            fmt::count(m0(p, "records_not_kept"))
+        ));
+    }
     if missing.is_empty() && m0(p, "complete") == 0.0 {
         missing.push("ended without flushing its trace".into());
     }
@@ -84,25 +90,67 @@ pub fn table(rows: &WorkloadRows) -> NamedTable {
     }
 }
 
-/// The intro's sentence on completeness: which processes are incomplete, and why.
+/// The intro's sentences on completeness (which processes are incomplete, and why) and on
+/// what tracing cost (`trace --overhead`).
 pub fn intro(rows: &WorkloadRows) -> String {
     let procs = rows.of("trace_process");
+    let totals = rows.of("trace_processes").into_iter().next();
     let bad: Vec<String> = procs
         .iter()
         .filter(|p| m0(p, "complete") == 0.0)
         .map(|p| format!("pid {}: {}", p_str(p, "pid"), completeness(p)))
         .collect();
-    let kernels: f64 = procs.iter().map(|p| m0(p, "kernels")).sum();
+    let (count, kernels, complete) = match totals {
+        Some(t) => (m0(t, "processes"), m0(t, "kernels"), m0(t, "complete")),
+        None => (
+            procs.len() as f64,
+            procs.iter().map(|p| m0(p, "kernels")).sum(),
+            procs.iter().map(|p| m0(p, "complete")).sum(),
+        ),
+    };
     let mut s = format!(
         "{} process(es), {} kernels recorded on {}.",
-        procs.len(),
+        fmt::count(count),
         fmt::count(kernels),
         rows.gpu
     );
-    if bad.is_empty() {
+    if complete == count {
         s += " Every process flushed its whole trace.";
     } else {
-        s += &format!(" Not everything was recorded: {}.", bad.join("; "));
+        s += &format!(
+            " Not everything was recorded: {} of {} processes are incomplete{}{}.",
+            fmt::count(count - complete),
+            fmt::count(count),
+            if bad.is_empty() { "" } else { ": " },
+            bad.join("; ")
+        );
+    }
+    if (procs.len() as f64) < count {
+        s += &format!(
+            " The table lists {} of them (the incomplete first, then by kernels); trace.sqlite \
+             beside the artifact holds every process.",
+            procs.len()
+        );
+    }
+    if let Some(o) = rows.of("trace_overhead").into_iter().next() {
+        s += &format!(" {}", overhead_sentence(o));
     }
     s
+}
+
+/// What tracing cost, from the `trace_overhead` row.
+pub fn overhead_sentence(o: &crate::site::points::Point) -> String {
+    format!(
+        "Tracing cost {}{} in wall time: the command ran in a median {} s untraced and {} s \
+         traced ({} pairs of runs, alternately; whole runs, start-up included).",
+        if m0(o, "slowdown_pct") >= 0.0 {
+            "+"
+        } else {
+            ""
+        },
+        fmt::pct(m0(o, "slowdown_pct")),
+        fmt::num(m0(o, "untraced_median_s")),
+        fmt::num(m0(o, "traced_median_s")),
+        fmt::count(m0(o, "pairs"))
+    )
 }
