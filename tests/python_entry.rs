@@ -56,11 +56,11 @@ fn layernorm_peer_script_writes_the_file_the_merge_reads() {
 }
 
 #[test]
-fn trace_module_ranges_nest_like_the_forward_calls() {
+fn trace_module_ranges_nest_like_the_forward_and_backward_calls() {
     unittest(
-        "trace_module_ranges_nest_like_the_forward_calls",
+        "trace_module_ranges_nest_like_the_forward_and_backward_calls",
         "tests/python/test_trace_modules.py",
-        3,
+        4,
         &[],
     );
 }

@@ -88,7 +88,8 @@ fn a_trace_gets_its_workload_page_and_its_runs_a_history_chart() {
         "{last}"
     );
     assert!(
-        page.intro.contains("Not everything was recorded: pid 4102"),
+        page.intro
+            .contains("Not everything was recorded: 1 of 2 processes are incomplete: pid 4102"),
         "{}",
         page.intro
     );

@@ -141,7 +141,7 @@ def main():
                 }
             )
         )
-    print(json.dumps({"step_ms": times_ms, "loss": float(loss), "steps": a.steps}))
+    print(json.dumps({"step_ms": times_ms, "loss": loss.item(), "steps": a.steps}))
 
 
 if __name__ == "__main__":

@@ -173,6 +173,9 @@ fn workload_name(args: &Args) -> String {
         .unwrap_or_else(|| "workload".into())
 }
 
+/// Temporal-breakdown lines printed (one per process and GPU); trace.json has the rest.
+const TEMPORAL_LINES: usize = 16;
+
 /// Analyses and writes what the processes recorded, and says so on stderr.
 fn report(
     raw: &std::path::Path,
@@ -216,12 +219,17 @@ fn report(
         a.kernel_count(),
         a.dropped_records()
     );
-    for p in &a.processes {
+    // The processes trace.json keeps rows of (all of them, up to 100) are the ones named here.
+    let shown = super::workload_rows::shown_pids(&a);
+    let named: Vec<_> = a
+        .processes
+        .iter()
+        .filter(|p| shown.contains(&p.pid))
+        .collect();
+    for p in &named {
         for w in &p.warnings {
             eprintln!("trace: warning: pid {}: {w}", p.pid);
         }
-    }
-    for p in &a.processes {
         if let Some(n) = p.paused_note() {
             eprintln!("trace: pid {}: {n}", p.pid);
         }
@@ -229,7 +237,21 @@ fn report(
             eprintln!("trace: warning: pid {}: incomplete: {m}", p.pid);
         }
     }
-    for t in &a.temporal {
+    if named.len() < a.processes.len() {
+        let incomplete = a.processes.iter().filter(|p| !p.complete).count();
+        eprintln!(
+            "trace: {} processes ({incomplete} incomplete): the lines above name {} of them (the \
+             incomplete first, then by kernels); trace.sqlite's OPBENCH_TRACE_PROCESS has all",
+            a.processes.len(),
+            named.len()
+        );
+    }
+    for t in a
+        .temporal
+        .iter()
+        .filter(|t| shown.contains(&t.pid))
+        .take(TEMPORAL_LINES)
+    {
         eprintln!(
             "trace:   pid {} GPU {}: span {:.3} ms: compute {:.1}%, communication {:.1}%, memory \
              {:.1}%, idle {:.1}%",

@@ -25,24 +25,51 @@ pub fn panels(store: &Store) -> Vec<EnvView> {
         };
         groups.entry(key).or_default().push(l);
     }
+    let groups: Vec<Vec<&Loaded>> = groups.into_values().collect();
+    let facts: Vec<[String; 4]> = groups.iter().map(|ls| env_facts(ls[0])).collect();
     groups
-        .into_values()
-        .map(|ls| {
+        .iter()
+        .enumerate()
+        .map(|(i, ls)| {
             let e = &ls[0].artifact.env;
             let (mut rows, throttled) = match &e.gpu {
-                Some(g) => gpu_rows(g, &ls),
+                Some(g) => gpu_rows(g, ls),
                 None => (vec![("device".into(), e.device.clone())], String::new()),
             };
-            rows.extend(run_rows(&ls));
+            rows.extend(run_rows(ls));
             let label = e.label();
             EnvView {
-                title: label.clone(),
+                title: title(&label, &facts, i, &groups),
                 throttled,
                 rows,
                 f: gpu_dims(&label),
             }
         })
         .collect()
+}
+
+/// What tells environments of one GPU model apart: driver, CUDA, host CPU, OS.
+fn env_facts(l: &Loaded) -> [String; 4] {
+    let e = &l.artifact.env;
+    let (driver, cuda) = e.gpu.as_ref().map_or((String::new(), String::new()), |g| {
+        (
+            format!("driver {}", g.driver_version),
+            format!("CUDA {}", g.cuda_driver_version),
+        )
+    });
+    [driver, cuda, e.host.cpu_model.clone(), e.host.os.clone()]
+}
+
+/// The panel's title: its label, and where another panel has the same label, the first fact
+/// in which they differ ("NVIDIA H200 · AMD EPYC 9654").
+fn title(label: &str, facts: &[[String; 4]], i: usize, groups: &[Vec<&Loaded>]) -> String {
+    let same: Vec<usize> = (0..groups.len())
+        .filter(|&j| j != i && groups[j][0].artifact.env.label() == label)
+        .collect();
+    let Some(k) = (0..4).find(|&k| same.iter().any(|&j| facts[j][k] != facts[i][k])) else {
+        return label.to_string();
+    };
+    format!("{label} · {}", facts[i][k])
 }
 
 /// The GPU's rows (model, clocks seen, throttling, boards) and the throttling banner.

@@ -90,6 +90,9 @@ pub fn table(rows: &WorkloadRows) -> NamedTable {
     }
 }
 
+/// Incomplete processes the intro names, each with why (the table lists the rest).
+const NAMED_INCOMPLETE: usize = 3;
+
 /// The intro's sentences on completeness (which processes are incomplete, and why) and on
 /// what tracing cost (`trace --overhead`).
 pub fn intro(rows: &WorkloadRows) -> String {
@@ -117,12 +120,17 @@ pub fn intro(rows: &WorkloadRows) -> String {
     if complete == count {
         s += " Every process flushed its whole trace.";
     } else {
+        let more = bad.len().saturating_sub(NAMED_INCOMPLETE);
+        let mut named = bad[..bad.len().min(NAMED_INCOMPLETE)].join("; ");
+        if more > 0 {
+            named += &format!("; and {more} more in the table below");
+        }
         s += &format!(
             " Not everything was recorded: {} of {} processes are incomplete{}{}.",
             fmt::count(count - complete),
             fmt::count(count),
             if bad.is_empty() { "" } else { ": " },
-            bad.join("; ")
+            named
         );
     }
     if (procs.len() as f64) < count {
