@@ -2,8 +2,6 @@
 //! tokens/s, per-token latency, bandwidth bound) for candle and our own decode path; writes
 //! artifacts/llm.json.
 
-use clap::Parser;
-
 fn main() {
-    opbench::cli::main_with(|| opbench::llm::cli::run(opbench::llm::cli::Args::parse()));
+    opbench::cli::tools::llm_bench(opbench::cli::tools::args());
 }

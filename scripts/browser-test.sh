@@ -10,6 +10,8 @@
 # (--plotly cdn; the committed artifacts, or the fixtures when there are none), each served on
 # 127.0.0.1 with its config.json headers and checked page by page for Content-Security-Policy
 # violations. Installs Debian's chromium, Node.js and playwright-core when absent.
+# OPBENCH_BIN_DIR: a folder that already holds dashboard and summarize (scripts/test.sh passes its
+# CUDA release build, so nothing is compiled twice); without it they are built here.
 # Exits non-zero on any failure; the last line reads "browser: N passed, M failed".
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,8 +29,12 @@ if [ ! -d tests/browser/node_modules/playwright-core ]; then
   (cd tests/browser && npm ci --no-audit --no-fund --loglevel=error)
 fi
 
-cargo build --release --bin dashboard
-dash() { cargo run -q --release --bin dashboard -- "$@"; }
+if [ -z "${OPBENCH_BIN_DIR:-}" ]; then
+  cargo build --release --locked --bin dashboard --bin summarize
+  OPBENCH_BIN_DIR="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')/release"
+fi
+export OPBENCH_BIN_DIR
+dash() { "$OPBENCH_BIN_DIR/dashboard" "$@"; }
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -47,12 +53,9 @@ fi
 # The history page: every small chart drawn with its legend, at desktop and phone widths.
 history=0
 node tests/browser/history.mjs --site "$shot" --widths 1440,390 || history=1
-# publish.sh builds with cargo into $CARGO_TARGET_DIR: give it the target folder the builds
-# above used, so nothing is compiled twice.
-target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
 published_from=tests/fixtures/artifacts
 [ -d "$work/committed" ] && published_from=artifacts
-CARGO_TARGET_DIR="$target_dir" OPBENCH_ARTIFACTS="$published_from" bash scripts/ci/publish.sh "$work/published" >/dev/null
+OPBENCH_ARTIFACTS="$published_from" bash scripts/ci/publish.sh "$work/published" >/dev/null
 bash scripts/ci/vercel-prebuilt.sh "$work/fixtures" "$work/vercel-inline/.vercel/output"
 bash scripts/ci/vercel-prebuilt.sh "$work/published" "$work/vercel-published/.vercel/output"
 # It must refuse a page that the CSP would break: one with an inline script.

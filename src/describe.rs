@@ -15,6 +15,26 @@ pub struct Description {
     pub ceilings: Option<Ceilings>,
 }
 
+/// Print the `env` block a benchmark would record on this machine: host CPU, OS and, when an
+/// NVIDIA driver is present, the GPU (name, UUID, compute capability, driver and CUDA versions,
+/// memory, clocks, throttle reasons) read through NVML. With --ceilings (cuda builds only),
+/// also opens the GPU and measures the device-to-device copy bandwidth.
+#[derive(clap::Parser)]
+#[command(version, after_help = "Example:\n  opbench_env --gpu 0 > env.json")]
+pub struct EnvArgs {
+    /// GPU index to describe.
+    #[arg(
+        long,
+        default_value_t = 0,
+        allow_negative_numbers = true,
+        value_parser = crate::cli::count
+    )]
+    pub gpu: usize,
+    /// Also open the GPU through CUDA and measure the copy-bandwidth ceiling (needs the `cuda` feature).
+    #[arg(long)]
+    pub ceilings: bool,
+}
+
 /// Describes this machine; `ceilings` opens the GPU through CUDA and measures copy bandwidth.
 pub fn describe(gpu_index: u32, ceilings: bool) -> anyhow::Result<Description> {
     let (gpu, nvml_error) = match GpuProbe::open(gpu_index) {

@@ -4,7 +4,7 @@ import os
 import shutil
 import sysconfig
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 # The repository when this package is used from a checkout (python/opbench/ of it).
 REPO = Path(__file__).resolve().parents[2]
@@ -15,17 +15,25 @@ def scripts_dir() -> Path:
     return Path(sysconfig.get_path("scripts"))
 
 
-def tool_path(name: str, env_var: Optional[str] = None) -> Optional[str]:
-    """`name`'s binary: $env_var, else target/release/ of the checkout this package is in, else
-    the commands folder of this Python environment (where the wheel puts them), else PATH's;
-    None when there is none."""
+def _executable(p: Path) -> bool:
+    return p.is_file() and os.access(p, os.X_OK)
+
+
+def tool_command(name: str, env_var: Optional[str] = None) -> Optional[List[str]]:
+    """The command that runs opbench's tool `name`: $env_var, else target/release/<name> of the
+    checkout this package is in, else the wheel's launcher in this environment's commands folder
+    (`opbench <name>`), else <name> or `opbench <name>` from PATH; None when there is none."""
     if env_var and os.environ.get(env_var):
-        return os.environ[env_var]
-    candidates = []
-    if (REPO / "Cargo.toml").is_file():
-        candidates.append(REPO / "target" / "release" / name)
-    candidates.append(scripts_dir() / name)
-    for c in candidates:
-        if c.is_file() and os.access(c, os.X_OK):
-            return str(c)
-    return shutil.which(name)
+        return [os.environ[env_var]]
+    if (REPO / "Cargo.toml").is_file() and _executable(REPO / "target" / "release" / name):
+        return [str(REPO / "target" / "release" / name)]
+    launcher = scripts_dir() / "opbench"
+    if _executable(launcher):
+        return [str(launcher), name]
+    if _executable(scripts_dir() / name):
+        return [str(scripts_dir() / name)]
+    on_path = shutil.which(name)
+    if on_path:
+        return [on_path]
+    launcher_on_path = shutil.which("opbench")
+    return [launcher_on_path, name] if launcher_on_path else None

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Union
 
-from ._tools import tool_path
+from ._tools import tool_command
 
 
 Block = Union[int, Sequence[int]]
@@ -183,10 +183,10 @@ def manifest(kernels: List[Kernel], buffers: List[Dict], args: Optional[List[str
     return "\n".join(lines) + "\n"
 
 
-def kernel_bench_path() -> str:
-    """$OPBENCH_KERNEL_BENCH, target/release/kernel_bench of this checkout, the kernel_bench
-    installed beside this package (pip), or PATH's."""
-    found = tool_path("kernel_bench", "OPBENCH_KERNEL_BENCH")
+def kernel_bench_command() -> List[str]:
+    """$OPBENCH_KERNEL_BENCH, target/release/kernel_bench of this checkout, `opbench
+    kernel_bench` of the wheel installed with this package, or kernel_bench on PATH."""
+    found = tool_command("kernel_bench", "OPBENCH_KERNEL_BENCH")
     if found:
         return found
     raise FileNotFoundError(
@@ -212,7 +212,7 @@ def benchmark(kernels: List[Kernel], buffers: List[Dict], args: Optional[List[st
         tmp = Path(tmp)
         toml_path = tmp / "kernels.toml"
         toml_path.write_text(manifest(kernels, buffers, args, **manifest_fields))
-        cmd = [kernel_bench_path(), "--manifest", str(toml_path), "--device", device,
+        cmd = [*kernel_bench_command(), "--manifest", str(toml_path), "--device", device,
                "--compiler", compiler]
         if device == "cpu":
             result_path = tmp / "plan.json"

@@ -1,9 +1,11 @@
 //! Shared helpers for the thin binaries in bench/: error-chain printing, exit codes, what Ctrl-C
 //! prints, number flags, list flags and the guard on output flags.
 
+pub mod launch;
 mod lists;
 mod numbers;
 pub mod output;
+pub mod tools;
 
 pub use lists::{dedup_flag, dedup_flag_by, dedup_warn, dedup_warn_by, repeats};
 pub use numbers::{

@@ -82,7 +82,9 @@ pub fn run_untraced(cmd: &[OsString]) -> Result<(ExitStatus, f64)> {
         .split_first()
         .context("no command to run: give it after `--`")?;
     let start = Instant::now();
-    let status = Command::new(prog)
+    let mut c = Command::new(prog);
+    super::tool::as_the_user_had_it(&mut c);
+    let status = c
         .args(args)
         .env_remove("CUDA_INJECTION64_PATH")
         .env_remove("NVTX_INJECTION64_PATH")

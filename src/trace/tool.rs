@@ -10,6 +10,7 @@ use super::rawfmt::{
 use super::report::{analyze_workload, WorkloadAnalysis};
 use super::workload::Workload;
 use crate::artifact::ArtifactWriter;
+use crate::cli::launch;
 use crate::cli::output::{check_output_dir, json_object_with, starts_with, DirFile, OutputDir};
 use anyhow::{bail, Context, Result};
 use std::ffi::OsString;
@@ -120,6 +121,10 @@ pub fn find_cupti(flag: Option<&Path>) -> Result<Option<PathBuf>> {
         .filter_map(std::env::var_os)
         .map(PathBuf::from)
         .chain([PathBuf::from("/usr/local/cuda")]);
+    // Then the folders the wheel's launcher found (pip's nvidia-cuda-cupti, as torch has it).
+    let launcher: Vec<PathBuf> = std::env::var_os(launch::LIB_DIRS_ENV)
+        .map(|v| std::env::split_paths(&v).collect())
+        .unwrap_or_default();
     Ok(roots
         .flat_map(|r| {
             [
@@ -127,6 +132,7 @@ pub fn find_cupti(flag: Option<&Path>) -> Result<Option<PathBuf>> {
                 r.join("extras/CUPTI/lib64/libcupti.so.13"),
             ]
         })
+        .chain(launcher.iter().map(|d| d.join("libcupti.so.13")))
         .find(|p| p.is_file()))
 }
 
@@ -255,6 +261,7 @@ pub fn run_traced(cmd: &[OsString], rec: &Recording, raw: &Path) -> Result<ExitS
         .canonicalize()
         .with_context(|| format!("resolving {}", raw.display()))?;
     let mut c = Command::new(prog);
+    as_the_user_had_it(&mut c);
     c.args(args)
         .env("CUDA_INJECTION64_PATH", rec.lib)
         // NVTX loads the same library for its ranges (its own NVTX entry point).
@@ -277,7 +284,7 @@ pub fn run_traced(cmd: &[OsString], rec: &Recording, raw: &Path) -> Result<ExitS
         let dir = super::cupti_alias::alias_dir(&raw, p)?;
         c.env(
             "LD_LIBRARY_PATH",
-            path_list_with(&dir, std::env::var_os("LD_LIBRARY_PATH")),
+            path_list_with(&dir, user_ld_library_path()),
         )
         .env(CUPTI_ALIAS_ENV, &dir);
     }
@@ -333,6 +340,30 @@ fn is_shared_object(p: &Path) -> bool {
     let mut h = [0u8; 18];
     let read = std::fs::File::open(p).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut h));
     read.is_ok() && h[..4] == *b"\x7fELF" && matches!((h[5], h[16], h[17]), (1, 3, 0) | (2, 0, 3))
+}
+
+/// The LD_LIBRARY_PATH the user had: the `opbench` launcher of the wheel adds the CUDA library
+/// folders for this binary and keeps the user's value aside (`crate::cli::launch`).
+pub(crate) fn user_ld_library_path() -> Option<OsString> {
+    if std::env::var_os(launch::LIB_DIRS_ENV).is_some() {
+        std::env::var_os(launch::USER_LD_PATH_ENV)
+    } else {
+        std::env::var_os("LD_LIBRARY_PATH")
+    }
+}
+
+/// Gives a command the environment the user started `trace` with: without the launcher's
+/// LD_LIBRARY_PATH, which would otherwise change which CUDA libraries the command loads.
+pub(crate) fn as_the_user_had_it(c: &mut Command) {
+    if std::env::var_os(launch::LIB_DIRS_ENV).is_none() {
+        return;
+    }
+    match user_ld_library_path() {
+        Some(v) => c.env("LD_LIBRARY_PATH", v),
+        None => c.env_remove("LD_LIBRARY_PATH"),
+    };
+    c.env_remove(launch::LIB_DIRS_ENV)
+        .env_remove(launch::USER_LD_PATH_ENV);
 }
 
 /// A colon-separated list (`LD_LIBRARY_PATH`, `LD_PRELOAD`) with `first` ahead of what was
