@@ -11,7 +11,7 @@
 # 127.0.0.1 with its config.json headers and checked page by page for Content-Security-Policy
 # violations. Installs Debian's chromium, Node.js and playwright-core when absent.
 # OPBENCH_BIN_DIR: a folder that already holds dashboard and summarize (scripts/test.sh passes its
-# CUDA release build, so nothing is compiled twice); without it they are built here.
+# test build, so nothing is compiled twice); without it they are built here.
 # Exits non-zero on any failure; the last line reads "browser: N passed, M failed".
 set -euo pipefail
 cd "$(dirname "$0")/.."

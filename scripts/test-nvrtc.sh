@@ -22,6 +22,6 @@ fi
 # The real NVRTC first; libcudart from the toolchain wheels; the rest are link-time stubs
 # (never called here).
 export LD_LIBRARY_PATH="$lib:$OPBENCH_CUDA_STUBS:$CUDA_ROOT/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-# --release reuses the dependencies of the CUDA release build (scripts/test.sh builds it first).
-OPBENCH_REQUIRE_NVRTC=1 OPBENCH_REQUIRE_NVCC=1 cargo test --release --features cuda \
+# The dev profile reuses scripts/test.sh's CUDA build (it builds that first).
+OPBENCH_REQUIRE_NVRTC=1 OPBENCH_REQUIRE_NVCC=1 cargo test --features cuda \
     --test kernels_nvrtc --test kernels_cpp

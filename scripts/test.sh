@@ -3,12 +3,14 @@
 # dashboard, workflow and manifest checks, and the CUDA build (through scripts/cuda-toolchain.sh
 # when no CUDA toolkit is installed) so GPU code cannot rot unseen on GPU-less machines.
 # Installs and fetches what it needs on a fresh machine (crates, Chromium, nvcc from PyPI).
-# Builds into cargo's target folder (./target or $CARGO_TARGET_DIR): one debug build (clippy's
-# check aside) for the tests, whose dashboard also renders the browser test's pages, and one
-# release build with the `cuda` feature for the NVRTC tests and the wheel (scripts/wheel.sh,
-# tried in a fresh venv by scripts/wheel-test.sh). Cargo.toml says why `cargo build` and
-# `cargo test` of one profile share every compiled crate. Set OPBENCH_SKIP_CUDA=1 to leave the
-# CUDA build and the wheel out.
+# Builds into cargo's target folder (./target or $CARGO_TARGET_DIR), all in the dev profile:
+# the tests' build, whose dashboard also renders the browser test's pages, and the build with
+# the `cuda` feature, which recompiles only what that feature changes (candle, cudarc, opbench)
+# and serves CUDA clippy, the NVRTC tests and the wheel (scripts/wheel.sh, tried in a fresh venv
+# by scripts/wheel-test.sh). Cargo.toml says why `cargo build` and `cargo test` share every
+# compiled crate. The release build is the GPU workflow's and the device scripts' (the same code
+# and features, optimised); docs/usage.md has the step times. Set OPBENCH_SKIP_CUDA=1 to leave
+# the CUDA build and the wheel out.
 # Each step prints its name and duration; a failing step is named on the last lines, which
 # always end with the plain "N passed, N failed" totals of cargo test and the browser test.
 set -euo pipefail
@@ -85,10 +87,12 @@ if [ "${OPBENCH_SKIP_CUDA:-0}" != "1" ]; then
         # shellcheck disable=SC1090
         source "$env_file"
     fi
-    step "CUDA build (cargo build --release --features cuda)"
-    cargo build --release --features cuda --locked
+    # candle-kernels' nvcc compiles use half the cores unless told (CUDAFORGE_THREADS), and
+    # nothing else can build while they run: candle waits for them.
+    step "CUDA build (cargo build --features cuda)"
+    CUDAFORGE_THREADS="${CUDAFORGE_THREADS:-$(nproc)}" cargo build --features cuda --locked
     step "cargo clippy --features cuda"
-    cargo clippy --release --features cuda --all-targets --locked -- -D warnings
+    cargo clippy --features cuda --all-targets --locked -- -D warnings
     # The CUPTI injection library of `trace` (its own small crate: about 30 s on 2 cores).
     step "trace injection library (cargo build --release -p opbench-trace-inject)"
     cargo build --release -p opbench-trace-inject --locked
@@ -97,7 +101,7 @@ if [ "${OPBENCH_SKIP_CUDA:-0}" != "1" ]; then
     step "NVRTC compilation tests (scripts/test-nvrtc.sh)"
     bash scripts/test-nvrtc.sh 2>&1 | tee "$logs/nvrtc.log"
     step "wheel (scripts/wheel.sh), installed and tried in a fresh venv (scripts/wheel-test.sh)"
-    wheel=$(bash scripts/wheel.sh | tail -1)
+    wheel=$(OPBENCH_WHEEL_PROFILE=dev bash scripts/wheel.sh | tail -1)
     bash scripts/wheel-test.sh "$wheel" 2>&1 | tee "$logs/wheel-test.log"
 fi
 

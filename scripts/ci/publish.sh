@@ -5,7 +5,7 @@
 # hash), so the deployment keeps one cached copy across sites. In GitHub Actions the history
 # page links commits to the repository (GITHUB_SERVER_URL/GITHUB_REPOSITORY). Needs no GPU.
 # OPBENCH_BIN_DIR: a folder that already holds dashboard and summarize (scripts/test.sh passes its
-# CUDA release build), instead of building them here. Runs the same way locally:
+# test build), instead of building them here. Runs the same way locally:
 #   scripts/ci/publish.sh site && xdg-open site/index.html
 set -euo pipefail
 cd "$(dirname "$0")/../.."
