@@ -72,12 +72,12 @@ cargo test --locked 2>&1 | tee "$logs/cargo-test.log"
 # CUDA steps (in its own session, stopped if the run ends early); its output follows them.
 browser_pid=""
 if [ -f scripts/browser-test.sh ]; then
+    step "scripts/browser-test.sh: started, beside the steps below"
     OPBENCH_BIN_DIR="${CARGO_TARGET_DIR:-$PWD/target}/debug" setsid bash -c \
         'bash scripts/browser-test.sh >"$1/browser-test.log" 2>&1; echo $? >"$1/browser-test.rc"' \
         _ "$logs" &
     browser_pid=$!
     browser_started=$SECONDS
-    printf '\n== scripts/browser-test.sh: started beside the steps below\n'
 fi
 
 if [ "${OPBENCH_SKIP_CUDA:-0}" != "1" ]; then
