@@ -52,6 +52,7 @@ pub const DECLARED: &[Declared] = &[
             "vectors_per_thread",
             "smem_bytes",
             "stages",
+            "code",
         ],
     },
     Declared {
@@ -74,6 +75,7 @@ pub const DECLARED: &[Declared] = &[
             "block_tile",
             "k_splits",
             "split_reduction",
+            "code",
         ],
     },
     Declared {
@@ -86,7 +88,7 @@ pub const DECLARED: &[Declared] = &[
         kind: "kernels",
         // The kernel sweep measures each block shape of a kernel as a point of its own.
         problem: &["M", "N", "K", "block"],
-        settings: &[],
+        settings: &["code"],
     },
     Declared {
         kind: "llm",
@@ -113,6 +115,8 @@ pub const DECLARED: &[Declared] = &[
             "hidden_size",
             "layers",
             "param_count",
+            // What ran (crate::code_id), on every kind that records it.
+            "code",
         ],
     },
     Declared {

@@ -2,6 +2,7 @@
 
 pub mod artifact;
 pub mod cli;
+pub mod code_id;
 pub mod comm;
 pub mod compare;
 pub mod describe;

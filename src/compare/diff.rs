@@ -526,6 +526,12 @@ pub fn compare(
         &two_machines,
         &opts.ignore_params,
     );
+    notes.extend(super::code::note(&super::code::counts(
+        &lines,
+        &base_all,
+        &head_all,
+        &opts.ignore_params,
+    )));
     for ((gpu, kind, stat), d) in &drifts {
         notes.push(format!(
             "{gpu}, {kind} {stat}: {}; our implementations are judged against that",

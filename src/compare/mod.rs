@@ -13,6 +13,7 @@
 mod boards;
 pub mod calibrate;
 pub mod cli;
+mod code;
 mod control;
 mod diff;
 pub(crate) mod drift;

@@ -5,8 +5,8 @@
 //! two times ~9% apart from one process to the next, with a tight interval in each. So on one
 //! board a verdict on our code needs to know how far the point moves between processes when
 //! the code does not change. That spread comes from replicates: processes of the same code of
-//! the point (the row's `code` setting, or the run's commit where the row has none; same launch
-//! settings) on the same board, taken from each side's own runs (several processes a side) and
+//! the point (the row's `code` setting, the hash of its GPU modules, or the run's commit where
+//! the row has none or the quantity is a host-side one; same launch settings) on the same board, taken from each side's own runs (several processes a side) and
 //! from the history (every earlier same-code run of the point on that board). The two sides are
 //! never pooled into one replicate group, so a comparison never learns its spread from itself.
 //!
@@ -27,6 +27,7 @@
 use super::boards::{board, row_of, settings};
 use super::line::{Change, Line};
 use super::verdict::{Direction, Verdict};
+use crate::compare::drift::HOST_SIDE_STATS;
 use crate::history::{HistoryPoint, HistoryRun};
 use crate::identity::is_library;
 use std::collections::{BTreeMap, BTreeSet};
@@ -43,11 +44,12 @@ pub const SAFETY: f64 = 2.0;
 pub const MIN_REPLICATES: usize = 2;
 
 /// What stands for the code of a row: its launch settings (the `code` setting among them,
-/// where the row records one), and the run's commit where it does not.
-fn code_key(run: &HistoryRun, kind: &str, row: &HistoryPoint) -> String {
+/// where the row records one), and the run's commit where it does not. A host-side quantity
+/// measures host code, which `code` (the GPU modules) does not cover: the commit stands for it.
+fn code_key(run: &HistoryRun, kind: &str, row: &HistoryPoint, stat: &str) -> String {
     let s = settings(kind, row);
     let mut key: String = s.iter().map(|(k, v)| format!("{k}={v};")).collect();
-    if !s.contains_key("code") {
+    if !s.contains_key(crate::code_id::SETTING) || HOST_SIDE_STATS.contains(&stat) {
         key.push_str(run.commit().unwrap_or("nocommit"));
         if run.record.run.git_dirty == Some(true) {
             key.push_str("+dirty");
@@ -227,7 +229,7 @@ pub fn apply(
                 let key = format!(
                     "{}|{}",
                     board(r).unwrap_or_default(),
-                    code_key(r, kind, row)
+                    code_key(r, kind, row, &l.stat)
                 );
                 groups.entry(key).or_default().push(s.p50);
             }

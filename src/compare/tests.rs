@@ -501,3 +501,126 @@ fn a_move_inside_the_points_own_range_across_boards_is_the_boards() {
         .collect();
     assert_eq!(line(&with(drawn)).label(), "SLOWER");
 }
+
+/// The committed LayerNorm artifact as a run of `commit`: our rows carry `code` (none when
+/// None) and have their medians, intervals and percentiles moved by `factor`.
+fn layernorm_run(id: &str, commit: &str, code: Option<&str>, factor: f64) -> HistoryRun {
+    let a =
+        crate::artifact::read_artifact(std::path::Path::new("artifacts/layernorm.json")).unwrap();
+    let mut r = HistoryRun::new(format!("{id}.json"), HistoryRecord::of(&a)).unwrap();
+    r.record.run.id = id.to_string();
+    r.record.run.git_commit = Some(commit.to_string());
+    r.record.run.git_dirty = Some(false);
+    for p in r
+        .record
+        .points
+        .iter_mut()
+        .filter(|p| !crate::identity::is_library(&p.implementation))
+    {
+        if let Some(c) = code {
+            p.params.insert(
+                crate::code_id::SETTING.into(),
+                crate::artifact::Param::Text(c.into()),
+            );
+        }
+        for s in p.stats.values_mut() {
+            s.p50 *= factor;
+            s.p5 *= factor;
+            s.p95 *= factor;
+            s.median_ci95 = [s.median_ci95[0] * factor, s.median_ci95[1] * factor];
+        }
+    }
+    r
+}
+
+#[test]
+fn the_code_hash_says_whether_our_code_changed_and_joins_commits_as_replicates() {
+    let opts = |history: Vec<HistoryRun>| Options {
+        history,
+        ..Options::default()
+    };
+    // Same hash at two commits: the note says so, and no line lists a changed setting.
+    let base = [layernorm_run("b", "aaaa", Some("00ab"), 1.0)];
+    let head = [layernorm_run("h", "bbbb", Some("00ab"), 1.0)];
+    let r = compare("base", &base, "head", &head, &opts(vec![]));
+    let ours = r
+        .lines
+        .iter()
+        .filter(|l| !crate::identity::is_library(&l.point.implementation))
+        .filter(|l| matches!(l.change, Change::Compared(_)))
+        .map(|l| &l.point)
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    assert!(ours > 10, "{ours}");
+    let note = r.notes.iter().find(|n| n.starts_with("code: ")).unwrap();
+    assert!(
+        note.starts_with(&format!(
+            "code: {ours} of our {ours} points ran the same GPU code"
+        )),
+        "{note}"
+    );
+    assert!(r.lines.iter().all(|l| l.settings.is_empty()));
+    // Another hash: every line of ours names it, the note counts it.
+    let changed = [layernorm_run("h", "bbbb", Some("00cd"), 1.0)];
+    let r = compare("base", &base, "head", &changed, &opts(vec![]));
+    let note = r.notes.iter().find(|n| n.starts_with("code: ")).unwrap();
+    assert!(
+        note.contains(&format!("; {ours} ran changed code")),
+        "{note}"
+    );
+    assert!(r
+        .lines
+        .iter()
+        .filter(|l| !crate::identity::is_library(&l.point.implementation))
+        .all(|l| l.settings == ["code: 00ab -> 00cd"]));
+    // No hash anywhere (the artifacts before it): no note, the commits stand for the code.
+    let plain = |id: &str, c: &str, f: f64| layernorm_run(id, c, None, f);
+    let r = compare(
+        "base",
+        &[plain("b", "aaaa", 1.0)],
+        "head",
+        &[plain("h", "bbbb", 1.0)],
+        &opts(vec![]),
+    );
+    assert!(!r.notes.iter().any(|n| n.starts_with("code: ")));
+
+    // One board, our rows 6% slower in head. Two earlier processes of the same kernels, at two
+    // other commits, moved 7% apart: with the hash they are replicates of one code, so the
+    // move lies within what unchanged code showed (threshold 2 x 7%) and nothing is SLOWER.
+    // Without it each is the only process of its commit, no replicate is left, and the rule
+    // cannot rule out a regression: UNCERTAIN, to be confirmed by interleaving.
+    let slower_lines = |code: Option<&str>| {
+        let history = vec![
+            layernorm_run("e1", "cccc", code, 1.0),
+            layernorm_run("e2", "dddd", code, 1.07),
+        ];
+        let base = [layernorm_run("b", "aaaa", code, 1.0)];
+        let head = [layernorm_run("h", "bbbb", code, 1.06)];
+        let r = compare("base", &base, "head", &head, &opts(history));
+        let ours: Vec<&Line> = r
+            .lines
+            .iter()
+            .filter(|l| !crate::identity::is_library(&l.point.implementation))
+            .filter(|l| {
+                l.rule
+                    .as_deref()
+                    .is_some_and(|x| x.starts_with("processes"))
+            })
+            .collect();
+        (
+            ours.len(),
+            ours.iter().filter(|l| l.label() == "SLOWER").count(),
+            ours.iter().filter(|l| l.label() == "SAME").count(),
+        )
+    };
+    let (judged, slower, same) = slower_lines(Some("00ab"));
+    assert!(judged > 10, "{judged}");
+    assert_eq!((slower, same), (0, judged), "with the hash");
+    let (judged_plain, slower_plain, same_plain) = slower_lines(None);
+    assert_eq!(judged_plain, judged);
+    assert_eq!(
+        (slower_plain, same_plain),
+        (0, 0),
+        "without the hash: UNCERTAIN"
+    );
+}

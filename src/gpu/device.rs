@@ -147,7 +147,9 @@ impl Gpu {
     }
 
     /// Loads (once) a function from one of our PTX modules, on this stream's context.
+    /// The module's bytes are recorded for the rows' `code` setting (`crate::code_id`).
     pub fn function(&self, module: &str, ptx: &str, name: &str) -> Result<CudaFunction> {
+        crate::code_id::record_module(module, ptx.as_bytes());
         Ok(self
             .cuda
             .get_or_load_custom_func(name, module, ptx)

@@ -295,11 +295,12 @@ where
         } else {
             None
         };
-        let row = report::with_plan(
+        let mut row = report::with_plan(
             report::point_row(OPBENCH, shape, dtype, name, eps),
             &kernel.plan,
         )
         .param("device", "cuda");
+        crate::code_id::tag(&mut row, &["layernorm"]);
         let mut ours_row = if ours_check.passed {
             for yj in ys.iter_mut().take(used) {
                 gpu.poison(yj)?;

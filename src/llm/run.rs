@@ -481,6 +481,9 @@ pub fn run(o: &BenchOptions) -> Result<Vec<ResultRow>> {
                 };
                 match res {
                     Ok(()) => {
+                        if imp == Impl::Opbench {
+                            crate::code_id::tag(&mut row, &["decode_"]);
+                        }
                         let dt = l.model.dtype.size_in_bytes();
                         add_bound(
                             &mut row,

@@ -387,6 +387,21 @@ fn dynamic_smem(imp: Impl) -> Option<u32> {
     }
 }
 
+/// The PTX modules an implementation's kernels come from (for its rows' `code` setting).
+pub fn modules_of(imp: Impl) -> Vec<&'static str> {
+    let mut m: Vec<&'static str> = imp
+        .gpu_dtypes()
+        .iter()
+        .filter_map(|&d| entry(imp, d).map(|(module, _, _)| module))
+        .collect();
+    if !TmaKernel::of(imp).is_empty() {
+        m.push("gemm_tc_tma");
+    }
+    m.sort_unstable();
+    m.dedup();
+    m
+}
+
 /// Every ladder kernel, loaded.
 pub struct Kernels {
     funcs: HashMap<(Impl, Dtype), CudaFunction>,

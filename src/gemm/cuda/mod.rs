@@ -273,6 +273,9 @@ fn run_point(
         }
         progress.start(p.progress_label(imp));
         let mut row = base_row(&p.shape, d, imp);
+        if imp != Impl::Cublas {
+            crate::code_id::tag(&mut row, &kernels::modules_of(imp));
+        }
         if let Some(plan) = ctx
             .kernels
             .split_plan(&ctx.s.gpu, imp, p.shape.m, p.shape.n, p.shape.k)

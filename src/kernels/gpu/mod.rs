@@ -19,6 +19,9 @@ use cudarc::driver::sys::{CUfunction_attribute, CUresult};
 use cudarc::driver::{CudaFunction, DriverError};
 use cudarc::nvrtc::Ptx;
 
+/// The name the user's module is recorded under for its rows' `code` (crate::code_id).
+pub const CODE_MODULE: &str = "kernel_bench";
+
 /// Static shared memory a block may use without opting in.
 const DEFAULT_SHARED_LIMIT: u32 = 48 * 1024;
 
@@ -51,8 +54,14 @@ pub fn run(args: &Args, plan: &Plan, source: &Source) -> Result<RunEnd> {
         eprintln!("{n}");
     }
     let image = match &compiled.image {
-        Image::Ptx(p) => Ptx::from_src(p.clone()),
-        Image::Cubin(b) => Ptx::from_binary(b.clone()),
+        Image::Ptx(p) => {
+            crate::code_id::replace_module(CODE_MODULE, p.as_bytes());
+            Ptx::from_src(p.clone())
+        }
+        Image::Cubin(b) => {
+            crate::code_id::replace_module(CODE_MODULE, b);
+            Ptx::from_binary(b.clone())
+        }
     };
     let module = gpu.ctx.load_module(image).with_context(|| {
         format!(

@@ -200,6 +200,7 @@ impl Run<'_> {
             r = r.param(k, *v);
         }
         r = r.param("block", block_label(p.block));
+        crate::code_id::tag(&mut r, &[super::CODE_MODULE]);
         r.notes.push(format!(
             "grid {}x{}x{}, block {}x{}x{}, dynamic shared memory {} B",
             p.grid[0], p.grid[1], p.grid[2], p.block[0], p.block[1], p.block[2], p.shared_bytes
