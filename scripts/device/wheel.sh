@@ -38,7 +38,7 @@ fi
 {
     nvidia-smi --query-gpu=name,uuid,driver_version,clocks.max.sm --format=csv || echo "no nvidia-smi"
     python3 --version
-    ldd --version | head -1
+    ldd --version 2>&1 | sed -n 1p
     for t in cargo rustc nvcc; do command -v "$t" >/dev/null && echo "$t: $(command -v "$t")" || echo "$t: none"; done
     python3 -c "import torch; print('torch', torch.__version__, 'CUDA', torch.version.cuda)" || true
     echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"

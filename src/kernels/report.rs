@@ -9,10 +9,11 @@ use std::fmt::Write;
 const MEM_PCT: &str = "ncu_memory_throughput_pct";
 const SM_PCT: &str = "ncu_compute_throughput_pct";
 
+/// The problem a row measured (block shape and run settings such as `code` left out).
 fn group_key(r: &ResultRow) -> String {
     r.params
         .iter()
-        .filter(|(k, _)| k.as_str() != "block")
+        .filter(|(k, _)| k.as_str() != "block" && !crate::identity::is_setting("kernels", k))
         .map(|(k, v)| format!("{k}={v}"))
         .collect::<Vec<_>>()
         .join(" ")
@@ -241,12 +242,13 @@ mod tests {
             row("matmul_tiled", 256, "16x16", 10.0, Some(20.0)),
             failed,
             row("matmul_naive", 512, "16x16", 300.0, None),
-            row("matmul_2d", 512, "256", 30.0, None),
+            row("matmul_2d", 512, "256", 30.0, None).param("code", "00ab"),
         ]);
         let text = render(&a);
         let g256 = text.find("== N=256 ==").unwrap();
         let g512 = text.find("== N=512 ==").unwrap();
         assert!(g256 < g512);
+        assert!(!text.contains("code="), "a setting is no group:\n{text}");
         let first = &text[g256..g512];
         let tiled = first.find("matmul_tiled     16x16").unwrap();
         let naive = first.find("matmul_naive").unwrap();
