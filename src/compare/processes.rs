@@ -6,9 +6,10 @@
 //! board a verdict on our code needs to know how far the point moves between processes when
 //! the code does not change. That spread comes from replicates: processes of the same code of
 //! the point (the row's `code` setting, the hash of its GPU modules, or the run's commit where
-//! the row has none or the quantity is a host-side one; same launch settings) on the same board, taken from each side's own runs (several processes a side) and
-//! from the history (every earlier same-code run of the point on that board). The two sides are
-//! never pooled into one replicate group, so a comparison never learns its spread from itself.
+//! the row has none or the quantity is a host-side one; same launch settings) on the same
+//! board, taken from each side's own runs (several processes a side) and from the history
+//! (every earlier same-code run of the point on that board). The two sides are never pooled
+//! into one replicate group, so a comparison never learns its spread from itself.
 //!
 //! With `S` the largest distance between two replicates of one group (as a ratio), the change
 //! `r` = median of head's process medians / median of base's, and the threshold
