@@ -7,8 +7,8 @@
 //! GPU. So two runs at different commits whose rows carry one `code` ran the same kernels, and
 //! the gate may take the one as a replicate of the other (`compare::processes`,
 //! `compare::calibrate`); a row without it leaves the commit to stand for the code. The hash is
-//! FNV-1a over names and bytes: stable across builds, toolchains and machines, unlike std's
-//! hasher.
+//! FNV-1a over names and bytes (PTX without its source locations, [`hash_module`]): stable across
+//! builds, checkouts and machines, unlike std's hasher.
 
 use crate::artifact::ResultRow;
 use std::collections::BTreeMap;
@@ -50,12 +50,33 @@ pub fn combine<'a>(modules: impl IntoIterator<Item = (&'a str, u64)>) -> String 
     format!("{h:016x}")
 }
 
+/// The hash of a module's code. For PTX: every line but its source locations (`.file` and
+/// `.loc`, the line info `-lineinfo` adds), which name the build folder and move with any edit
+/// above them, so one source built in two checkouts, or edited only in its comments, hashes
+/// alike. Other bytes (a cubin) are hashed whole.
+pub fn hash_module(bytes: &[u8]) -> u64 {
+    let text = match std::str::from_utf8(bytes) {
+        Ok(t) if t.contains(".target") => t,
+        _ => return hash_bytes(bytes),
+    };
+    let mut h = FNV_OFFSET;
+    for line in text.lines() {
+        let t = line.trim_start();
+        if t.starts_with(".file") || t.starts_with(".loc") {
+            continue;
+        }
+        h = fnv1a(h, line.as_bytes());
+        h = fnv1a(h, b"\n");
+    }
+    h
+}
+
 /// Records a module this process loaded. Like the driver's module cache (cudarc loads a name
 /// once), the first bytes under a name are the ones kept.
 pub fn record_module(name: &str, bytes: &[u8]) {
     let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
     if !loaded.contains_key(name) {
-        loaded.insert(name.to_string(), hash_bytes(bytes));
+        loaded.insert(name.to_string(), hash_module(bytes));
     }
 }
 
@@ -63,7 +84,7 @@ pub fn record_module(name: &str, bytes: &[u8]) {
 /// a rebuild): these bytes replace any earlier ones.
 pub fn replace_module(name: &str, bytes: &[u8]) {
     let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
-    loaded.insert(name.to_string(), hash_bytes(bytes));
+    loaded.insert(name.to_string(), hash_module(bytes));
 }
 
 /// The `code` of the loaded modules whose names start with one of `prefixes`; None when none
@@ -107,6 +128,21 @@ mod tests {
         let y = ("decode_attn", hash_bytes(b"t"));
         assert_eq!(combine([x, y]), combine([y, x]));
         assert_ne!(combine([x, y]), combine([x]));
+    }
+
+    #[test]
+    fn ptx_hashes_without_its_source_locations_and_with_every_instruction() {
+        let ptx = |dir: &str, line: u32, op: &str| {
+            format!(
+                "//\n.version 8.8\n.target sm_90\n\t.file\t1 \"{dir}/kernels/ln.cu\"\n\
+                 .entry k()\n{{\n\t.loc\t1 {line} 5\n\t{op}.f32 %f1, %f2, %f3;\n}}\n"
+            )
+        };
+        let a = hash_module(ptx("/work/main", 40, "add").as_bytes());
+        assert_eq!(a, hash_module(ptx("/tmp/wb", 41, "add").as_bytes()));
+        assert_ne!(a, hash_module(ptx("/work/main", 40, "mul").as_bytes()));
+        // Not PTX (a cubin's bytes): hashed whole.
+        assert_eq!(hash_module(b"\x7fELF.file"), hash_bytes(b"\x7fELF.file"));
     }
 
     #[test]

@@ -473,3 +473,64 @@ fn a_board_effect_on_a_one_block_kernel_is_judged_against_the_points_other_board
         "{err}"
     );
 }
+
+#[test]
+fn history_calibrate_writes_the_rates_that_compare_then_prints() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let arts = d.join("artifacts");
+    let mut a = opbench::artifact::read_artifact(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("artifacts/layernorm.json")
+            .as_path(),
+    )
+    .unwrap();
+    let mut ids = Vec::new();
+    for i in 0..2 {
+        a.run.id = format!("20261203T00000{i}Z-cafe000{i}");
+        write_json_atomic(&arts.join(format!("layernorm-{i}.json")), &a).unwrap();
+        ids.push(a.run.id.clone());
+    }
+    let json = arts.join("calibration.json");
+    let o = bin(
+        "history",
+        &[
+            "calibrate",
+            "--artifacts",
+            "artifacts",
+            "--processes",
+            "1,2",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        d,
+    );
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    assert!(out.contains("layernorm") && out.contains("0 of 1"), "{out}");
+    let f: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(f["runs"], 2);
+    assert_eq!(f["groups"][0]["pairs"], 1);
+
+    // compare reads it from --artifacts (and does not take it for a run).
+    let o = bin("compare", &["--base", &ids[0], "--head", &ids[1]], d);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(!err.contains("calibration.json"), "{err}");
+    assert!(
+        out.contains("calibration (layernorm, one board, 1 process(es) a side;")
+            && out.contains("0 of 1 same-code pairs raised a false alarm"),
+        "{out}"
+    );
+
+    // A damaged file is a warning that names it; the comparison goes on.
+    std::fs::write(&json, "{").unwrap();
+    let o = bin("compare", &["--base", &ids[0], "--head", &ids[1]], d);
+    let (_, err) = text(&o);
+    assert!(o.status.success());
+    assert!(
+        err.contains("calibration.json: not a calibration file"),
+        "{err}"
+    );
+}

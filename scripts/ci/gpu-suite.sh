@@ -19,6 +19,7 @@
 #   OPBENCH_GIT_COMMIT, OPBENCH_GIT_DIRTY   the commit the runs belong to (default: git)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source scripts/ci/lib.sh
 out=target/gpu-suite
 artifacts=artifacts
 record=1
@@ -73,20 +74,16 @@ else
         fi
     fi
     cargo build --release --locked "${features[@]}" \
-        --bin layernorm_bench --bin gemm_bench --bin llm_bench --bin history
+        --bin layernorm_bench --bin gemm_bench --bin llm_bench --bin history --bin compare
     bin="$CARGO_TARGET_DIR/release"
 fi
 
 read -r -a kinds <<<"${OPBENCH_SUITE_KINDS:-layernorm gemm llm}"
 failed=()
 for kind in "${kinds[@]}"; do
-    case "$kind" in
-        layernorm) extra="${OPBENCH_LAYERNORM_ARGS:-}" ;;
-        gemm) extra="${OPBENCH_GEMM_ARGS:-}" ;;
-        llm) extra="${OPBENCH_LLM_ARGS:---weights random --config tinyllama-1.1b}" ;;
-        *) echo "gpu-suite: unknown kind $kind" >&2; exit 2 ;;
-    esac
-    read -r -a extra_args <<<"$extra"
+    extra=$(suite_args "$kind") || exit 2
+    mapfile -t extra_args <<<"$extra"
+    [ -n "$extra" ] || extra_args=()
     echo "== $kind: ${kind}_bench --device $device ${extra_args[*]} --out $out/$kind.json"
     if "$bin/${kind}_bench" --device "$device" "${extra_args[@]}" --out "$out/$kind.json" \
         >"$out/$kind.log" 2>&1; then

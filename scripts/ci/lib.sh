@@ -25,3 +25,18 @@ ci_pip() {
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$@" \
         >>"$venv/install.log" 2>&1
 }
+
+# suite_args KIND: the suite's arguments of KIND's benchmark (scripts/ci/gpu-suite.sh), from
+# OPBENCH_<KIND>_ARGS, one word per line; the gate's confirmation runs the same points.
+suite_args() {
+    local extra
+    case "$1" in
+        layernorm) extra="${OPBENCH_LAYERNORM_ARGS:-}" ;;
+        gemm) extra="${OPBENCH_GEMM_ARGS:-}" ;;
+        llm) extra="${OPBENCH_LLM_ARGS:---weights random --config tinyllama-1.1b}" ;;
+        *) echo "ci: unknown suite kind $1 (layernorm, gemm, llm)" >&2; return 2 ;;
+    esac
+    local words
+    read -r -a words <<<"$extra"
+    [ ${#words[@]} -eq 0 ] || printf '%s\n' "${words[@]}"
+}

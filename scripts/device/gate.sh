@@ -10,8 +10,8 @@
 # Build here: cargo build --release --features cuda --bin layernorm_bench --bin gemm_bench
 #   --bin llm_bench --bin kernel_bench --bin opbench_env, then xz each into DIR/ (and the head
 #   build's layernorm_bench into DIR/head/). Or, with OPBENCH=VENV/bin/opbench, the commands
-#   of a wheel installed there (scripts/device/wheel.sh tries one): one carried wheel instead
-#   of five binaries.
+#   of a wheel installed there; or with WHEEL=NAME.whl[.tar.xz] (scripts/device/wheel-lib.sh),
+#   that wheel installed into a fresh venv first: one carried wheel instead of five binaries.
 # Run there: OPBENCH_GIT_COMMIT=<sha> HEAD_COMMIT=<sha> bash scripts/device/gate.sh DIR
 set -uo pipefail
 dir=${1:?usage: gate.sh DIR_WITH_XZ_BINARIES}
@@ -30,6 +30,11 @@ for b in layernorm_bench gemm_bench llm_bench kernel_bench opbench_env; do
     [ -f "$dir/$b.xz" ] && { xz -dc "$dir/$b.xz" > "$bin/base/$b" && chmod +x "$bin/base/$b"; }
     [ -f "$dir/head/$b.xz" ] && { xz -dc "$dir/head/$b.xz" > "$bin/head/$b" && chmod +x "$bin/head/$b"; }
 done
+if [ -n "${WHEEL:-}" ]; then
+    source "$(dirname "$0")/wheel-lib.sh"
+    wheel_venv /tmp/gate-venv "$WHEEL"
+    OPBENCH=/tmp/gate-venv/bin/opbench
+fi
 # OPBENCH: the `opbench` launcher of an installed wheel, standing in for every base tool.
 if [ -n "${OPBENCH:-}" ]; then
     for t in layernorm_bench gemm_bench llm_bench kernel_bench opbench_env; do

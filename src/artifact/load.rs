@@ -9,6 +9,9 @@ use std::path::{Path, PathBuf};
 /// The merged file `summarize` writes beside the artifacts; never read back as an input.
 pub const SUMMARY_JSON: &str = "summary.json";
 
+/// The gate's calibration (`history calibrate --json`, `compare::calibrate`), not a run.
+pub const CALIBRATION_JSON: &str = "calibration.json";
+
 /// One artifact as loaded from disk.
 #[derive(Debug, Clone)]
 pub struct Loaded {
@@ -23,6 +26,7 @@ pub fn is_artifact_file(path: &Path) -> bool {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     name.ends_with(".json")
         && name != SUMMARY_JSON
+        && name != CALIBRATION_JSON
         && !name.starts_with('.')
         && !name.ends_with(".trace.json")
 }

@@ -23,7 +23,7 @@ pub use io::{
 };
 pub use load::{
     is_artifact_file, load_dir, load_dir_with_hint, symlink_warning, with_hint, Loaded,
-    SKIPPED_PREFIX, SKIP_INVALID_HINT, SUMMARY_JSON,
+    CALIBRATION_JSON, SKIPPED_PREFIX, SKIP_INVALID_HINT, SUMMARY_JSON,
 };
 pub use replace::{check_replace, device_of};
 pub use validate::{is_nonnegative_metric, validate};

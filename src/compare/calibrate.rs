@@ -1,8 +1,10 @@
 //! Calibration of the gate: its false-alarm rate on same-code pairs and its power on planted
 //! slowdowns, per kind, GPU and scope (one board, or two), from a pool of runs.
 //!
-//! A same-code pair is two runs of one kind on one GPU model from the same clean commit. Each
-//! pair is compared as `compare` would, with the history minus the pair's two runs (the pair
+//! A same-code pair is two runs of one kind on one GPU model that ran the same code: every row
+//! of ours in both carries a `code` hash (`crate::code_id`) and the two runs' sets of hashes are
+//! equal, whatever their commits; runs with a row of ours that has no hash pair only within one
+//! clean commit. Each pair is compared as `compare` would, with the history minus the pair's two runs (the pair
 //! never teaches the gate its own spread). A pair raises a false alarm when any line of our
 //! code is FASTER, SLOWER or FAILED. "Decided" counts our GPU-time lines (durations, host-side
 //! quantities left out) that are SAME, FASTER or SLOWER. Power: head's rows of our code whose
@@ -12,11 +14,13 @@
 use super::diff::{compare, Options};
 use super::line::Change;
 use super::verdict::{Direction, Verdict};
+use crate::code_id::SETTING;
 use crate::compare::drift::HOST_SIDE_STATS;
 use crate::history::HistoryRun;
 use crate::identity::is_library;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::path::Path;
 
 /// The planted slowdowns.
 pub const PLANTS: [f64; 3] = [0.02, 0.05, 0.10];
@@ -25,7 +29,7 @@ pub const PLANTS: [f64; 3] = [0.02, 0.05, 0.10];
 pub const PLANT_MIN_US: f64 = 10.0;
 
 /// One calibration group's figures.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Calibration {
     pub kind: String,
     pub gpu: String,
@@ -40,6 +44,12 @@ pub struct Calibration {
     /// Per planted slowdown (as in [`PLANTS`]): lines planted and lines caught as SLOWER.
     pub planted_lines: Vec<usize>,
     pub caught_lines: Vec<usize>,
+    /// Runs a side in each pair.
+    pub processes: usize,
+    /// The boards (GPU serials), commits and drivers of the runs behind the pairs, sorted.
+    pub boards: Vec<String>,
+    pub commits: Vec<String>,
+    pub drivers: Vec<String>,
 }
 
 impl Calibration {
@@ -113,97 +123,306 @@ fn planted(base: &HistoryRun, head: &HistoryRun, p: f64) -> HistoryRun {
     h
 }
 
+/// What ran, as a group key: the set of our rows' `code` hashes when every row of ours has one,
+/// else the commit. None for a run that cannot be placed (no commit and no hashes).
+pub fn code_key(r: &HistoryRun) -> Option<String> {
+    let mut hashes = std::collections::BTreeSet::new();
+    let mut ours = 0;
+    for row in r
+        .record
+        .points
+        .iter()
+        .filter(|p| !is_library(&p.implementation))
+    {
+        ours += 1;
+        match row.params.get(SETTING) {
+            Some(c) => {
+                hashes.insert(c.to_string());
+            }
+            None => {
+                return r.commit().map(|c| format!("commit {c}"));
+            }
+        }
+    }
+    if ours == 0 {
+        return r.commit().map(|c| format!("commit {c}"));
+    }
+    Some(format!(
+        "code {}",
+        hashes.into_iter().collect::<Vec<_>>().join(",")
+    ))
+}
+
 fn board(r: &HistoryRun) -> Option<String> {
     r.record.env.gpu.as_ref().map(|g| g.board_label())
 }
 
-/// Calibrates the gate on every same-code pair in `runs` (see the module's comment).
-pub fn calibrate(runs: &[HistoryRun], min_effect: f64) -> Vec<Calibration> {
+/// Where the history page and `compare` look for the calibration: `<artifacts>/calibration.json`.
+pub use crate::artifact::CALIBRATION_JSON;
+
+/// The calibration with what it was computed from and with.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CalibrationFile {
+    pub schema_version: u32,
+    pub computed_utc: String,
+    /// The opbench commit whose gate was calibrated (`OPBENCH_GIT_COMMIT`, else git).
+    pub opbench_commit: Option<String>,
+    /// The folder of runs, as given, and how many runs it held.
+    pub source: String,
+    pub runs: usize,
+    pub min_effect: f64,
+    pub plants: Vec<f64>,
+    pub plant_min_us: f64,
+    pub groups: Vec<Calibration>,
+}
+
+impl CalibrationFile {
+    pub fn new(source: &str, runs: usize, min_effect: f64, groups: Vec<Calibration>) -> Self {
+        CalibrationFile {
+            schema_version: 1,
+            computed_utc: crate::env::now_utc(),
+            opbench_commit: crate::env::git_state().0,
+            source: source.to_string(),
+            runs,
+            min_effect,
+            plants: PLANTS.to_vec(),
+            plant_min_us: PLANT_MIN_US,
+            groups,
+        }
+    }
+
+    /// Reads `path`; Ok(None) when there is no such file, an error naming it when it is not
+    /// one `history calibrate --json` wrote.
+    pub fn read(path: &Path) -> anyhow::Result<Option<Self>> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => anyhow::bail!("{}: {e}", path.display()),
+        };
+        let f: CalibrationFile = serde_json::from_str(&text).map_err(|e| {
+            anyhow::anyhow!(
+                "{}: not a calibration file ({e}); write it again with `history calibrate \
+                 --json {}`",
+                path.display(),
+                path.display()
+            )
+        })?;
+        if f.groups.iter().any(|g| {
+            g.planted_lines.len() != f.plants.len() || g.caught_lines.len() != f.plants.len()
+        }) {
+            anyhow::bail!(
+                "{}: a group's planted_lines or caught_lines does not have one entry per plant \
+                 ({:?}); write it again with `history calibrate --json`",
+                path.display(),
+                f.plants
+            );
+        }
+        Ok(Some(f))
+    }
+
+    /// One line per group of `kind` on `gpu` for compare's notes: the false alarms and the
+    /// power at a 5% slowdown.
+    pub fn lines_for(&self, kind: &str, gpu: &str) -> Vec<String> {
+        let five = self.plants.iter().position(|p| (*p - 0.05).abs() < 1e-9);
+        self.groups
+            .iter()
+            .filter(|g| g.kind == kind && g.gpu == gpu)
+            .map(|g| {
+                let power = match five {
+                    Some(i) if g.planted_lines[i] > 0 => format!(
+                        "; a planted 5% slowdown caught at {} of {} of our rows of >= {} us",
+                        g.caught_lines[i], g.planted_lines[i], self.plant_min_us
+                    ),
+                    _ => String::new(),
+                };
+                format!(
+                    "calibration ({kind}, {}, {} process(es) a side; {}): {} of {} same-code \
+                     pairs raised a false alarm{power}",
+                    g.scope,
+                    g.processes,
+                    self.computed_utc.get(..10).unwrap_or(&self.computed_utc),
+                    g.false_alarm_pairs,
+                    g.pairs
+                )
+            })
+            .collect()
+    }
+}
+
+/// Pairs of one group and scope are capped at this many (taken evenly from all of them), so a
+/// long history calibrates in seconds.
+pub const MAX_PAIRS: usize = 60;
+
+/// The `k`-subsets of `0..n`, in lexicographic order.
+fn subsets(n: usize, k: usize) -> Vec<Vec<usize>> {
+    let mut out = Vec::new();
+    let mut cur = Vec::new();
+    fn go(start: usize, n: usize, k: usize, cur: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) {
+        if cur.len() == k {
+            out.push(cur.clone());
+            return;
+        }
+        for i in start..n {
+            if n - i < k - cur.len() {
+                break;
+            }
+            cur.push(i);
+            go(i + 1, n, k, cur, out);
+            cur.pop();
+        }
+    }
+    if k > 0 && k <= n {
+        go(0, n, k, &mut cur, &mut out);
+    }
+    out
+}
+
+/// Every `MAX_PAIRS`-th share of `v`, evenly spread, when it holds more.
+fn capped<T: Clone>(v: Vec<T>) -> Vec<T> {
+    if v.len() <= MAX_PAIRS {
+        return v;
+    }
+    (0..MAX_PAIRS)
+        .map(|i| v[i * v.len() / MAX_PAIRS].clone())
+        .collect()
+}
+
+/// The sides of a group's pairs: `processes` same-code runs a side, disjoint, both on one
+/// board ("one board") or each on its own ("two boards").
+fn sides<'a>(
+    same: &[&'a HistoryRun],
+    processes: usize,
+) -> Vec<(&'static str, Vec<&'a HistoryRun>, Vec<&'a HistoryRun>)> {
+    let mut by_board: BTreeMap<String, Vec<&HistoryRun>> = BTreeMap::new();
+    for r in same {
+        by_board
+            .entry(board(r).unwrap_or_default())
+            .or_default()
+            .push(r);
+    }
+    let pick = |runs: &[&'a HistoryRun], idx: &[usize]| -> Vec<&'a HistoryRun> {
+        idx.iter().map(|i| runs[*i]).collect()
+    };
+    let mut out = Vec::new();
+    let boards: Vec<(&String, &Vec<&HistoryRun>)> = by_board.iter().collect();
+    for (bi, (name, runs)) in boards.iter().enumerate() {
+        let subs = subsets(runs.len(), processes);
+        // One board: two disjoint subsets, each pair once. A run without a board is not known
+        // to share one with any other.
+        if !name.is_empty() {
+            let mut one = Vec::new();
+            for (i, a) in subs.iter().enumerate() {
+                for b in &subs[i + 1..] {
+                    if a.iter().all(|x| !b.contains(x)) {
+                        one.push(("one board", pick(runs, a), pick(runs, b)));
+                    }
+                }
+            }
+            out.extend(capped(one));
+        }
+        let mut two = Vec::new();
+        for (_, other) in &boards[bi + 1..] {
+            for a in &subs {
+                for b in subsets(other.len(), processes) {
+                    two.push(("two boards", pick(runs, a), pick(other, &b)));
+                }
+            }
+        }
+        out.extend(capped(two));
+    }
+    out
+}
+
+/// Calibrates the gate on every same-code pair in `runs` (see the module's comment), with
+/// `processes` runs a side.
+pub fn calibrate(runs: &[HistoryRun], min_effect: f64, processes: usize) -> Vec<Calibration> {
     let mut groups: BTreeMap<(String, String, String), Vec<&HistoryRun>> = BTreeMap::new();
     for r in runs
         .iter()
-        .filter(|r| !r.synthetic() && r.commit().is_some() && r.record.run.git_dirty != Some(true))
+        .filter(|r| !r.synthetic() && r.record.run.git_dirty != Some(true))
     {
-        let key = (
-            r.kind().to_string(),
-            r.gpu(),
-            r.commit().unwrap().to_string(),
-        );
-        groups.entry(key).or_default().push(r);
+        if let Some(code) = code_key(r) {
+            groups
+                .entry((r.kind().to_string(), r.gpu(), code))
+                .or_default()
+                .push(r);
+        }
     }
     let mut out: BTreeMap<(String, String, String), Calibration> = BTreeMap::new();
     for ((kind, gpu, _), mut same) in groups {
         same.sort_by(|a, b| (a.started(), a.run_id()).cmp(&(b.started(), b.run_id())));
-        for i in 0..same.len() {
-            for j in i + 1..same.len() {
-                let (a, b) = (same[i], same[j]);
-                let scope = if board(a).is_some() && board(a) == board(b) {
-                    "one board"
-                } else {
-                    "two boards"
-                };
-                let opts = Options {
-                    min_effect,
-                    history: runs
-                        .iter()
-                        .filter(|r| r.run_id() != a.run_id() && r.run_id() != b.run_id())
-                        .cloned()
-                        .collect(),
-                    ..Options::default()
-                };
-                let c = out
-                    .entry((kind.clone(), gpu.clone(), scope.to_string()))
-                    .or_insert_with(|| Calibration {
-                        kind: kind.clone(),
-                        gpu: gpu.clone(),
-                        scope: scope.to_string(),
-                        planted_lines: vec![0; PLANTS.len()],
-                        caught_lines: vec![0; PLANTS.len()],
-                        ..Calibration::default()
-                    });
-                let report = compare(
-                    "a",
-                    std::slice::from_ref(a),
-                    "b",
-                    std::slice::from_ref(b),
-                    &opts,
-                );
-                let ours = report
+        for (scope, a, b) in sides(&same, processes) {
+            let own: Vec<&str> = a.iter().chain(&b).map(|r| r.run_id()).collect();
+            let opts = Options {
+                min_effect,
+                history: runs
+                    .iter()
+                    .filter(|r| !own.contains(&r.run_id()))
+                    .cloned()
+                    .collect(),
+                ..Options::default()
+            };
+            let c = out
+                .entry((kind.clone(), gpu.clone(), scope.to_string()))
+                .or_insert_with(|| Calibration {
+                    kind: kind.clone(),
+                    gpu: gpu.clone(),
+                    scope: scope.to_string(),
+                    processes,
+                    planted_lines: vec![0; PLANTS.len()],
+                    caught_lines: vec![0; PLANTS.len()],
+                    ..Calibration::default()
+                });
+            let base: Vec<HistoryRun> = a.iter().map(|r| (*r).clone()).collect();
+            let head: Vec<HistoryRun> = b.iter().map(|r| (*r).clone()).collect();
+            let report = compare("a", &base, "b", &head, &opts);
+            let mut alarm = false;
+            for l in report
+                .lines
+                .iter()
+                .filter(|l| !is_library(&l.point.implementation))
+            {
+                alarm |= matches!(l.change, Change::Failed)
+                    || matches!(l.verdict(), Some(Verdict::Faster | Verdict::Slower));
+                let gpu_time = l
+                    .base
+                    .as_ref()
+                    .is_some_and(|s| gpu_time_us(&l.stat, s.p50).is_some());
+                if let (Some(v), true) = (l.verdict(), gpu_time) {
+                    c.our_lines += 1;
+                    c.decided_lines += usize::from(v != Verdict::Uncertain);
+                }
+            }
+            c.pairs += 1;
+            c.false_alarm_pairs += usize::from(alarm);
+            for r in a.iter().chain(&b) {
+                if let Some(bd) = board(r) {
+                    insert_sorted(&mut c.boards, bd);
+                }
+                if let Some(cm) = r.commit() {
+                    insert_sorted(&mut c.commits, cm.to_string());
+                }
+                if let Some(g) = &r.record.env.gpu {
+                    insert_sorted(&mut c.drivers, g.driver_version.clone());
+                }
+            }
+            for (k, p) in PLANTS.iter().enumerate() {
+                let planted_head: Vec<HistoryRun> =
+                    head.iter().map(|h| planted(&base[0], h, *p)).collect();
+                let report = compare("a", &base, "b", &planted_head, &opts);
+                for l in report
                     .lines
                     .iter()
-                    .filter(|l| !is_library(&l.point.implementation));
-                let mut alarm = false;
-                for l in ours {
-                    alarm |= matches!(l.change, Change::Failed)
-                        || matches!(l.verdict(), Some(Verdict::Faster | Verdict::Slower));
-                    let gpu_time = l
+                    .filter(|l| !is_library(&l.point.implementation))
+                {
+                    let long = l
                         .base
                         .as_ref()
-                        .is_some_and(|s| gpu_time_us(&l.stat, s.p50).is_some());
-                    if let (Some(v), true) = (l.verdict(), gpu_time) {
-                        c.our_lines += 1;
-                        c.decided_lines += usize::from(v != Verdict::Uncertain);
-                    }
-                }
-                c.pairs += 1;
-                c.false_alarm_pairs += usize::from(alarm);
-                for (k, p) in PLANTS.iter().enumerate() {
-                    let h = planted(a, b, *p);
-                    let report = compare("a", std::slice::from_ref(a), "b", &[h], &opts);
-                    for l in report
-                        .lines
-                        .iter()
-                        .filter(|l| !is_library(&l.point.implementation))
-                    {
-                        let long = l
-                            .base
-                            .as_ref()
-                            .and_then(|s| gpu_time_us(&l.stat, s.p50))
-                            .is_some_and(|us| us >= PLANT_MIN_US);
-                        if long && l.verdict().is_some() {
-                            c.planted_lines[k] += 1;
-                            c.caught_lines[k] += usize::from(l.verdict() == Some(Verdict::Slower));
-                        }
+                        .and_then(|s| gpu_time_us(&l.stat, s.p50))
+                        .is_some_and(|us| us >= PLANT_MIN_US);
+                    if long && l.verdict().is_some() {
+                        c.planted_lines[k] += 1;
+                        c.caught_lines[k] += usize::from(l.verdict() == Some(Verdict::Slower));
                     }
                 }
             }
@@ -212,11 +431,26 @@ pub fn calibrate(runs: &[HistoryRun], min_effect: f64) -> Vec<Calibration> {
     out.into_values().collect()
 }
 
+fn insert_sorted(v: &mut Vec<String>, x: String) {
+    if let Err(i) = v.binary_search(&x) {
+        v.insert(i, x);
+    }
+}
+
 /// The calibration as a text table.
 pub fn table(cals: &[Calibration]) -> String {
     let mut s = format!(
-        "{:<10} {:<22} {:<10} {:>5} {:>12} {:>9} {:>8} {:>8} {:>8}\n",
-        "kind", "GPU", "scope", "pairs", "false alarm", "decided", "2% slow", "5% slow", "10% slow"
+        "{:<10} {:<22} {:<10} {:>5} {:>5} {:>12} {:>9} {:>8} {:>8} {:>8}\n",
+        "kind",
+        "GPU",
+        "scope",
+        "procs",
+        "pairs",
+        "false alarm",
+        "decided",
+        "2% slow",
+        "5% slow",
+        "10% slow"
     );
     let pct = |x: f64| {
         if x.is_nan() {
@@ -227,10 +461,11 @@ pub fn table(cals: &[Calibration]) -> String {
     };
     for c in cals {
         s.push_str(&format!(
-            "{:<10} {:<22} {:<10} {:>5} {:>12} {:>9} {:>8} {:>8} {:>8}\n",
+            "{:<10} {:<22} {:<10} {:>5} {:>5} {:>12} {:>9} {:>8} {:>8} {:>8}\n",
             c.kind,
             c.gpu,
             c.scope,
+            c.processes,
             c.pairs,
             format!("{} of {}", c.false_alarm_pairs, c.pairs),
             pct(c.decided_share()),
@@ -281,7 +516,7 @@ mod tests {
 
     #[test]
     fn one_process_a_side_and_no_history_needs_confirmation() {
-        let cals = calibrate(&same_code_runs(&[0.0, 0.0]), 0.03);
+        let cals = calibrate(&same_code_runs(&[0.0, 0.0]), 0.03, 1);
         let c = &cals[0];
         assert_eq!(
             (c.kind.as_str(), c.scope.as_str()),
@@ -295,7 +530,7 @@ mod tests {
 
     #[test]
     fn with_replicates_a_copy_raises_no_alarm_and_planted_slowdowns_are_caught() {
-        let cals = calibrate(&same_code_runs(&[0.0, 0.004, -0.003, 0.002]), 0.03);
+        let cals = calibrate(&same_code_runs(&[0.0, 0.004, -0.003, 0.002]), 0.03, 1);
         let c = &cals[0];
         assert_eq!((c.pairs, c.false_alarm_pairs), (6, 0));
         assert!(c.decided_share() > 0.9, "{c:?}");
@@ -303,6 +538,76 @@ mod tests {
         assert_eq!(c.caught_lines[0], 0);
         assert!(c.power(2) > 0.9, "{c:?}");
         assert!(table(&cals).contains("0 of 6"));
+    }
+
+    #[test]
+    fn runs_of_two_commits_pair_when_every_code_hash_matches() {
+        let mut runs = same_code_runs(&[0.0, 0.002, -0.002]);
+        for (i, r) in runs.iter_mut().enumerate() {
+            r.record.run.git_commit = Some(format!("{i:040x}"));
+            for p in r
+                .record
+                .points
+                .iter_mut()
+                .filter(|p| !is_library(&p.implementation))
+            {
+                let code = if i < 2 { "00aa" } else { "00bb" };
+                p.params.insert(SETTING.into(), code.into());
+            }
+        }
+        // Three commits: runs 0 and 1 ran one code, run 2 another.
+        let cals = calibrate(&runs, 0.03, 1);
+        assert_eq!(cals.iter().map(|c| c.pairs).sum::<usize>(), 1, "{cals:?}");
+        assert_eq!(cals[0].commits.len(), 2);
+        assert!(code_key(&runs[0]).unwrap().starts_with("code 00aa"));
+        // One row of ours without a hash: the commit stands for the code, and no pair is left.
+        let p = runs[1]
+            .record
+            .points
+            .iter_mut()
+            .find(|p| !is_library(&p.implementation))
+            .unwrap();
+        p.params.remove(SETTING);
+        assert_eq!(code_key(&runs[1]), Some(format!("commit {:040x}", 1)));
+        assert!(calibrate(&runs, 0.03, 1).is_empty());
+    }
+
+    #[test]
+    fn sides_of_two_processes_are_disjoint_on_one_board_and_span_two_boards() {
+        let mut runs = same_code_runs(&[0.0; 6]);
+        for r in runs.iter_mut().skip(4) {
+            r.record.env.gpu.as_mut().unwrap().uuid = "GPU-0000beef-1111-2222".into();
+        }
+        let refs: Vec<&HistoryRun> = runs.iter().collect();
+        let s = sides(&refs, 2);
+        let count = |scope: &str| s.iter().filter(|(sc, _, _)| *sc == scope).count();
+        // Four runs on one board: {01|23}, {02|13}, {03|12}; 6 pairs of them x 1 of the other.
+        assert_eq!((count("one board"), count("two boards")), (3, 6));
+        for (_, a, b) in &s {
+            assert_eq!((a.len(), b.len()), (2, 2));
+            assert!(a.iter().all(|x| b.iter().all(|y| x.run_id() != y.run_id())));
+        }
+        assert_eq!(subsets(4, 2).len(), 6);
+        assert!(subsets(1, 2).is_empty());
+        assert_eq!(capped((0..100).collect::<Vec<_>>()).len(), MAX_PAIRS);
+    }
+
+    #[test]
+    fn compare_lines_give_the_false_alarms_and_the_five_percent_power() {
+        let mut runs = same_code_runs(&[0.0, 0.004, -0.003]);
+        for (i, r) in runs.iter_mut().enumerate() {
+            r.record.run.id = format!("run-{i}");
+        }
+        let f = CalibrationFile::new("x", 3, 0.03, calibrate(&runs, 0.03, 1));
+        let gpu = runs[0].gpu();
+        let lines = f.lines_for("layernorm", &gpu);
+        assert_eq!(lines.len(), 1);
+        assert!(lines[0].contains("0 of 3 same-code pairs"), "{lines:?}");
+        assert!(
+            lines[0].contains("a planted 5% slowdown caught at"),
+            "{lines:?}"
+        );
+        assert!(f.lines_for("gemm", &gpu).is_empty());
     }
 
     #[test]

@@ -175,6 +175,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             history,
         },
     );
+    report
+        .notes
+        .extend(calibration_notes(&a.artifacts, &report));
     if a.only_changes {
         report.hide_same();
     }
@@ -206,4 +209,26 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         std::process::exit(1);
     }
     Ok(())
+}
+
+/// The gate's measured false alarms and power for the kinds and GPUs of `report`, from
+/// `<artifacts>/calibration.json` (`history calibrate --json`) when there is one.
+fn calibration_notes(artifacts: &std::path::Path, report: &super::Report) -> Vec<String> {
+    let path = artifacts.join(super::calibrate::CALIBRATION_JSON);
+    let file = match super::calibrate::CalibrationFile::read(&path) {
+        Ok(Some(f)) => f,
+        Ok(None) => return Vec::new(),
+        Err(e) => {
+            eprintln!("warning: {e:#}; the report goes on without the gate's calibration");
+            return Vec::new();
+        }
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    for l in &report.lines {
+        let gpu = l.gpu.rsplit(" -> ").next().unwrap_or(&l.gpu);
+        seen.insert((l.point.kind.clone(), gpu.to_string()));
+    }
+    seen.iter()
+        .flat_map(|(kind, gpu)| file.lines_for(kind, gpu))
+        .collect()
 }

@@ -14,7 +14,7 @@ use std::path::PathBuf;
     version,
     after_help = "Examples:\n  history record artifacts/gemm.json --artifacts artifacts\n  \
                   history list --artifacts artifacts --kind gemm\n  \
-                  history calibrate --artifacts artifacts"
+                  history calibrate --artifacts artifacts --processes 1,2 --json artifacts/calibration.json"
 )]
 pub struct Args {
     #[command(subcommand)]
@@ -55,11 +55,12 @@ pub enum Cmd {
         #[arg(long)]
         kind: Option<String>,
     },
-    /// Measure the regression gate on the runs under a folder: for every pair of runs of one
-    /// kind and GPU from the same clean commit (same code), the false-alarm rate (pairs with a
-    /// FASTER/SLOWER/FAILED line of our code), the share of our GPU-time lines decided, and the
-    /// power on planted 2/5/10% slowdowns of our rows of >= 10 us; per kind, GPU and scope (one
-    /// board or two). Each pair is judged with the history minus its own two runs.
+    /// Measure the regression gate on the runs under a folder: for every pair of sides of one
+    /// kind and GPU that ran the same code (the rows' `code` hashes, else one clean commit),
+    /// the false-alarm rate (pairs with a FASTER/SLOWER/FAILED line of our code), the share of
+    /// our GPU-time lines decided, and the power on planted 2/5/10% slowdowns of our rows of at
+    /// least 10 us; per kind, GPU, scope (one board or two) and processes a side. Each pair is
+    /// judged with the history minus its own runs.
     Calibrate {
         /// A folder of artifacts and/or history files (searched recursively).
         #[arg(long, default_value = "artifacts")]
@@ -67,7 +68,12 @@ pub enum Cmd {
         /// Minimum effect, as for `compare`.
         #[arg(long, default_value_t = crate::compare::DEFAULT_MIN_EFFECT, value_parser = crate::cli::positive_f64)]
         min_effect: f64,
-        /// Also write the figures as JSON to this file.
+        /// Runs a side in each pair (disjoint same-code runs of one board, or of two), as
+        /// the gate runs processes a side; several, comma-separated, give a table each.
+        #[arg(long, default_value = "1", value_delimiter = ',', value_parser = crate::cli::positive)]
+        processes: Vec<usize>,
+        /// Also write the figures, with what they came from, as JSON to this file: as
+        /// ARTIFACTS/calibration.json the history page and `compare` show them.
         #[arg(long, value_name = "FILE.json")]
         json: Option<PathBuf>,
     },
@@ -112,6 +118,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         Cmd::Calibrate {
             artifacts,
             min_effect,
+            processes,
             json,
         } => {
             if !artifacts.is_dir() {
@@ -125,18 +132,28 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             for w in &warnings {
                 eprintln!("warning: {w}");
             }
-            let cals = crate::compare::calibrate::calibrate(&runs, min_effect);
+            let mut cals = Vec::new();
+            for n in processes {
+                cals.extend(crate::compare::calibrate::calibrate(&runs, min_effect, n));
+            }
             if cals.is_empty() {
                 anyhow::bail!(
-                    "{}: no same-code pair (two runs of one kind and GPU from one clean commit) \
-                     among its {} runs; run the suite twice at one commit and record both",
+                    "{}: no same-code pair (two runs of one kind and GPU whose rows carry the same \
+                     `code` hashes, or, without them, from one clean commit) among its {} runs; \
+                     run the suite twice and record both",
                     artifacts.display(),
                     runs.len()
                 );
             }
             print!("{}", crate::compare::calibrate::table(&cals));
             if let Some(path) = json {
-                crate::artifact::write_json_atomic(&path, &cals)?;
+                let file = crate::compare::calibrate::CalibrationFile::new(
+                    &artifacts.display().to_string(),
+                    runs.len(),
+                    min_effect,
+                    cals,
+                );
+                crate::artifact::write_json_atomic(&path, &file)?;
                 eprintln!("wrote {}", path.display());
             }
             Ok(())

@@ -4,6 +4,7 @@
 //! `<script src>` file per kind (`data/history-<kind>.js`), loaded when its section scrolls into
 //! view, so the page opens at once from file:// whatever the history's length.
 
+mod calibration;
 mod data;
 mod digest;
 mod headline;
@@ -81,6 +82,9 @@ pub struct HistoryView {
     pub gpus: Vec<GpuView>,
     pub kinds: Vec<KindView>,
     pub tables: Vec<regressions::Table>,
+    /// The gate's measured false alarms and power (`<artifacts>/calibration.json`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<calibration::View>,
     pub downloads: Vec<Download>,
     pub summary: String,
 }
@@ -206,6 +210,7 @@ pub fn prepare(artifacts: &Path, opts: &HistoryOptions) -> Prepared {
         gpus,
         kinds: views,
         tables,
+        calibration: calibration::read(artifacts, &mut p.warnings),
         downloads,
     });
     p

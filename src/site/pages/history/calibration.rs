@@ -1,0 +1,206 @@
+//! The gate's calibration table on the history page: per kind, GPU, scope and processes a side,
+//! the same-code pairs with a false alarm and the share of planted slowdowns caught, read from
+//! `<artifacts>/calibration.json` (`history calibrate --json`).
+
+use crate::compare::calibrate::{Calibration, CalibrationFile, CALIBRATION_JSON};
+use serde::Serialize;
+use std::path::Path;
+
+/// One row: every figure formatted.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Row {
+    pub kind: String,
+    pub gpu: String,
+    pub scope: String,
+    pub processes: usize,
+    pub pairs: usize,
+    /// "0 of 12 (0%)".
+    pub false_alarms: String,
+    /// No pair raised a false alarm.
+    pub calm: bool,
+    /// "98%".
+    pub decided: String,
+    /// Per plant: "83% (502 of 605)", "-" when nothing was planted.
+    pub caught: Vec<String>,
+    /// How many boards the row's runs ran on (the caption names them).
+    pub boards: usize,
+}
+
+/// The section's view.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct View {
+    /// Column heads of the plants: "2% slower caught".
+    pub plants: Vec<String>,
+    pub rows: Vec<Row>,
+    /// Where the figures come from: runs, boards, drivers, commits, when and with what.
+    pub caption: String,
+}
+
+fn pct(a: usize, b: usize) -> String {
+    if b == 0 {
+        "-".into()
+    } else {
+        format!("{:.0}%", 100.0 * a as f64 / b as f64)
+    }
+}
+
+fn row(g: &Calibration) -> Row {
+    Row {
+        kind: g.kind.clone(),
+        gpu: g.gpu.trim_start_matches("NVIDIA ").to_string(),
+        scope: g.scope.clone(),
+        processes: g.processes,
+        pairs: g.pairs,
+        false_alarms: format!(
+            "{} of {} ({})",
+            g.false_alarm_pairs,
+            g.pairs,
+            pct(g.false_alarm_pairs, g.pairs)
+        ),
+        calm: g.false_alarm_pairs == 0,
+        decided: pct(g.decided_lines, g.our_lines),
+        caught: g
+            .planted_lines
+            .iter()
+            .zip(&g.caught_lines)
+            .map(|(p, c)| {
+                if *p == 0 {
+                    "-".into()
+                } else {
+                    format!("{} ({c} of {p})", pct(*c, *p))
+                }
+            })
+            .collect(),
+        boards: g.boards.len(),
+    }
+}
+
+/// The view of a calibration file: rows by kind, GPU, scope and processes a side.
+pub fn view(f: &CalibrationFile) -> View {
+    let mut rows: Vec<Row> = f.groups.iter().map(row).collect();
+    rows.sort_by(|a, b| {
+        (&a.kind, &a.gpu, &a.scope, a.processes).cmp(&(&b.kind, &b.gpu, &b.scope, b.processes))
+    });
+    let list = |pick: fn(&Calibration) -> &Vec<String>| {
+        let mut v: Vec<&str> = f
+            .groups
+            .iter()
+            .flat_map(|g| pick(g).iter().map(String::as_str))
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v.join(", ")
+    };
+    let (boards, drivers, commits) = (
+        list(|g| &g.boards),
+        list(|g| &g.drivers),
+        list(|g| &g.commits),
+    );
+    let short: String = commits
+        .split(", ")
+        .map(|c| c.get(..7).unwrap_or(c))
+        .collect::<Vec<_>>()
+        .join(", ");
+    View {
+        plants: f
+            .plants
+            .iter()
+            .map(|p| format!("{:.0}% slower: caught", p * 100.0))
+            .collect(),
+        rows,
+        caption: format!(
+            "How far a verdict can be trusted, measured: every pair of runs of one kind and GPU \
+             that ran the same code (the rows' `code` hashes, else one commit) among {} runs \
+             in {}, judged by `compare` with the other runs as history. False alarm: a pair \
+             with a FASTER, SLOWER or FAILED line of our code. Decided: our GPU-time lines \
+             that are SAME, FASTER or SLOWER. Caught: our rows of >= {} us made slower by \
+             hand in head, judged SLOWER. Boards: {boards}; driver {drivers}; commits {short}. \
+             Computed {} by `history calibrate`{} at a minimum effect of {:.0}%.",
+            f.runs,
+            f.source,
+            f.plant_min_us,
+            f.computed_utc.get(..10).unwrap_or(&f.computed_utc),
+            f.opbench_commit
+                .as_deref()
+                .map(|c| format!(" of {}", c.get(..7).unwrap_or(c)))
+                .unwrap_or_default(),
+            f.min_effect * 100.0
+        ),
+    }
+}
+
+/// Reads `<artifacts>/calibration.json`: None when there is none, a warning when it is bad.
+pub fn read(artifacts: &Path, warnings: &mut Vec<String>) -> Option<View> {
+    match CalibrationFile::read(&artifacts.join(CALIBRATION_JSON)) {
+        Ok(f) => f.map(|f| view(&f)),
+        Err(e) => {
+            warnings.push(format!("{e:#}; the history page shows no calibration"));
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn group(scope: &str, processes: usize, alarms: usize) -> Calibration {
+        Calibration {
+            kind: "gemm".into(),
+            gpu: "NVIDIA H200".into(),
+            scope: scope.into(),
+            pairs: 12,
+            false_alarm_pairs: alarms,
+            our_lines: 100,
+            decided_lines: 98,
+            planted_lines: vec![50, 50, 0],
+            caught_lines: vec![1, 41, 0],
+            processes,
+            boards: vec!["GPU-1d5c6bba".into(), "GPU-26d66cd9".into()],
+            commits: vec!["5fc0ffdbbc0c16d7".into()],
+            drivers: vec!["580.159.04".into()],
+        }
+    }
+
+    #[test]
+    fn rows_say_each_rate_with_its_counts_and_the_caption_names_the_runs() {
+        let mut f = CalibrationFile::new(
+            "docs/notes/gate_runs",
+            46,
+            0.03,
+            vec![group("two boards", 1, 6), group("one board", 1, 0)],
+        );
+        f.computed_utc = "2026-12-03T12:00:00Z".into();
+        f.opbench_commit = Some("abcdef0123".into());
+        let v = view(&f);
+        assert_eq!(v.plants[1], "5% slower: caught");
+        assert_eq!(v.rows[0].scope, "one board", "sorted by scope");
+        assert!(v.rows[0].calm && !v.rows[1].calm);
+        assert_eq!(v.rows[1].false_alarms, "6 of 12 (50%)");
+        assert_eq!(v.rows[0].caught, ["2% (1 of 50)", "82% (41 of 50)", "-"]);
+        assert_eq!((v.rows[0].gpu.as_str(), v.rows[0].boards), ("H200", 2));
+        for want in [
+            "46 runs",
+            "GPU-1d5c6bba, GPU-26d66cd9",
+            "580.159.04",
+            "5fc0ffd",
+            "2026-12-03",
+            "of abcdef0",
+        ] {
+            assert!(v.caption.contains(want), "{want}: {}", v.caption);
+        }
+    }
+
+    #[test]
+    fn a_bad_file_is_a_warning_that_names_it_and_no_file_is_no_section() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = Vec::new();
+        assert!(read(dir.path(), &mut w).is_none() && w.is_empty());
+        std::fs::write(dir.path().join(CALIBRATION_JSON), "{\"groups\": 3}").unwrap();
+        assert!(read(dir.path(), &mut w).is_none());
+        assert!(
+            w[0].contains("calibration.json") && w[0].contains("history calibrate"),
+            "{w:?}"
+        );
+    }
+}
