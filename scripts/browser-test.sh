@@ -52,7 +52,9 @@ fi
 
 # The history page: every small chart drawn with its legend, at desktop and phone widths.
 history=0
-node tests/browser/history.mjs --site "$shot" --widths 1440,390 || history=1
+calibration=()
+[ "$shot" = "$work/committed" ] && [ -f artifacts/calibration.json ] && calibration=(--calibration 1)
+node tests/browser/history.mjs --site "$shot" --widths 1440,390 "${calibration[@]}" || history=1
 published_from=tests/fixtures/artifacts
 [ -d "$work/committed" ] && published_from=artifacts
 OPBENCH_ARTIFACTS="$published_from" bash scripts/ci/publish.sh "$work/published" >/dev/null

@@ -5,6 +5,7 @@
 // saves full-page screenshots when asked.
 //
 // usage: node history.mjs --site DIR [--shot-prefix FILE_PREFIX] [--widths 1440,390]
+//   [--calibration 1]  (the site has artifacts/calibration.json: check its table too)
 import { chromium } from "playwright-core";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -69,6 +70,27 @@ for (const width of widths) {
       console.log(`  FAIL  normalised lines of ${ids[0]} do not start at 1: ${ones}`);
     }
     await page.uncheck("#hist-normalise");
+  }
+  // The gate's calibration (artifacts/calibration.json): every row says its false alarms as
+  // "N of M (P%)" and a caught share per plant, the false alarms in view at this width.
+  if (args.calibration === "1") {
+    const cal = await page.evaluate(() => {
+      const rows = [...document.querySelectorAll("#t-calibration tbody tr")];
+      const heads = [...document.querySelectorAll("#t-calibration thead th")].map((th) => th.textContent);
+      const col = heads.indexOf("false alarms");
+      return {
+        rows: rows.length,
+        heads,
+        bad: rows.map((r) => r.cells[col]?.textContent || "").filter((t) => !/^\d+ of \d+ \(\d+%\)$/.test(t)),
+        right: rows.length ? rows[0].cells[col].getBoundingClientRect().right : 0,
+      };
+    });
+    const inView = cal.right <= width;
+    console.log(`  calibration table: ${cal.rows} rows; false alarms column ends at ${Math.round(cal.right)} px`);
+    if (!cal.rows || cal.bad.length || !cal.heads.some((h) => h.startsWith("5% slower")) || !inView) {
+      failed += 1;
+      console.log(`  FAIL  calibration table: ${JSON.stringify(cal)}`);
+    }
   }
   if (errors.length) { failed += 1; console.log(`  FAIL  console errors: ${errors.join(" | ")}`); }
   if (args["shot-prefix"]) {

@@ -109,16 +109,16 @@ pub fn view(f: &CalibrationFile) -> View {
             .collect(),
         rows,
         caption: format!(
-            "How far a verdict can be trusted, measured: every pair of runs of one kind and GPU \
-             that ran the same code (the rows' `code` hashes, else one commit) among {} runs \
-             in {}, judged by `compare` with the other runs as history. False alarm: a pair \
-             with a FASTER, SLOWER or FAILED line of our code. Decided: our GPU-time lines \
-             that are SAME, FASTER or SLOWER. Caught: our rows of >= {} us made slower by \
-             hand in head, judged SLOWER. Boards: {boards}; driver {drivers}; commits {short}. \
-             Computed {} by `history calibrate`{} at a minimum effect of {:.0}%.",
+            "Can a verdict be trusted? False alarms: pairs of sides that ran the same code \
+             (the rows' `code` hashes, else one commit) with a FASTER, SLOWER or FAILED line of \
+             our code. Caught: our rows of >= {} us made slower by hand in head and judged \
+             SLOWER. Decided: our GPU-time lines that are SAME, FASTER or SLOWER. Each pair is \
+             judged by `compare` with the other runs as history; {} runs in {}. Boards: \
+             {boards}; driver {drivers}; commits {short}. Computed {} by `history \
+             calibrate`{} at a minimum effect of {:.0}%.",
+            f.plant_min_us,
             f.runs,
             f.source,
-            f.plant_min_us,
             f.computed_utc.get(..10).unwrap_or(&f.computed_utc),
             f.opbench_commit
                 .as_deref()
