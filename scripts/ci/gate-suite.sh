@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# The GPU workflow's gate: each kind of a suite run (SUITE_DIR/<kind>.json, written by
-# scripts/ci/gpu-suite.sh) is compared with BASE_COMMIT's run of it on this GPU in the history.
-# Where a line of our code is SLOWER, FAILED or UNCERTAIN, one process a side cannot decide: the
-# base commit is built in a worktree and scripts/ci/confirm.sh runs the base and head builds of
-# that benchmark interleaved on this board (base, head, base, head, ...), N processes each, on
-# the suite's own points, and its verdict is the gate's. Exits 1 when a confirmation finds a
+# The GPU workflow's gate: each kind of a suite run (SUITE_DIR/<kind>.json and the further
+# processes in SUITE_DIR/processes/, written by scripts/ci/gpu-suite.sh) is compared with
+# BASE_COMMIT's runs of it on this GPU in the history.
+# Where a line of our code is SLOWER, FAILED or UNCERTAIN, the processes of each side did not
+# decide it: the base commit is built in a worktree and scripts/ci/confirm.sh runs the base and
+# head builds of that benchmark interleaved on this board (base, head, base, head, ...), N
+# processes each, on the suite's own points, and its verdict is the gate's. Exits 1 when a confirmation finds a
 # SLOWER or FAILED line of our code; 0 when none does, and when base has no run to compare with.
 #
 # Usage: scripts/ci/gate-suite.sh BASE_COMMIT SUITE_DIR [--artifacts DIR] [--processes N]
@@ -42,16 +43,20 @@ compare="$head_bin/compare"
 work="$suite/gate"
 mkdir -p "$work"
 
-# needs_confirmation KIND: compare BASE_COMMIT's run with the suite's; true when a line of ours
-# is SLOWER, FAILED or UNCERTAIN. Writes $work/KIND.md.
+# needs_confirmation KIND: compare BASE_COMMIT's runs with every process of the suite's (OUT/KIND.json
+# and OUT/processes/KIND-<i>.json); true when a line of ours is SLOWER, FAILED or UNCERTAIN.
+# Writes $work/KIND.md.
 needs_confirmation() {
-    local kind=$1 json="$work/$1.json"
-    if ! "$compare" --base "$base_commit" --head "$suite/$kind.json" --artifacts "$artifacts" \
+    local kind=$1 json="$work/$1.json" head="$work/head-$1"
+    rm -rf "$head" && mkdir -p "$head"
+    cp "$suite/$kind.json" "$head/"
+    for f in "$suite"/processes/"$kind"-*.json; do [ -f "$f" ] && cp "$f" "$head/"; done
+    if ! "$compare" --base "$base_commit" --head "$head" --artifacts "$artifacts" \
         --format json --out "$json" --overwrite >/dev/null 2>"$work/$kind.err"; then
         echo "gate-suite: $kind: no run of ${base_commit:0:12} to compare with ($(head -n 1 "$work/$kind.err")); nothing to confirm" >&2
         return 1
     fi
-    "$compare" --base "$base_commit" --head "$suite/$kind.json" --artifacts "$artifacts" \
+    "$compare" --base "$base_commit" --head "$head" --artifacts "$artifacts" \
         --format markdown --out "$work/$kind.md" --overwrite >/dev/null 2>&1 || true
     python3 - "$json" <<'PY'
 import json, sys

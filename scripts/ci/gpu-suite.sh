@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Runs the benchmark suite (layernorm, gemm, llm) on this machine's GPU 0, writes one artifact
-# per kind into OUT, and records each finished run into ARTIFACTS/history/ (one new file per
-# run: nothing existing is modified, so machines running this in parallel never conflict).
+# Runs the benchmark suite (layernorm, gemm, llm) on this machine's GPU 0 in OPBENCH_SUITE_PROCESSES
+# separate processes per kind (default 2: with one process a side the gate cannot tell a process's
+# mode from a code change, docs/notes/gate.md), writes OUT/<kind>.json and
+# OUT/processes/<kind>-<i>.json, and records each finished run into ARTIFACTS/history/ (one new
+# file per run: nothing existing is modified, so machines running this in parallel never
+# conflict).
 # Called by gpu-bench.yml on self-hosted GPU runners and by deploy/k8s/gpu-suite-job.yaml;
 # runs the same way by hand on any GPU machine:
 #   scripts/ci/gpu-suite.sh [--out DIR] [--artifacts DIR] [--no-record]
@@ -12,6 +15,7 @@
 #                           here with --features cuda (the CUDA toolkit from /usr/local/cuda,
 #                           else scripts/cuda-toolchain.sh)
 #   OPBENCH_SUITE_KINDS     kinds to run (default "layernorm gemm llm")
+#   OPBENCH_SUITE_PROCESSES processes per kind (default 2), the kinds interleaved
 #   OPBENCH_LAYERNORM_ARGS, OPBENCH_GEMM_ARGS, OPBENCH_LLM_ARGS   extra arguments per benchmark
 #                           (default for llm: --weights random --config tinyllama-1.1b, which
 #                           needs no download)
@@ -28,7 +32,7 @@ while [ $# -gt 0 ]; do
         --out) out="$2"; shift 2 ;;
         --artifacts) artifacts="$2"; shift 2 ;;
         --no-record) record=0; shift ;;
-        -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
         *) echo "gpu-suite: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -79,26 +83,35 @@ else
 fi
 
 read -r -a kinds <<<"${OPBENCH_SUITE_KINDS:-layernorm gemm llm}"
+processes="${OPBENCH_SUITE_PROCESSES:-2}"
+[[ "$processes" =~ ^[1-9][0-9]*$ ]] || { echo "gpu-suite: OPBENCH_SUITE_PROCESSES must be a positive whole number, got '$processes'" >&2; exit 2; }
 failed=()
-for kind in "${kinds[@]}"; do
-    extra=$(suite_args "$kind") || exit 2
-    mapfile -t extra_args <<<"$extra"
-    [ -n "$extra" ] || extra_args=()
-    echo "== $kind: ${kind}_bench --device $device ${extra_args[*]} --out $out/$kind.json"
-    if "$bin/${kind}_bench" --device "$device" "${extra_args[@]}" --out "$out/$kind.json" \
-        >"$out/$kind.log" 2>&1; then
-        tail -n 5 "$out/$kind.log"
-        if [ "$record" = 1 ]; then
-            "$bin/history" record "$out/$kind.json" --into "$artifacts"
+# Every kind in each process round, so a slow drift of the machine lands on every kind alike.
+for i in $(seq 1 "$processes"); do
+    for kind in "${kinds[@]}"; do
+        extra=$(suite_args "$kind") || exit 2
+        mapfile -t extra_args <<<"$extra"
+        [ -n "$extra" ] || extra_args=()
+        file="$out/$kind.json" log="$out/$kind.log"
+        if [ "$i" -gt 1 ]; then
+            mkdir -p "$out/processes"
+            file="$out/processes/$kind-$i.json" log="$out/processes/$kind-$i.log"
         fi
-    else
-        echo "gpu-suite: $kind failed; the last lines of $out/$kind.log:" >&2
-        tail -n 20 "$out/$kind.log" >&2
-        failed+=("$kind")
-    fi
+        echo "== $kind, process $i of $processes: ${kind}_bench --device $device ${extra_args[*]} --out $file"
+        if "$bin/${kind}_bench" --device "$device" "${extra_args[@]}" --out "$file" >"$log" 2>&1; then
+            tail -n 5 "$log"
+            if [ "$record" = 1 ]; then
+                "$bin/history" record "$file" --into "$artifacts"
+            fi
+        else
+            echo "gpu-suite: $kind (process $i) failed; the last lines of $log:" >&2
+            tail -n 20 "$log" >&2
+            [[ " ${failed[*]} " == *" $kind "* ]] || failed+=("$kind")
+        fi
+    done
 done
 if [ ${#failed[@]} -gt 0 ]; then
     echo "gpu-suite: failed: ${failed[*]} (the others were recorded)" >&2
     exit 1
 fi
-echo "gpu-suite: ${#kinds[@]} runs done on commit ${OPBENCH_GIT_COMMIT:0:12}"
+echo "gpu-suite: ${#kinds[@]} kinds x $processes processes done on commit ${OPBENCH_GIT_COMMIT:0:12}"
