@@ -667,6 +667,30 @@ async function checkVercel(browser, out, site, filters) {
   }
 }
 
+// With JavaScript off, every page says so and where the numbers are (summary.csv/json), and
+// those links resolve.
+async function checkNoScript(browser, dir) {
+  const ctx = await browser.newContext({ javaScriptEnabled: false, viewport: { width: 1440, height: 1000 } });
+  for (const name of fs.readdirSync(dir).filter((f) => f.endsWith(".html"))) {
+    const page = await ctx.newPage();
+    await page.route(/^(https?|wss?):/, (r) => r.abort("internetdisconnected"));
+    await page.goto(pathToFileURL(path.join(dir, name)).href);
+    const msg = await page.evaluate(() => {
+      const el = document.querySelector("main noscript .noscript");
+      if (!el) return null;
+      const r = el.getBoundingClientRect();
+      return { text: el.textContent, shown: r.height > 0 && r.top < window.innerHeight,
+        links: [...el.querySelectorAll("a")].map((a) => a.getAttribute("href")) };
+    });
+    const good = msg && msg.shown && /JavaScript is off/.test(msg.text) &&
+      msg.links.length >= 2 && msg.links.every((l) => fs.existsSync(path.join(dir, l)));
+    check(good, `${dir}/${name}: with JavaScript off, the first screen says where the data is` +
+      (good ? ` (${msg.links.join(", ")})` : ` (${JSON.stringify(msg)})`));
+    await page.close();
+  }
+  await ctx.close();
+}
+
 async function main() {
   const a = parseArgs(process.argv.slice(2));
   const browser = await chromium.launch({
@@ -677,6 +701,7 @@ async function main() {
   try {
     for (const dir of a.site) await checkSite(browser, dir, { shots: a.shots ? path.join(a.shots, path.basename(dir)) : null });
     for (const dir of a.site) await checkPhone(browser, dir);
+    for (const dir of a.site) await checkNoScript(browser, dir);
     if (a.hostile) await checkSite(browser, a.hostile, { hostile: true });
     if (a.filters) await checkFilters(browser, a.filters);
     // The fixture site has a history, so it must have the strip; others where they have one.
