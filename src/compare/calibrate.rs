@@ -1,15 +1,16 @@
 //! Calibration of the gate: its false-alarm rate on same-code pairs and its power on planted
-//! slowdowns, per kind, GPU and scope (one board, or two), from a pool of runs.
+//! slowdowns, per kind, GPU, scope (one board, or two) and processes a side, from a pool of runs.
 //!
-//! A same-code pair is two runs of one kind on one GPU model that ran the same code: every row
-//! of ours in both carries a `code` hash (`crate::code_id`) and the two runs' sets of hashes are
-//! equal, whatever their commits; runs with a row of ours that has no hash pair only within one
-//! clean commit. Each pair is compared as `compare` would, with the history minus the pair's two runs (the pair
-//! never teaches the gate its own spread). A pair raises a false alarm when any line of our
-//! code is FASTER, SLOWER or FAILED. "Decided" counts our GPU-time lines (durations, host-side
-//! quantities left out) that are SAME, FASTER or SLOWER. Power: head's rows of our code whose
-//! base median is at least [`PLANT_MIN_US`] get their durations (median, interval and
-//! percentiles) made `p` slower, and the share of those lines judged SLOWER is the power at `p`.
+//! Runs of one kind on one GPU model ran the same code when every row of ours carries a `code`
+//! hash (`crate::code_id`) and their sets of hashes are equal, whatever their commits; runs with
+//! a row of ours that has no hash count as the same code only within one clean commit. A pair is
+//! two sides of N such runs each, disjoint ([`sides`]). Each pair is compared as `compare` would,
+//! with the history minus the pair's own runs (a pair never teaches the gate its own spread). A
+//! pair raises a false alarm when any line of our code is FASTER, SLOWER or FAILED. "Decided"
+//! counts our GPU-time lines (durations, host-side quantities left out) that are SAME, FASTER or
+//! SLOWER. Power: head's rows of our code whose base median is at least [`PLANT_MIN_US`] get
+//! their durations (median, interval and percentiles) made `p` slower, and the share of those
+//! lines judged SLOWER is the power at `p`.
 
 use super::diff::{compare, Options};
 use super::line::Change;
