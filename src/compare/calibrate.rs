@@ -4,7 +4,7 @@
 //! Runs of one kind on one GPU model ran the same code when every row of ours carries a `code`
 //! hash (`crate::code_id`) and their sets of hashes are equal, whatever their commits; runs with
 //! a row of ours that has no hash count as the same code only within one clean commit. A pair is
-//! two sides of N such runs each, disjoint ([`sides`]). Each pair is compared as `compare` would,
+//! two sides of N such runs each, disjoint (`sides`). Each pair is compared as `compare` would,
 //! with the history minus the pair's own runs (a pair never teaches the gate its own spread). A
 //! pair raises a false alarm when any line of our code is FASTER, SLOWER or FAILED. "Decided"
 //! counts our GPU-time lines (durations, host-side quantities left out) that are SAME, FASTER or
