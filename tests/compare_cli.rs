@@ -524,6 +524,28 @@ fn history_calibrate_writes_the_rates_that_compare_then_prints() {
         "{out}"
     );
 
+    // --json never replaces a file that holds something else (here a run), unless asked.
+    let run = arts.join("layernorm-0.json");
+    let before = std::fs::read(&run).unwrap();
+    let o = bin(
+        "history",
+        &[
+            "calibrate",
+            "--artifacts",
+            "artifacts",
+            "--json",
+            run.to_str().unwrap(),
+        ],
+        d,
+    );
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("--json") && err.contains("refusing to replace it"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&run).unwrap(), before);
+
     // A damaged file is a warning that names it; the comparison goes on.
     std::fs::write(&json, "{").unwrap();
     let o = bin("compare", &["--base", &ids[0], "--head", &ids[1]], d);

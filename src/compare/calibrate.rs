@@ -20,7 +20,7 @@ use crate::compare::drift::HOST_SIDE_STATS;
 use crate::history::HistoryRun;
 use crate::identity::is_library;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// The planted slowdowns.
@@ -47,10 +47,10 @@ pub struct Calibration {
     pub caught_lines: Vec<usize>,
     /// Runs a side in each pair.
     pub processes: usize,
-    /// The boards (GPU serials), commits and drivers of the runs behind the pairs, sorted.
-    pub boards: Vec<String>,
-    pub commits: Vec<String>,
-    pub drivers: Vec<String>,
+    /// The boards (GPU serials), commits and drivers of the runs behind the pairs.
+    pub boards: BTreeSet<String>,
+    pub commits: BTreeSet<String>,
+    pub drivers: BTreeSet<String>,
 }
 
 impl Calibration {
@@ -127,7 +127,7 @@ fn planted(base: &HistoryRun, head: &HistoryRun, p: f64) -> HistoryRun {
 /// What ran, as a group key: the set of our rows' `code` hashes when every row of ours has one,
 /// else the commit. None for a run that cannot be placed (no commit and no hashes).
 pub fn code_key(r: &HistoryRun) -> Option<String> {
-    let mut hashes = std::collections::BTreeSet::new();
+    let mut hashes = BTreeSet::new();
     let mut ours = 0;
     for row in r
         .record
@@ -195,30 +195,32 @@ impl CalibrationFile {
     /// Reads `path`; Ok(None) when there is no such file, an error naming it when it is not
     /// one `history calibrate --json` wrote.
     pub fn read(path: &Path) -> anyhow::Result<Option<Self>> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => anyhow::bail!("{}: {e}", path.display()),
-        };
-        let f: CalibrationFile = serde_json::from_str(&text).map_err(|e| {
+        if !path.exists() {
+            return Ok(None);
+        }
+        let text = crate::input::read_text(path, "calibration", crate::input::ARTIFACT_MAX_BYTES)?;
+        Self::parse(&text)
+            .map(Some)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+    }
+
+    /// The file's text as a calibration, or why it is not one.
+    pub fn parse(text: &str) -> anyhow::Result<Self> {
+        let f: CalibrationFile = serde_json::from_str(text).map_err(|e| {
             anyhow::anyhow!(
-                "{}: not a calibration file ({e}); write it again with `history calibrate \
-                 --json {}`",
-                path.display(),
-                path.display()
+                "not a calibration file ({e}); write it again with `history calibrate --json`"
             )
         })?;
         if f.groups.iter().any(|g| {
             g.planted_lines.len() != f.plants.len() || g.caught_lines.len() != f.plants.len()
         }) {
             anyhow::bail!(
-                "{}: a group's planted_lines or caught_lines does not have one entry per plant \
+                "a group's planted_lines or caught_lines does not have one entry per plant \
                  ({:?}); write it again with `history calibrate --json`",
-                path.display(),
                 f.plants
             );
         }
-        Ok(Some(f))
+        Ok(f)
     }
 
     /// One line per group of `kind` on `gpu` for compare's notes: the false alarms and the
@@ -397,15 +399,10 @@ pub fn calibrate(runs: &[HistoryRun], min_effect: f64, processes: usize) -> Vec<
             c.pairs += 1;
             c.false_alarm_pairs += usize::from(alarm);
             for r in a.iter().chain(&b) {
-                if let Some(bd) = board(r) {
-                    insert_sorted(&mut c.boards, bd);
-                }
-                if let Some(cm) = r.commit() {
-                    insert_sorted(&mut c.commits, cm.to_string());
-                }
-                if let Some(g) = &r.record.env.gpu {
-                    insert_sorted(&mut c.drivers, g.driver_version.clone());
-                }
+                c.boards.extend(board(r));
+                c.commits.extend(r.commit().map(str::to_string));
+                c.drivers
+                    .extend(r.record.env.gpu.as_ref().map(|g| g.driver_version.clone()));
             }
             for (k, p) in PLANTS.iter().enumerate() {
                 let planted_head: Vec<HistoryRun> =
@@ -430,12 +427,6 @@ pub fn calibrate(runs: &[HistoryRun], min_effect: f64, processes: usize) -> Vec<
         }
     }
     out.into_values().collect()
-}
-
-fn insert_sorted(v: &mut Vec<String>, x: String) {
-    if let Err(i) = v.binary_search(&x) {
-        v.insert(i, x);
-    }
 }
 
 /// The calibration as a text table.

@@ -76,6 +76,9 @@ pub enum Cmd {
         /// ARTIFACTS/calibration.json the history page and `compare` show them.
         #[arg(long, value_name = "FILE.json")]
         json: Option<PathBuf>,
+        /// Replace --json's file even when it holds something other than a calibration.
+        #[arg(long)]
+        overwrite: bool,
     },
     /// Write a SYNTHETIC history (seeded RNG; every run has `run.synthetic: true` and is shown
     /// as SYNTHETIC by `history list`, `compare` and the dashboard) for demos and for measuring
@@ -120,12 +123,29 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             min_effect,
             processes,
             json,
+            overwrite,
         } => {
             if !artifacts.is_dir() {
                 anyhow::bail!(
                     "--artifacts {}: not a folder; give the folder that holds the runs (artifacts and/or history/)",
                     artifacts.display()
                 );
+            }
+            if let Some(path) = &json {
+                crate::cli::output::check_output(
+                    &crate::cli::output::Output {
+                        flag: "--json",
+                        path,
+                        what: "a calibration (`history calibrate --json`)",
+                        ours: |b| {
+                            std::str::from_utf8(b).is_ok_and(|t| {
+                                crate::compare::calibrate::CalibrationFile::parse(t).is_ok()
+                            })
+                        },
+                    },
+                    &[],
+                    overwrite,
+                )?;
             }
             let mut warnings = Vec::new();
             let runs = crate::compare::pool(&artifacts, &mut warnings)?;

@@ -2,8 +2,10 @@
 //! the same-code pairs with a false alarm and the share of planted slowdowns caught, read from
 //! `<artifacts>/calibration.json` (`history calibrate --json`).
 
+use super::links::commit_link;
 use crate::compare::calibrate::{Calibration, CalibrationFile, CALIBRATION_JSON};
 use serde::Serialize;
+use std::collections::BTreeSet;
 use std::path::Path;
 
 /// One row: every figure formatted.
@@ -81,26 +83,20 @@ pub fn view(f: &CalibrationFile) -> View {
     rows.sort_by(|a, b| {
         (&a.kind, &a.gpu, &a.scope, a.processes).cmp(&(&b.kind, &b.gpu, &b.scope, b.processes))
     });
-    let list = |pick: fn(&Calibration) -> &Vec<String>| {
-        let mut v: Vec<&str> = f
-            .groups
+    let union = |pick: fn(&Calibration) -> &BTreeSet<String>| {
+        f.groups
             .iter()
             .flat_map(|g| pick(g).iter().map(String::as_str))
-            .collect();
-        v.sort_unstable();
-        v.dedup();
-        v.join(", ")
+            .collect::<BTreeSet<&str>>()
     };
-    let (boards, drivers, commits) = (
-        list(|g| &g.boards),
-        list(|g| &g.drivers),
-        list(|g| &g.commits),
-    );
-    let short: String = commits
-        .split(", ")
-        .map(|c| c.get(..7).unwrap_or(c))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let join = |v: BTreeSet<&str>| v.into_iter().collect::<Vec<_>>().join(", ");
+    let boards = join(union(|g| &g.boards));
+    let drivers = join(union(|g| &g.drivers));
+    let short: Vec<String> = union(|g| &g.commits)
+        .into_iter()
+        .map(|c| commit_link(Some(c), None).short)
+        .collect();
+    let short = short.join(", ");
     View {
         plants: f
             .plants
@@ -122,7 +118,7 @@ pub fn view(f: &CalibrationFile) -> View {
             f.computed_utc.get(..10).unwrap_or(&f.computed_utc),
             f.opbench_commit
                 .as_deref()
-                .map(|c| format!(" of {}", c.get(..7).unwrap_or(c)))
+                .map(|c| format!(" of {}", commit_link(Some(c), None).short))
                 .unwrap_or_default(),
             f.min_effect * 100.0
         ),
@@ -156,9 +152,9 @@ mod tests {
             planted_lines: vec![50, 50, 0],
             caught_lines: vec![1, 41, 0],
             processes,
-            boards: vec!["GPU-1d5c6bba".into(), "GPU-26d66cd9".into()],
-            commits: vec!["5fc0ffdbbc0c16d7".into()],
-            drivers: vec!["580.159.04".into()],
+            boards: ["GPU-1d5c6bba", "GPU-26d66cd9"].map(String::from).into(),
+            commits: ["5fc0ffdbbc0c16d7".to_string()].into(),
+            drivers: ["580.159.04".to_string()].into(),
         }
     }
 
@@ -171,7 +167,7 @@ mod tests {
             vec![group("two boards", 1, 6), group("one board", 1, 0)],
         );
         f.computed_utc = "2026-12-03T12:00:00Z".into();
-        f.opbench_commit = Some("abcdef0123".into());
+        f.opbench_commit = Some("abcdef0123456789".into());
         let v = view(&f);
         assert_eq!(v.plants[1], "5% slower: caught");
         assert_eq!(v.rows[0].scope, "one board", "sorted by scope");
@@ -183,12 +179,13 @@ mod tests {
             "46 runs",
             "GPU-1d5c6bba, GPU-26d66cd9",
             "580.159.04",
-            "5fc0ffd",
+            "5fc0ffdbbc",
             "2026-12-03",
-            "of abcdef0",
+            "of abcdef0123 at",
         ] {
             assert!(v.caption.contains(want), "{want}: {}", v.caption);
         }
+        assert!(!v.caption.contains("5fc0ffdbbc0c"), "commits are shortened");
     }
 
     #[test]
