@@ -2,7 +2,8 @@
 # Real-browser test of the dashboard: renders the fixture artifacts, the hostile fixtures, an
 # empty folder and the committed artifacts (if any) as the README's main command does (no
 # --plotly flag: the local Plotly copy), then opens every page from file:// with the network off
-# in headless Chromium (tests/browser/check.mjs), at 1440 and 390 px, and saves the first screen
+# in headless Chromium (tests/browser/check.mjs), at 1440 and 390 px (and the page frame of a
+# copy grown to 50 traced workloads, tests/browser/many_traces.py), and saves the first screen
 # of every page at both widths to report/ (<page>-1440.png, <page>-390.png);
 # tests/browser/history.mjs draws the history page first. Then the
 # Vercel deployment: the prebuilt output folder (scripts/ci/vercel-prebuilt.sh) of the inline
@@ -50,6 +51,12 @@ if [ -n "$(find artifacts -name '*.json' ! -name 'summary.json' ! -name '.*' 2>/
   shot="$work/committed"
 fi
 
+# The frame at scale: the committed artifacts (else the fixtures) grown to 50 traced workloads.
+scale_from=tests/fixtures/artifacts
+[ -d "$work/committed" ] && scale_from=artifacts
+python3 tests/browser/many_traces.py "$scale_from" "$work/many-input" 50 >/dev/null
+dash --artifacts "$work/many-input" --out "$work/many" >/dev/null
+
 # The history page: every small chart drawn with its legend, at desktop and phone widths.
 history=0
 calibration=()
@@ -72,5 +79,6 @@ vercel=(--vercel "$work/vercel-inline/.vercel/output" --vercel-from "$work/fixtu
   --vercel "$work/vercel-published/.vercel/output" --vercel-from "$work/published")
 
 node tests/browser/check.mjs "${sites[@]}" --hostile "$work/hostile" --filters "$work/fixtures" "${vercel[@]}" \
+  --scale "$work/many" \
   --screenshot-site "$shot" --report report ${BROWSER_SHOTS:+--shots "$BROWSER_SHOTS"}
 exit "$history"

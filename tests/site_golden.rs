@@ -93,6 +93,7 @@ fn the_fixture_site_has_the_pages_and_charts_it_promises() {
             "llm-trace.html",
             "comm.html",
             "history.html",
+            "traces.html",
             "trace-tiny-llm-2rank.html",
             "kind-softmax.html"
         ]
@@ -125,12 +126,17 @@ fn the_fixture_site_has_the_pages_and_charts_it_promises() {
     let cards: Vec<&str> = overview.cards.iter().map(|c| c.value.as_str()).collect();
     assert_eq!(
         cards.len(),
-        5,
-        "LayerNorm and LLM on two GPUs, GEMM on one: {cards:?}"
+        8,
+        "LayerNorm and LLM on two GPUs; GEMM, collectives, kernels and traces on one: {cards:?}"
     );
     assert!(overview.cards.iter().all(|c| !c.muted));
-    // Every card is a median with its spread and links to a chart of its page.
-    for c in &overview.cards {
+    // The traces card counts workloads and opens the Traces index.
+    let (traced, figures): (Vec<_>, Vec<_>) =
+        overview.cards.iter().partition(|c| c.link == "traces.html");
+    assert_eq!(traced.len(), 1, "{traced:?}");
+    assert_eq!(traced[0].value, "1");
+    // Every other card is a median with its spread and links to a chart of its page.
+    for c in figures {
         assert!(
             c.stat.contains("median") && c.stat.contains("P5–P95"),
             "{c:?}"
@@ -151,11 +157,23 @@ fn the_fixture_site_has_the_pages_and_charts_it_promises() {
     assert_eq!(strip.items.len(), 2, "LayerNorm on two GPUs: {strip:?}");
     // The fixture's one move is candle's (library code): drift, not a verdict on our code.
     assert!(
-        strip.items[0]
-            .verdicts
-            .contains("0 FASTER · 1 library moves (drift)"),
+        strip.items[0].verdicts.contains("0 FASTER")
+            && strip.items[0]
+                .flags
+                .contains(&"1 library line moved: the machine drifted".to_string()),
         "{strip:?}"
     );
+    // Each item is our code's change, signed, with its interval and both commits dated.
+    for i in &strip.items {
+        assert!(
+            i.change.ends_with('%') && i.interval.contains("95% interval"),
+            "{i:?}"
+        );
+        assert!(
+            i.commits.contains(" (20") && i.commits.contains('→'),
+            "{i:?}"
+        );
+    }
     // The two GPUs of the LayerNorm fixtures and the comm fixture's H200.
     assert_eq!(overview.envs.len(), 3);
     let comm = pages.iter().find(|p| p.file == "comm.html").unwrap();

@@ -112,7 +112,8 @@ fn an_empty_folder_renders_every_page_with_what_to_run() {
             "kernels.html",
             "layernorm.html",
             "llm-trace.html",
-            "llm.html"
+            "llm.html",
+            "traces.html"
         ]
     );
     for (name, html) in &pages {

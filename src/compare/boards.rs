@@ -24,11 +24,6 @@ use std::collections::{BTreeMap, BTreeSet};
 /// Boards, head's own left out, that must have measured the point before its range is used.
 pub const MIN_BOARDS: usize = 4;
 
-/// The board a run ran on ("GPU-9e9eaf8d"), when it recorded one.
-pub(super) fn board(r: &HistoryRun) -> Option<String> {
-    r.record.env.gpu.as_ref().map(|g| g.board_label())
-}
-
 /// The row of `point` in `run` (None when the run has none, or several: told apart by
 /// settings, which this rule does not choose between).
 pub(super) fn row_of<'a>(
@@ -78,7 +73,8 @@ pub fn apply(
         let Some(run) = head.iter().find(|r| r.run_id() == h.run_id) else {
             continue;
         };
-        let (Some(head_board), Some(head_row)) = (board(run), row_of(run, &l.point, ignore)) else {
+        let (Some(head_board), Some(head_row)) = (run.board(), row_of(run, &l.point, ignore))
+        else {
             continue;
         };
         let kind = l.point.kind.as_str();
@@ -87,7 +83,7 @@ pub fn apply(
         for r in history.iter().filter(|r| {
             r.kind() == kind && r.gpu() == l.gpu && r.run_id() != run.run_id() && !r.synthetic()
         }) {
-            let Some(b) = board(r).filter(|b| *b != head_board) else {
+            let Some(b) = r.board().filter(|b| *b != head_board) else {
                 continue;
             };
             let Some(row) = row_of(r, &l.point, ignore) else {

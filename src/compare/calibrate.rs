@@ -154,10 +154,6 @@ pub fn code_key(r: &HistoryRun) -> Option<String> {
     ))
 }
 
-fn board(r: &HistoryRun) -> Option<String> {
-    r.record.env.gpu.as_ref().map(|g| g.board_label())
-}
-
 /// Where the history page and `compare` look for the calibration: `<artifacts>/calibration.json`.
 pub use crate::artifact::CALIBRATION_JSON;
 
@@ -299,7 +295,7 @@ fn sides<'a>(
     let mut by_board: BTreeMap<String, Vec<&HistoryRun>> = BTreeMap::new();
     for r in same {
         by_board
-            .entry(board(r).unwrap_or_default())
+            .entry(r.board().unwrap_or_default())
             .or_default()
             .push(r);
     }
@@ -399,7 +395,7 @@ pub fn calibrate(runs: &[HistoryRun], min_effect: f64, processes: usize) -> Vec<
             c.pairs += 1;
             c.false_alarm_pairs += usize::from(alarm);
             for r in a.iter().chain(&b) {
-                c.boards.extend(board(r));
+                c.boards.extend(r.board());
                 c.commits.extend(r.commit().map(str::to_string));
                 c.drivers
                     .extend(r.record.env.gpu.as_ref().map(|g| g.driver_version.clone()));

@@ -25,7 +25,7 @@
 //! line rule `clocks` held back, and host-side quantities are judged against their own spread
 //! like any other.
 
-use super::boards::{board, row_of, settings};
+use super::boards::{row_of, settings};
 use super::line::{Change, Line};
 use super::verdict::{Direction, Verdict};
 use crate::compare::drift::HOST_SIDE_STATS;
@@ -209,7 +209,7 @@ pub fn apply(
         let boards: BTreeSet<String> = b_runs
             .iter()
             .chain(&h_runs)
-            .filter_map(|r| board(r))
+            .filter_map(|r| r.board())
             .collect();
         // A run without a board (a CPU run) has no board to learn a spread on.
         if boards.is_empty() {
@@ -221,7 +221,7 @@ pub fn apply(
             r.kind() == kind
                 && !r.synthetic()
                 && !sides.contains(r.run_id())
-                && board(r).is_some_and(|b| boards.contains(&b))
+                && r.board().is_some_and(|b| boards.contains(&b))
         }) {
             let Some(row) = row_of(r, &l.point, ignore).filter(|row| !row.throttled()) else {
                 continue;
@@ -229,7 +229,7 @@ pub fn apply(
             if let Some(s) = row.stats.get(&l.stat).filter(|s| s.p50 > 0.0) {
                 let key = format!(
                     "{}|{}",
-                    board(r).unwrap_or_default(),
+                    r.board().unwrap_or_default(),
                     code_key(r, kind, row, &l.stat)
                 );
                 groups.entry(key).or_default().push(s.p50);

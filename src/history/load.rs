@@ -96,6 +96,10 @@ impl HistoryRun {
     pub fn commit(&self) -> Option<&str> {
         self.record.run.git_commit.as_deref()
     }
+    /// The board the run ran on ("GPU-9e9eaf8d"), when it recorded one.
+    pub fn board(&self) -> Option<String> {
+        self.record.env.gpu.as_ref().map(|g| g.board_label())
+    }
     /// GPU name, or "cpu".
     pub fn gpu(&self) -> String {
         gpu_label(&self.record.env)

@@ -73,6 +73,18 @@ pub fn times(v: f64) -> String {
 }
 
 /// Bytes in SI units: "2.07 GB".
+/// A power-of-two size as message sizes are written: "256 KiB", "64 MiB", "8 B".
+pub fn bytes_binary(v: f64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut x = v;
+    let mut u = 0;
+    while x.abs() >= 1024.0 && u + 1 < units.len() {
+        x /= 1024.0;
+        u += 1;
+    }
+    format!("{} {}", num(x), units[u])
+}
+
 pub fn bytes(v: f64) -> String {
     let units = ["B", "kB", "MB", "GB", "TB"];
     let mut x = v;
@@ -124,6 +136,13 @@ pub fn commit(c: Option<&str>, dirty: Option<bool>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn message_sizes_are_binary() {
+        assert_eq!(bytes_binary(262144.0), "256 KiB");
+        assert_eq!(bytes_binary(64.0 * 1024.0 * 1024.0), "64 MiB");
+        assert_eq!(bytes_binary(8.0), "8 B");
+    }
 
     #[test]
     fn numbers_keep_four_significant_digits() {

@@ -13,6 +13,7 @@ pub const TEMPLATES: &[(&str, &str)] = &[
     ),
     ("kind.html", include_str!("../../templates/kind.html")),
     ("history.html", include_str!("../../templates/history.html")),
+    ("traces.html", include_str!("../../templates/traces.html")),
 ];
 
 /// Static files written beside the pages: (path in the site, contents).
@@ -24,6 +25,10 @@ pub const STATIC_FILES: &[(&str, &str)] = &[
     (
         "assets/history.js",
         include_str!("../../templates/static/history.js"),
+    ),
+    (
+        "assets/sort.js",
+        include_str!("../../templates/static/sort.js"),
     ),
     (
         "assets/style.css",

@@ -746,6 +746,13 @@
     });
   }
   window.addEventListener("hashchange", update);
+  // The header's page links scroll sideways in a narrow window: bring the current page's in.
+  var active = document.querySelector("header nav a.active");
+  if (active) {
+    var nav = active.parentNode;
+    var off = active.getBoundingClientRect().right - nav.getBoundingClientRect().right;
+    if (off > 0) nav.scrollLeft += off + 8;
+  }
   buildTables();
   update();
 })();

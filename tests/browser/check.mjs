@@ -13,8 +13,10 @@
 // usage: node check.mjs --site DIR [--site DIR ...] [--hostile DIR] [--filters DIR]
 //                       [--vercel OUT --vercel-from SITE ...] [--vercel-filters OUT ...]
 //                       [--screenshot FILE --screenshot-site DIR] [--shots DIR] [--report DIR]
+//                       [--scale DIR [--scale-workloads N]]
 // Every --site is also checked at phone width (390 px); --report DIR saves the first screen of
-// each page of --screenshot-site at 1440 and 390 px as DIR/<page>-<width>.png.
+// each page of --screenshot-site at 1440 and 390 px as DIR/<page>-<width>.png. --scale DIR: a
+// site of N (default 50) traced workloads, whose frame must not grow with them.
 import { chromium } from "playwright-core";
 import fs from "node:fs";
 import http from "node:http";
@@ -30,7 +32,7 @@ const FLAGS = [
 function parseArgs(argv) {
   const a = {
     site: [], hostile: null, filters: null, vercel: [], vercelFrom: [], vercelFilters: [],
-    screenshot: null, screenshotSite: null, shots: null, report: null,
+    screenshot: null, screenshotSite: null, shots: null, report: null, scale: null, scaleWorkloads: 50,
   };
   for (let i = 0; i < argv.length; i += 2) {
     const [k, v] = [argv[i], argv[i + 1]];
@@ -45,6 +47,8 @@ function parseArgs(argv) {
     else if (k === "--screenshot-site") a.screenshotSite = v;
     else if (k === "--shots") a.shots = v;
     else if (k === "--report") a.report = v;
+    else if (k === "--scale") a.scale = v;
+    else if (k === "--scale-workloads") a.scaleWorkloads = Number(v);
     else throw new Error(`unknown flag ${k}`);
   }
   if (a.vercel.length !== a.vercelFrom.length) throw new Error("each --vercel OUT needs its --vercel-from SITE");
@@ -183,6 +187,79 @@ async function readability(page) {
   });
 }
 
+// Share of the window the page frame may keep: the header and every bar stuck at the top.
+const MAX_FRAME = 0.2;
+
+// The page frame at one width: the header at the top of the page, and everything stuck at the
+// top once the page is scrolled half way, cover at most MAX_FRAME of the window; the filters
+// (where the page has them) are on screen and usable there.
+async function frame(page) {
+  return page.evaluate(async () => {
+    const vh = window.innerHeight;
+    window.scrollTo(0, 0);
+    const header = document.querySelector("header.top").getBoundingClientRect().height;
+    window.scrollTo(0, Math.max(0, (document.documentElement.scrollHeight - vh) / 2));
+    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    // Sticky or fixed boxes stacked from the window's top edge down (a table head stuck
+    // inside its own scroll box further down covers nothing of the frame).
+    const boxes = [];
+    for (const el of document.querySelectorAll("body *")) {
+      const pos = getComputedStyle(el).position;
+      if (pos !== "sticky" && pos !== "fixed") continue;
+      const r = el.getBoundingClientRect();
+      if (r.height > 0 && r.bottom > 0) boxes.push([r, el]);
+    }
+    boxes.sort((a, b) => a[0].top - b[0].top);
+    let covered = 0;
+    const stuck = [];
+    for (const [r, el] of boxes) {
+      if (r.top > covered + 2) continue;
+      covered = Math.max(covered, r.bottom);
+      stuck.push(`${el.tagName.toLowerCase()}${el.id ? "#" + el.id : ""}${el.className && typeof el.className === "string" ? "." + el.className.split(" ")[0] : ""} ${Math.round(r.height)}px`);
+    }
+    let filters = "none";
+    const f = document.getElementById("filters");
+    if (f) {
+      const r = f.getBoundingClientRect();
+      const hit = document.elementFromPoint(r.left + Math.min(60, r.width / 2), r.top + r.height / 2);
+      filters = r.top >= 0 && r.bottom <= vh && hit && f.contains(hit) ? "on screen" : `off screen (top ${Math.round(r.top)})`;
+    }
+    window.scrollTo(0, 0);
+    return { vh, header, covered, stuck, filters };
+  });
+}
+
+async function checkFrame(page, name, width) {
+  const m = await frame(page);
+  check(m.header <= MAX_FRAME * m.vh && m.covered <= MAX_FRAME * m.vh,
+    `${name} at ${width} px: header ${Math.round(m.header)} px and stuck bars ${Math.round(m.covered)} px of ${m.vh} (<= ${MAX_FRAME * 100}%)${m.stuck.length ? ": " + m.stuck.join(", ") : ""}`);
+  if (m.filters !== "none") check(m.filters === "on screen", `${name} at ${width} px: filters reachable after scrolling (${m.filters})`);
+}
+
+// A site with many traced workloads: the frame of every page but the workloads' own (two of
+// them stand for the rest) at both widths, and the Traces index lists every workload.
+async function checkScale(browser, dir, workloads) {
+  console.log(`scale ${dir}`);
+  const all = pages(dir);
+  const traced = all.filter((n) => n.startsWith("trace-"));
+  check(traced.length >= workloads, `${dir}: ${traced.length} workload pages (>= ${workloads})`);
+  for (const name of [...all.filter((n) => !n.startsWith("trace-")), ...traced.slice(0, 2)]) {
+    for (const vp of [{ width: 1440, height: 1100 }, PHONE]) {
+      const problems = [];
+      const page = await open(browser, path.join(dir, name), problems, { viewport: vp });
+      await checkFrame(page, `${path.basename(dir)}/${name}`, vp.width);
+      const m = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth }));
+      check(m.scroll <= m.client, `${path.basename(dir)}/${name} at ${vp.width} px: no horizontal scroll (${m.scroll} <= ${m.client})`);
+      if (name === "traces.html") {
+        const rows = await page.$$eval("#traces-index tbody tr", (rs) => rs.length);
+        check(rows === traced.length, `traces.html lists every workload (${rows} of ${traced.length})`);
+      }
+      check(problems.length === 0, `${path.basename(dir)}/${name} at ${vp.width} px: no console error${problems.length ? ": " + problems.join(" | ") : ""}`);
+      await page.close();
+    }
+  }
+}
+
 // The readability rules at one width: no overlapping or look-alike tick labels, a legend or
 // labels for every chart of three colours or more, at most MAX_LEGEND legend entries, and
 // nothing wider than the window.
@@ -194,6 +271,7 @@ async function checkReadable(page, name, width) {
   check(crowded.length === 0, `${name} at ${width} px: at most ${MAX_LEGEND} legend entries per chart${crowded.length ? ": " + crowded.map(([id, n]) => `${id} ${n}`).join(", ") : ""}`);
   const m = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth }));
   check(m.scroll <= m.client, `${name} at ${width} px: no horizontal scroll (${m.scroll} <= ${m.client})`);
+  await checkFrame(page, name, width);
 }
 
 // A page at phone width: the readability rules, every chart full width and at least 250 px
@@ -704,6 +782,7 @@ async function main() {
     for (const dir of a.site) await checkNoScript(browser, dir);
     if (a.hostile) await checkSite(browser, a.hostile, { hostile: true });
     if (a.filters) await checkFilters(browser, a.filters);
+    if (a.scale) await checkScale(browser, a.scale, a.scaleWorkloads);
     // The fixture site has a history, so it must have the strip; others where they have one.
     for (const dir of a.site.filter((d) => d === a.filters ||
       fs.readFileSync(path.join(d, "index.html"), "utf8").includes("regressions-strip"))) {

@@ -38,7 +38,8 @@ pub struct SiteMeta {
     pub plotly: PlotlyTag,
 }
 
-/// One entry of the navigation bar.
+/// One entry of the navigation bar (a traced workload's page is reached from the Traces
+/// index, so the bar keeps one entry however many workloads there are).
 #[derive(Debug, Clone, Serialize)]
 pub struct NavItem {
     pub file: String,
@@ -101,6 +102,9 @@ pub struct PageContext {
     /// The history page's small charts and tables.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub history: Option<HistoryView>,
+    /// The Traces index's table.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub traces: Option<workload::index::Index>,
     /// Files written beside the pages for this one (data loaded on demand, CSV downloads).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<DataFile>,
@@ -184,6 +188,12 @@ const WORKLOAD_TRACE_KIND: &str = "trace";
 /// The entry key of a workload's trace page: this prefix, then the workload.
 const WORKLOAD_KEY: &str = "\u{0}trace:";
 
+/// The entry key of the Traces index (one row per traced workload).
+const TRACES_KIND: &str = "\u{0}traces";
+
+/// The Traces index's file.
+pub const TRACES_FILE: &str = "traces.html";
+
 /// Builds every page: the overview, one per known kind (with or without data), one per
 /// other kind present.
 pub fn build_all(store: &Store, meta: &SiteMeta, hopts: &HistoryOptions) -> Vec<PageContext> {
@@ -210,6 +220,11 @@ pub fn build_all(store: &Store, meta: &SiteMeta, hopts: &HistoryOptions) -> Vec<
         HISTORY_FILE.to_string(),
         "History".to_string(),
     ));
+    entries.push((
+        TRACES_KIND.to_string(),
+        TRACES_FILE.to_string(),
+        "Traces".to_string(),
+    ));
     let mut used: Vec<String> = entries.iter().map(|e| e.1.clone()).collect();
     let traces = store.of_kind(WORKLOAD_TRACE_KIND);
     for w in workload::workloads(&traces) {
@@ -225,19 +240,30 @@ pub fn build_all(store: &Store, meta: &SiteMeta, hopts: &HistoryOptions) -> Vec<
         used.push(file.clone());
         entries.push((kind.to_string(), file, kind.to_string()));
     }
-    let nav_for = |active: &str| -> Vec<NavItem> {
+    let workload_files: Vec<(String, String)> = entries
+        .iter()
+        .filter_map(|(k, f, _)| {
+            k.strip_prefix(WORKLOAD_KEY)
+                .map(|w| (w.to_string(), f.clone()))
+        })
+        .collect();
+    let workload_count = workload_files.len();
+    // A workload's page lights up the Traces entry.
+    let nav_for = |active_key: &str, active: &str| -> Vec<NavItem> {
         entries
             .iter()
+            .filter(|(kind, _, _)| !kind.starts_with(WORKLOAD_KEY))
             .map(|(kind, file, title)| NavItem {
                 file: file.clone(),
                 title: title.clone(),
-                active: file == active,
+                active: file == active
+                    || (kind == TRACES_KIND && active_key.starts_with(WORKLOAD_KEY)),
                 points: if kind.is_empty() {
                     store.points.len()
                 } else if kind == HISTORY_KIND {
                     history_runs
-                } else if let Some(w) = kind.strip_prefix(WORKLOAD_KEY) {
-                    traces.iter().filter(|p| p.imp() == w).count()
+                } else if kind == TRACES_KIND {
+                    workload_count
                 } else {
                     store
                         .points
@@ -255,7 +281,7 @@ pub fn build_all(store: &Store, meta: &SiteMeta, hopts: &HistoryOptions) -> Vec<
             template: "kind.html".into(),
             title: title.clone(),
             intro: String::new(),
-            nav: nav_for(file),
+            nav: nav_for(kind, file),
             site: meta.clone(),
             filters: Vec::new(),
             empty: None,
@@ -264,6 +290,7 @@ pub fn build_all(store: &Store, meta: &SiteMeta, hopts: &HistoryOptions) -> Vec<
             envs: Vec::new(),
             sections: Vec::new(),
             history: None,
+            traces: None,
             files: Vec::new(),
         };
         let points = store.of_kind(kind);
@@ -276,6 +303,7 @@ pub fn build_all(store: &Store, meta: &SiteMeta, hopts: &HistoryOptions) -> Vec<
             "llm_trace" => trace::build(&mut page, &points, &palette),
             "comm" => comm::build(&mut page, &points, &palette),
             HISTORY_KIND => history::build(&mut page, &hist),
+            TRACES_KIND => workload::index::build(&mut page, &traces, &workload_files),
             k if k.starts_with(WORKLOAD_KEY) => {
                 workload::build(&mut page, &k[WORKLOAD_KEY.len()..], &traces)
             }

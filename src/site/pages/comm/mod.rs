@@ -7,6 +7,9 @@ mod oneshot;
 mod rows;
 mod small;
 
+pub use rows::{comm_rows, CommRow};
+pub use small::SMALL_MAX_BYTES;
+
 use super::common::{empty_kind, filters, multi_gpu, not_ok_table, Section};
 use super::PageContext;
 use crate::site::palette::Palette;

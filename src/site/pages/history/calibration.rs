@@ -125,6 +125,25 @@ pub fn view(f: &CalibrationFile) -> View {
     }
 }
 
+/// What the calibration measured for one comparison of a single run a side: the false-alarm
+/// rate of `kind` on `gpu` (without the vendor), within one board or across two. "gate:
+/// false alarms in 1 of 45 (2%) same-code pairs, one board".
+pub fn gate_note(view: &View, kind: &str, gpu: &str, same_board: bool) -> Option<String> {
+    let scope = if same_board {
+        "one board"
+    } else {
+        "two boards"
+    };
+    let r = view
+        .rows
+        .iter()
+        .find(|r| r.kind == kind && r.gpu == gpu && r.scope == scope && r.processes == 1)?;
+    Some(format!(
+        "gate: false alarms in {} same-code pairs, {scope}",
+        r.false_alarms
+    ))
+}
+
 /// Reads `<artifacts>/calibration.json`: None when there is none, a warning when it is bad.
 pub fn read(artifacts: &Path, warnings: &mut Vec<String>) -> Option<View> {
     match CalibrationFile::read(&artifacts.join(CALIBRATION_JSON)) {
@@ -186,6 +205,29 @@ mod tests {
             assert!(v.caption.contains(want), "{want}: {}", v.caption);
         }
         assert!(!v.caption.contains("5fc0ffdbbc0c"), "commits are shortened");
+    }
+
+    #[test]
+    fn the_gate_note_is_the_single_run_row_of_the_kind_gpu_and_scope() {
+        let f = CalibrationFile::new(
+            "docs/notes/gate_runs",
+            46,
+            0.03,
+            vec![
+                group("two boards", 1, 6),
+                group("one board", 1, 0),
+                group("one board", 2, 0),
+            ],
+        );
+        let v = view(&f);
+        assert_eq!(
+            gate_note(&v, "gemm", "H200", true).unwrap(),
+            "gate: false alarms in 0 of 12 (0%) same-code pairs, one board"
+        );
+        assert!(gate_note(&v, "gemm", "H200", false)
+            .unwrap()
+            .contains("6 of 12 (50%)"));
+        assert_eq!(gate_note(&v, "llm", "H200", true), None);
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! `<script src>` file per kind (`data/history-<kind>.js`), loaded when its section scrolls into
 //! view, so the page opens at once from file:// whatever the history's length.
 
-mod calibration;
+pub mod calibration;
+pub mod change;
 mod data;
 mod digest;
 mod headline;

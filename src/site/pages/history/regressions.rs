@@ -2,6 +2,7 @@
 //! (or a chosen commit's), every point judged by `compare`; SLOWER and FASTER lines only, the
 //! full comparison as a CSV download.
 
+use super::change::{time_change, TimeChange};
 use super::links::{commit_link, CommitLink};
 use crate::compare::{render::fmt_num, Change as Verdicted, Line, Options, Side, Verdict};
 use crate::history::History;
@@ -46,6 +47,8 @@ pub struct GroupCount {
     /// Our implementations' SLOWER and FASTER lines (library code's moves are drift).
     pub slower: usize,
     pub faster: usize,
+    /// Our lines compare could not decide (intervals too wide, or held back by a rule).
+    pub uncertain: usize,
     /// Library lines judged SLOWER or FASTER: how far the machine itself moved.
     pub library_moved: usize,
     /// Points measured in the base whose check failed in the head.
@@ -53,6 +56,16 @@ pub struct GroupCount {
     /// Points measured in the base that the head did not measure (another size range or rank
     /// count, or a point left out).
     pub removed: usize,
+    /// Our code's geometric-mean time change with its interval.
+    pub change: Option<TimeChange>,
+    /// When each side's run started (RFC 3339).
+    pub base_started_utc: String,
+    pub head_started_utc: String,
+    /// The head's points not measured at full clocks.
+    pub head_throttled: usize,
+    /// The head run's board ("GPU-5f1943ff"), and whether the base ran on the same one.
+    pub head_board: Option<String>,
+    pub same_board: bool,
 }
 
 /// The table against one base.
@@ -144,9 +157,22 @@ pub fn table(
             judged: c.report.lines.len(),
             slower: 0,
             faster: 0,
+            uncertain: 0,
             library_moved: 0,
             failed: 0,
             removed: 0,
+            change: time_change(&c.report.lines),
+            base_started_utc: c.base.started_utc().to_string(),
+            head_started_utc: c.head.started_utc().to_string(),
+            head_throttled: c
+                .head
+                .record
+                .points
+                .iter()
+                .filter(|p| p.throttled())
+                .count(),
+            head_board: c.head.board(),
+            same_board: c.head.board().is_some() && c.head.board() == c.base.board(),
         };
         for l in &c.report.lines {
             judged += 1;
@@ -164,6 +190,7 @@ pub fn table(
                 Verdict::Slower | Verdict::Faster if library => n.library_moved += 1,
                 Verdict::Slower => n.slower += 1,
                 Verdict::Faster => n.faster += 1,
+                Verdict::Uncertain if !library => n.uncertain += 1,
                 _ => {}
             }
             if !matches!(j.verdict, Verdict::Slower | Verdict::Faster) {

@@ -3,13 +3,15 @@
 //! the ncu profiler metrics per kernel, and the roofline against the run's ceilings.
 
 mod along;
-mod fields;
+pub mod fields;
 mod heatmaps;
 mod ncu_table;
 mod profile;
 mod roofline;
 mod rows;
 mod speedup;
+
+pub use speedup::fastest;
 
 use super::common::{
     empty_kind, not_ok_table, other_rows_table, per_gpu, per_gpu_by, split_by, Section,

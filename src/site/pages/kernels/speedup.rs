@@ -9,7 +9,7 @@ use crate::site::points::Point;
 use std::collections::BTreeMap;
 
 /// The fastest block of each (GPU, parameter set, kernel).
-fn fastest<'a>(ok: &[Point<'a>]) -> BTreeMap<(String, String, String), Point<'a>> {
+pub fn fastest<'a>(ok: &[Point<'a>]) -> BTreeMap<(String, String, String), Point<'a>> {
     let mut best: BTreeMap<(String, String, String), Point> = BTreeMap::new();
     for p in ok {
         let key = (p.gpu(), pset_text(p, &[]), p.imp().to_string());

@@ -1,7 +1,7 @@
 //! The overview's cards: one per benchmark kind and GPU, the GPUs of a kind side by side, each
 //! linking to the chart it summarises; a kind with no figures gets one muted card.
 
-use super::{decode_card, gemm_card, layernorm_card};
+use super::{comm_card, decode_card, gemm_card, kernels_card, layernorm_card, traces_card};
 use crate::site::chart::Dims;
 use crate::site::pages::common::gpus;
 use crate::site::pages::Card;
@@ -12,7 +12,7 @@ use crate::site::points::{Point, Store};
 type Maker = fn(&str, &[Point], &[Point]) -> Option<Card>;
 
 /// (kind, title when muted, page, benchmark binary, maker), in display order.
-const SPECS: [(&str, &str, &str, &str, Maker); 3] = [
+const SPECS: [(&str, &str, &str, &str, Maker); 6] = [
     (
         "layernorm",
         "LayerNorm speedup",
@@ -33,6 +33,27 @@ const SPECS: [(&str, &str, &str, &str, Maker); 3] = [
         "gemm.html",
         "gemm_bench",
         gemm_card::card,
+    ),
+    (
+        "comm",
+        "Collectives",
+        "comm.html",
+        "comm_bench",
+        comm_card::card,
+    ),
+    (
+        "kernels",
+        "Your kernels",
+        "kernels.html",
+        "kernel_bench",
+        kernels_card::card,
+    ),
+    (
+        "trace",
+        "Traced workloads",
+        "traces.html",
+        "opbench trace",
+        traces_card::card,
     ),
 ];
 

@@ -4,12 +4,15 @@
 
 mod artifacts;
 mod cards;
+mod comm_card;
 mod decode_card;
 mod gemm_card;
+mod kernels_card;
 mod layernorm_card;
 mod regressions;
 mod summary_table;
 mod systems;
+mod traces_card;
 
 pub use regressions::RegressionStrip;
 
@@ -20,9 +23,9 @@ use crate::site::points::Store;
 
 pub fn build(page: &mut PageContext, store: &Store, hist: &Prepared) {
     page.template = "overview.html".into();
-    page.intro = "GPU operator benchmarks: every figure below was read from the JSON artifacts \
-                  the benchmarks wrote; each card gives a median with its spread and links to \
-                  the chart it summarises."
+    page.intro = "GPU operator benchmarks, read from the JSON artifacts the benchmarks wrote: \
+                  first what the newest commit changed, then each kind's headline figure (a \
+                  median with its spread, linking to its chart)."
         .into();
     if store.loaded.is_empty() {
         page.empty = Some(Empty {

@@ -16,6 +16,7 @@ fn headline(kind: &str, benchmark: &str) -> Option<(&'static str, &'static [&'st
     match (kind, benchmark) {
         ("layernorm", _) => Some(("GB/s", names::GBPS)),
         ("gemm", _) | ("kernels", _) => Some(("TFLOP/s", names::TFLOPS)),
+        ("comm", _) => Some(("GB/s bus bandwidth", &["busbw_gbps"])),
         (_, "prefill") => Some((
             "prefill tokens/s",
             &["prefill_tokens_per_s", "tokens_per_s"],
@@ -32,7 +33,11 @@ fn headline(kind: &str, benchmark: &str) -> Option<(&'static str, &'static [&'st
 fn where_measured(p: &Point) -> String {
     let text = |k: &str| names::param_str(p.row, &[k]);
     let mut parts: Vec<String> = Vec::new();
-    if let Some(shape) = text("shape") {
+    if let Some(c) = text("collective") {
+        parts.push(c.replace('_', "-"));
+        parts.extend(names::param_f64(p.row, &["bytes"]).map(fmt::bytes_binary));
+        parts.extend(text("world_size").map(|n| format!("{n} GPUs")));
+    } else if let Some(shape) = text("shape") {
         parts.push(shape);
     } else if let (Some(m), Some(n), Some(k)) = (text("m"), text("n"), text("k")) {
         parts.push(format!("{m}x{n}x{k}"));
@@ -55,10 +60,36 @@ fn where_measured(p: &Point) -> String {
     parts.join(" ")
 }
 
-/// One row per benchmark, implementation and GPU.
+/// A metric key in words: "distinct_kernels" -> "distinct kernels", "algbw_gbps" -> "algbw
+/// GB/s".
+fn metric_words(key: &str) -> String {
+    const UNITS: [(&str, &str); 6] = [
+        ("_gbps", " GB/s"),
+        ("_tflops", " TFLOP/s"),
+        ("_pct", " %"),
+        ("_us", " µs"),
+        ("_ms", " ms"),
+        ("_s", " s"),
+    ];
+    let (stem, unit) = UNITS
+        .iter()
+        .find_map(|(suffix, unit)| key.strip_suffix(suffix).map(|s| (s, *unit)))
+        .unwrap_or((key, ""));
+    format!("{}{unit}", stem.replace('_', " "))
+}
+
+/// The kind as its page names it ("Collectives"), or as written.
+fn kind_title(kind: &str) -> String {
+    crate::site::pages::KIND_PAGES
+        .iter()
+        .find(|(k, _, _)| *k == kind)
+        .map_or(kind.to_string(), |(_, _, t)| t.to_string())
+}
+
+/// One row per benchmark, implementation and GPU (traced workloads are in the Traces index).
 pub fn table(store: &Store) -> TableView {
     let mut groups: BTreeMap<(String, String, String, String), Vec<Point>> = BTreeMap::new();
-    for p in &store.points {
+    for p in store.points.iter().filter(|p| p.artifact().kind != "trace") {
         groups
             .entry((
                 p.artifact().kind.clone(),
@@ -76,7 +107,7 @@ pub fn table(store: &Store) -> TableView {
         let (label, keys): (String, Vec<String>) = match headline(&kind, &bench) {
             Some((l, k)) => (l.to_string(), k.iter().map(|s| s.to_string()).collect()),
             None => match ok.iter().find_map(|p| p.row.metrics.keys().next()) {
-                Some(k) => (k.clone(), vec![k.clone()]),
+                Some(k) => (metric_words(k), vec![k.clone()]),
                 None => (String::new(), vec![]),
             },
         };
@@ -122,8 +153,8 @@ pub fn table(store: &Store) -> TableView {
         f.insert("impl".into(), imp.clone());
         rows.push(TableRow {
             cells: vec![
-                kind,
-                bench,
+                kind_title(&kind),
+                bench.replace('_', " "),
                 imp,
                 format!(
                     "{} ok · {} failed · {} skipped",
@@ -155,5 +186,19 @@ pub fn table(store: &Store) -> TableView {
         .map(|s| s.to_string())
         .collect(),
         rows,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metric_keys_read_as_words_with_units() {
+        assert_eq!(metric_words("distinct_kernels"), "distinct kernels");
+        assert_eq!(metric_words("algbw_gbps"), "algbw GB/s");
+        assert_eq!(metric_words("pct_of_bound_pct"), "pct of bound %");
+        assert_eq!(kind_title("comm"), "Collectives");
+        assert_eq!(kind_title("mine"), "mine");
     }
 }

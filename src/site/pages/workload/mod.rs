@@ -4,11 +4,12 @@
 //! the launch statistics. One page per workload; the newest run of each is shown.
 
 mod breakdown;
+pub mod index;
 mod kernels;
 mod launch;
 mod modules;
 mod processes;
-mod rows;
+pub mod rows;
 mod timeline;
 
 use super::common::{not_ok_table, Section};
