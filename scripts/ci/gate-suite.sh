@@ -2,8 +2,9 @@
 # The GPU workflow's gate: each kind of a suite run (SUITE_DIR/<kind>.json and the further
 # processes in SUITE_DIR/processes/, written by scripts/ci/gpu-suite.sh) is compared with
 # BASE_COMMIT's runs of it on this GPU in the history.
-# Where a line of our code is SLOWER, FAILED or UNCERTAIN, the processes of each side did not
-# decide it: the base commit is built in a worktree and scripts/ci/confirm.sh runs the base and
+# Where compare marks a line of our code `confirm` (SLOWER, FAILED, UNCERTAIN, or SAME while its
+# median moved the slow way by at least the minimum effect), the processes of each side did not
+# settle it: the base commit is built in a worktree and scripts/ci/confirm.sh runs the base and
 # head builds of that benchmark interleaved on this board (base, head, base, head, ...), N
 # processes each, on the suite's own points, and its verdict is the gate's. Exits 1 when a confirmation finds a
 # SLOWER or FAILED line of our code; 0 when none does, and when base has no run to compare with.
@@ -44,7 +45,8 @@ work="$suite/gate"
 mkdir -p "$work"
 
 # needs_confirmation KIND: compare BASE_COMMIT's runs with every process of the suite's (OUT/KIND.json
-# and OUT/processes/KIND-<i>.json); true when a line of ours is SLOWER, FAILED or UNCERTAIN.
+# and OUT/processes/KIND-<i>.json); true when compare marks a line of ours `confirm` (SLOWER,
+# FAILED, UNCERTAIN, or SAME while it moved the slow way by at least the minimum effect).
 # Writes $work/KIND.md.
 needs_confirmation() {
     local kind=$1 json="$work/$1.json" head="$work/head-$1"
@@ -62,11 +64,10 @@ needs_confirmation() {
 import json, sys
 report = json.load(open(sys.argv[1]))
 ours = [l for l in report["lines"] if not (l.get("control") or "").startswith("library")]
-def verdict(l):
-    c = l.get("change") or {}
-    return "FAILED" if c.get("change") == "failed" else c.get("verdict")
-open_lines = [l for l in ours if verdict(l) in ("SLOWER", "FAILED", "UNCERTAIN")]
-print(f"{len(open_lines)} of {len(ours)} lines of our code SLOWER, FAILED or UNCERTAIN", file=sys.stderr)
+# compare marks the lines interleaving should settle (`confirm`): SLOWER, FAILED or UNCERTAIN,
+# or SAME with a median that moved the slow way by at least the minimum effect.
+open_lines = [l for l in ours if l.get("confirm")]
+print(f"{len(open_lines)} of {len(ours)} lines of our code need confirmation (SLOWER, FAILED, UNCERTAIN, or SAME beyond the minimum effect)", file=sys.stderr)
 sys.exit(0 if open_lines else 1)
 PY
 }

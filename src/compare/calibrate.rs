@@ -47,6 +47,16 @@ pub struct Calibration {
     pub caught_lines: Vec<usize>,
     /// Runs a side in each pair.
     pub processes: usize,
+    /// Same-code pairs in which a line of ours asked for the interleaved confirmation
+    /// (`Line::needs_confirmation`): how often the gate spends a confirmation on nothing.
+    #[serde(default)]
+    pub confirm_pairs: usize,
+    /// Per planted slowdown: pairs with a planted line, and those of them in which a line of
+    /// ours asked for the confirmation.
+    #[serde(default)]
+    pub planted_pairs: Vec<usize>,
+    #[serde(default)]
+    pub asking_pairs: Vec<usize>,
     /// The boards (GPU serials), commits and drivers of the runs behind the pairs.
     pub boards: BTreeSet<String>,
     pub commits: BTreeSet<String>,
@@ -62,6 +72,13 @@ impl Calibration {
     }
     pub fn power(&self, i: usize) -> f64 {
         ratio(self.caught_lines[i], self.planted_lines[i])
+    }
+    /// The share of planted pairs at plant `i` that asked for the confirmation.
+    pub fn asking_share(&self, i: usize) -> f64 {
+        match (self.asking_pairs.get(i), self.planted_pairs.get(i)) {
+            (Some(a), Some(p)) => ratio(*a, *p),
+            _ => f64::NAN,
+        }
     }
 }
 
@@ -286,8 +303,13 @@ fn capped<T: Clone>(v: Vec<T>) -> Vec<T> {
         .collect()
 }
 
+/// The scope of pairs whose sides alternate on one board (`processes::interleaved`): the
+/// situation of the gate's confirmation (scripts/ci/confirm.sh).
+pub const INTERLEAVED: &str = "interleaved";
+
 /// The sides of a group's pairs: `processes` same-code runs a side, disjoint, both on one
-/// board ("one board") or each on its own ("two boards").
+/// board (INTERLEAVED when they alternate in time, else "one board") or each on its own
+/// ("two boards").
 fn sides<'a>(
     same: &[&'a HistoryRun],
     processes: usize,
@@ -309,15 +331,21 @@ fn sides<'a>(
         // One board: two disjoint subsets, each pair once. A run without a board is not known
         // to share one with any other.
         if !name.is_empty() {
-            let mut one = Vec::new();
+            let (mut one, mut alternating) = (Vec::new(), Vec::new());
             for (i, a) in subs.iter().enumerate() {
                 for b in &subs[i + 1..] {
                     if a.iter().all(|x| !b.contains(x)) {
-                        one.push(("one board", pick(runs, a), pick(runs, b)));
+                        let (a, b) = (pick(runs, a), pick(runs, b));
+                        if super::processes::interleaved(&a, &b) {
+                            alternating.push((INTERLEAVED, a, b));
+                        } else {
+                            one.push(("one board", a, b));
+                        }
                     }
                 }
             }
             out.extend(capped(one));
+            out.extend(capped(alternating));
         }
         let mut two = Vec::new();
         for (_, other) in &boards[bi + 1..] {
@@ -370,12 +398,15 @@ pub fn calibrate(runs: &[HistoryRun], min_effect: f64, processes: usize) -> Vec<
                     processes,
                     planted_lines: vec![0; PLANTS.len()],
                     caught_lines: vec![0; PLANTS.len()],
+                    planted_pairs: vec![0; PLANTS.len()],
+                    asking_pairs: vec![0; PLANTS.len()],
                     ..Calibration::default()
                 });
             let base: Vec<HistoryRun> = a.iter().map(|r| (*r).clone()).collect();
             let head: Vec<HistoryRun> = b.iter().map(|r| (*r).clone()).collect();
             let report = compare("a", &base, "b", &head, &opts);
             let mut alarm = false;
+            c.confirm_pairs += usize::from(report.lines.iter().any(|l| l.confirm));
             for l in report
                 .lines
                 .iter()
@@ -404,6 +435,7 @@ pub fn calibrate(runs: &[HistoryRun], min_effect: f64, processes: usize) -> Vec<
                 let planted_head: Vec<HistoryRun> =
                     head.iter().map(|h| planted(&base[0], h, *p)).collect();
                 let report = compare("a", &base, "b", &planted_head, &opts);
+                let mut planted_here = false;
                 for l in report
                     .lines
                     .iter()
@@ -417,7 +449,12 @@ pub fn calibrate(runs: &[HistoryRun], min_effect: f64, processes: usize) -> Vec<
                     if long && l.verdict().is_some() {
                         c.planted_lines[k] += 1;
                         c.caught_lines[k] += usize::from(l.verdict() == Some(Verdict::Slower));
+                        planted_here = true;
                     }
+                }
+                if planted_here {
+                    c.planted_pairs[k] += 1;
+                    c.asking_pairs[k] += usize::from(report.lines.iter().any(|l| l.confirm));
                 }
             }
         }
@@ -428,7 +465,7 @@ pub fn calibrate(runs: &[HistoryRun], min_effect: f64, processes: usize) -> Vec<
 /// The calibration as a text table.
 pub fn table(cals: &[Calibration]) -> String {
     let mut s = format!(
-        "{:<10} {:<22} {:<10} {:>5} {:>5} {:>12} {:>9} {:>8} {:>8} {:>8}\n",
+        "{:<10} {:<22} {:<11} {:>5} {:>5} {:>12} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8}\n",
         "kind",
         "GPU",
         "scope",
@@ -438,7 +475,9 @@ pub fn table(cals: &[Calibration]) -> String {
         "decided",
         "2% slow",
         "5% slow",
-        "10% slow"
+        "10% slow",
+        "confirm",
+        "5% asks"
     );
     let pct = |x: f64| {
         if x.is_nan() {
@@ -449,7 +488,7 @@ pub fn table(cals: &[Calibration]) -> String {
     };
     for c in cals {
         s.push_str(&format!(
-            "{:<10} {:<22} {:<10} {:>5} {:>5} {:>12} {:>9} {:>8} {:>8} {:>8}\n",
+            "{:<10} {:<22} {:<11} {:>5} {:>5} {:>12} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8}\n",
             c.kind,
             c.gpu,
             c.scope,
@@ -460,6 +499,8 @@ pub fn table(cals: &[Calibration]) -> String {
             pct(c.power(0)),
             pct(c.power(1)),
             pct(c.power(2)),
+            pct(ratio(c.confirm_pairs, c.pairs)),
+            pct(c.asking_share(1)),
         ));
     }
     s

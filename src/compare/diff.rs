@@ -330,6 +330,7 @@ fn unpaired(ctx: &RowContext, (r, id): Row, is_base: bool, change: Change, out: 
             change: change.clone(),
             control: None,
             rule: None,
+            confirm: false,
         });
     }
 }
@@ -366,6 +367,7 @@ fn compare_rows(
         change,
         control: None,
         rule: None,
+        confirm: false,
     };
     let stat_names = |r: &HistoryPoint| -> Vec<String> {
         if r.stats.is_empty() {
@@ -555,6 +557,9 @@ pub fn compare(
                 runs.len()
             ));
         }
+    }
+    for l in &mut lines {
+        l.confirm = l.needs_confirmation(opts.min_effect);
     }
     // Judged lines first (table order), then added, removed and the rest.
     lines.sort_by_key(|l| match l.change {

@@ -498,6 +498,7 @@ mod tests {
             change: Change::Compared(j),
             control: None,
             rule: None,
+            confirm: false,
         }
     }
 

@@ -99,6 +99,10 @@ pub struct Line {
     /// The rule that decided a judged line's verdict, in words.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,
+    /// [`Line::needs_confirmation`] at the comparison's minimum effect: what the gate hands to
+    /// interleaved processes (scripts/ci/gate-suite.sh reads it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub confirm: bool,
 }
 
 impl Line {
@@ -139,6 +143,29 @@ impl Line {
             self.change,
             Change::Removed | Change::NotComparable { lost: true, .. }
         )
+    }
+
+    /// Whether the gate should settle this line by interleaved processes: a line of our code
+    /// that is FAILED, SLOWER or UNCERTAIN, or SAME while its median moved the slow way by at
+    /// least `min_effect`. Such a SAME was held back by the noise the rules allow for (the
+    /// machine's drift, the processes' spread), not shown unmoved; interleaving removes that
+    /// noise. A library line never needs it: its code did not change.
+    pub fn needs_confirmation(&self, min_effect: f64) -> bool {
+        if crate::identity::is_library(&self.point.implementation) {
+            return false;
+        }
+        match self.verdict() {
+            None => matches!(self.change, Change::Failed),
+            Some(Verdict::Slower | Verdict::Uncertain) => true,
+            Some(Verdict::Faster) => false,
+            Some(Verdict::Same) => self.ratio().is_some_and(|r| {
+                let slower_by = match super::verdict::Direction::of_stat(&self.stat) {
+                    super::verdict::Direction::LowerIsBetter => r - 1.0,
+                    super::verdict::Direction::HigherIsBetter => 1.0 / r - 1.0,
+                };
+                slower_by >= min_effect
+            }),
+        }
     }
 
     pub fn ratio(&self) -> Option<f64> {

@@ -20,6 +20,14 @@
 //!
 //! With fewer than [`MIN_REPLICATES`] replicates behind `S` the spread is unknown: a FASTER or
 //! SLOWER becomes UNCERTAIN, to be settled by interleaved processes (scripts/ci/confirm.sh).
+//!
+//! Which lines it judges: between sides run at different times the board itself may have moved
+//! between them (its clocks, its neighbours), so the earlier rules' SAME and UNCERTAIN stand
+//! (rule `drift` holds a line against how far the library lines moved) and only a FASTER or
+//! SLOWER is judged again. Between [`interleaved`] sides (base, head, base, head, ... processes
+//! on one board, as scripts/ci/confirm.sh runs them) a move of the board lands on both sides
+//! alike, so there this rule judges every line of ours: a library line's own move between two
+//! processes is its noise, not the board's, and is no reason to hold ours.
 //! The rule applies to our implementations on sides of one board (across boards the drift and
 //! boards rules decide), to runs that recorded their board, not to workload traces, never to a
 //! line rule `clocks` held back, and host-side quantities are judged against their own spread
@@ -28,7 +36,7 @@
 use super::boards::{row_of, settings};
 use super::line::{Change, Line};
 use super::verdict::{Direction, Verdict};
-use crate::compare::drift::HOST_SIDE_STATS;
+use crate::compare::drift::{HOST_SIDE_STATS, TIME_SCALE};
 use crate::history::{HistoryPoint, HistoryRun};
 use crate::identity::is_library;
 use std::collections::{BTreeMap, BTreeSet};
@@ -93,8 +101,8 @@ pub fn threshold(s: &Spread, min_effect: f64, floor: f64) -> f64 {
     min_effect.max(SAFETY * s.max_ratio).max(floor)
 }
 
-/// The floor for a group of points (one kind and quantity on one board): the 90th percentile
-/// of their spreads. A point whose few replicates happened to land close is judged no more
+/// The floor for a group of points (one kind and quantity on one board, base medians within
+/// [`TIME_SCALE`] of the judged line's): the 90th percentile of their spreads. A point whose few replicates happened to land close is judged no more
 /// finely than most points like it.
 pub fn floor_of(spreads: &[f64]) -> f64 {
     if spreads.is_empty() {
@@ -114,11 +122,12 @@ fn median(v: &mut [f64]) -> f64 {
     crate::stats::percentile_sorted(v, 50.0)
 }
 
-/// One side's process medians of a line's point and quantity, unthrottled rows only.
-fn medians(runs: &[&HistoryRun], l: &Line, ignore: &[String]) -> Vec<f64> {
+/// One side's process medians of a line's point and quantity: unthrottled rows only, unless
+/// `throttled_too` (interleaved sides).
+fn medians(runs: &[&HistoryRun], l: &Line, ignore: &[String], throttled_too: bool) -> Vec<f64> {
     runs.iter()
         .filter_map(|r| row_of(r, &l.point, ignore))
-        .filter(|row| !row.throttled())
+        .filter(|row| throttled_too || !row.throttled())
         .filter_map(|row| row.stats.get(&l.stat).map(|s| s.p50))
         .filter(|m| *m > 0.0)
         .collect()
@@ -169,6 +178,26 @@ pub fn decide_with_floor(
     (verdict, ratio)
 }
 
+/// True when both sides ran on one board in alternating processes: sorted by start, no two
+/// neighbouring runs belong to the same side (base, head, base, head or head, base, head, base),
+/// with at least two runs a side.
+pub fn interleaved(base: &[&HistoryRun], head: &[&HistoryRun]) -> bool {
+    if base.len() < 2 || head.len() < 2 || base.len().abs_diff(head.len()) > 1 {
+        return false;
+    }
+    let boards: BTreeSet<Option<String>> = base.iter().chain(head).map(|r| r.board()).collect();
+    if boards.len() != 1 || boards.contains(&None) {
+        return false;
+    }
+    let mut all: Vec<(chrono::DateTime<chrono::Utc>, bool)> = base
+        .iter()
+        .map(|r| (r.started(), false))
+        .chain(head.iter().map(|r| (r.started(), true)))
+        .collect();
+    all.sort();
+    all.windows(2).all(|w| w[0].1 != w[1].1 && w[0].0 != w[1].0)
+}
+
 /// Applies the rule (see the module's comment) to the lines of GPU labels whose sides ran on
 /// one machine. `base` and `head` are the sides' runs, `history` the runs the replicates may
 /// come from (the sides' own runs in it are left out). Returns how many lines it decided.
@@ -185,24 +214,35 @@ pub fn apply(
     let mut decided = 0;
     let mut pending = Vec::new();
     for (i, l) in lines.iter().enumerate() {
-        // Only a FASTER or SLOWER is re-judged: SAME and UNCERTAIN of the earlier rules stand.
-        if !matches!(l.verdict(), Some(Verdict::Faster | Verdict::Slower)) {
+        if l.verdict().is_none() {
             continue;
         }
         if is_library(&l.point.implementation)
             || TRACE_KINDS.contains(&l.point.kind.as_str())
             || two_machines.contains(&l.gpu)
             || l.variant.is_some()
-            || l.rule.as_deref().is_some_and(|r| r.starts_with("clocks"))
         {
             continue;
         }
+        let held_by_clocks = l.rule.as_deref().is_some_and(|r| r.starts_with("clocks"));
         let kind = l.point.kind.as_str();
         let gpu = l.gpu.as_str();
         let pick = |r: &&HistoryRun| r.kind() == kind && (gpu.contains(" -> ") || r.gpu() == gpu);
         let b_runs: Vec<&HistoryRun> = base.iter().copied().filter(pick).collect();
         let h_runs: Vec<&HistoryRun> = head.iter().copied().filter(pick).collect();
-        let (bm, hm) = (medians(&b_runs, l, ignore), medians(&h_runs, l, ignore));
+        // Sides apart in time: only a FASTER or SLOWER is judged again (see the module's comment).
+        let alternating = interleaved(&b_runs, &h_runs);
+        // Apart in time, a point measured below full clocks on a side is not judged (rule
+        // `clocks`); interleaved, both sides ran under the same power limit in turn, so its
+        // processes' medians are compared like any other's.
+        if held_by_clocks && !alternating {
+            continue;
+        }
+        let judged = alternating || matches!(l.verdict(), Some(Verdict::Faster | Verdict::Slower));
+        let (bm, hm) = (
+            medians(&b_runs, l, ignore, alternating),
+            medians(&h_runs, l, ignore, alternating),
+        );
         if bm.is_empty() || hm.is_empty() {
             continue;
         }
@@ -238,25 +278,36 @@ pub fn apply(
         let mut all: Vec<Vec<f64>> = groups.into_values().collect();
         all.push(bm.clone());
         all.push(hm.clone());
-        pending.push((i, bm, hm, spread_of(&all)));
+        let mut b = bm.clone();
+        let base_median = median(&mut b);
+        pending.push((i, bm, hm, spread_of(&all), alternating, judged, base_median));
     }
-    let mut by_group: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
-    for (i, _, _, s) in &pending {
-        if let Some(s) = s {
+    // Every line of ours with a known spread, judged or not, is a point "like" the judged ones of
+    // its kind and quantity when its base median lies within TIME_SCALE of theirs.
+    let known: Vec<(String, String, f64, f64)> = pending
+        .iter()
+        .filter_map(|(i, _, _, s, _, _, m)| {
             let l = &lines[*i];
-            by_group
-                .entry((l.point.kind.clone(), l.stat.clone()))
-                .or_default()
-                .push(s.max_ratio);
+            s.as_ref()
+                .map(|s| (l.point.kind.clone(), l.stat.clone(), *m, s.max_ratio))
+        })
+        .collect();
+    for (i, bm, hm, spread, alternating, judged, base_median) in pending {
+        if !judged {
+            continue;
         }
-    }
-    for (i, bm, hm, spread) in pending {
         let l = &mut lines[i];
-        let floor = floor_of(
-            by_group
-                .get(&(l.point.kind.clone(), l.stat.clone()))
-                .map_or(&[][..], |v| v),
-        );
+        let like: Vec<f64> = known
+            .iter()
+            .filter(|(k, st, m, _)| {
+                *k == l.point.kind
+                    && *st == l.stat
+                    && *m <= base_median * TIME_SCALE
+                    && *m >= base_median / TIME_SCALE
+            })
+            .map(|(.., r)| *r)
+            .collect();
+        let floor = floor_of(&like);
         let (verdict, ratio) = decide_with_floor(
             &bm,
             &hm,
@@ -271,11 +322,12 @@ pub fn apply(
         }
         l.rule = Some(match &spread {
             Some(s) => format!(
-                "processes: {} process(es) of base, {} of head; unchanged code moved this point \
+                "processes: {} process(es) of base, {} of head{}; unchanged code moved this point \
                  by up to {:.1}% between {} processes on this board (points like it: {:.1}%), so \
                  a change must reach {:.1}%",
                 bm.len(),
                 hm.len(),
+                if alternating { ", interleaved" } else { "" },
                 s.max_ratio * 100.0,
                 s.replicates,
                 floor * 100.0,

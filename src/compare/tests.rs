@@ -624,3 +624,76 @@ fn the_code_hash_says_whether_our_code_changed_and_joins_commits_as_replicates()
         "without the hash: UNCERTAIN"
     );
 }
+
+#[test]
+fn interleaved_processes_judge_every_line_of_ours_on_their_own_spread() {
+    let at = |id: &str, minute: u32, factor: f64| {
+        let mut record = layernorm_run(id, "aaaa", Some("00ab"), factor).record;
+        record.run.started_utc = format!("2026-12-04T10:{minute:02}:00Z");
+        HistoryRun::new(format!("{id}.json"), record).unwrap()
+    };
+    // Base and head alternate on one board; head's rows of ours 8% slower, the processes of
+    // each side within 0.2% of each other.
+    let base = [at("b1", 0, 1.0), at("b2", 2, 1.002)];
+    let head = [at("h1", 1, 1.08), at("h2", 3, 1.082)];
+    let b: Vec<&HistoryRun> = base.iter().collect();
+    let h: Vec<&HistoryRun> = head.iter().collect();
+    assert!(super::processes::interleaved(&b, &h));
+    // The same runs one side after the other are not interleaved.
+    let late = [at("h1", 5, 1.08), at("h2", 6, 1.082)];
+    assert!(!super::processes::interleaved(
+        &b,
+        &late.iter().collect::<Vec<_>>()
+    ));
+    let r = compare("base", &base, "head", &head, &Options::default());
+    let ours: Vec<&Line> = r
+        .lines
+        .iter()
+        .filter(|l| !crate::identity::is_library(&l.point.implementation))
+        .filter(|l| matches!(l.change, Change::Compared(_)))
+        .collect();
+    assert!(ours.len() > 10);
+    for l in &ours {
+        let rule = l.rule.as_deref().unwrap_or_default();
+        assert!(rule.contains("interleaved"), "{rule}");
+        assert_eq!(l.label(), "SLOWER", "{rule}");
+        assert!(l.confirm);
+    }
+    // Same code interleaved: nothing of ours moves, nothing is SLOWER or asks for more.
+    let same = [at("h1", 1, 1.001), at("h2", 3, 0.999)];
+    let r = compare("base", &base, "head", &same, &Options::default());
+    assert!(!r.lines.iter().any(|l| l.is_regression() || l.confirm));
+}
+
+#[test]
+fn a_same_that_moved_the_slow_way_by_the_minimum_effect_asks_for_confirmation() {
+    let base = [layernorm_run("b", "aaaa", Some("00ab"), 1.0)];
+    let head = [layernorm_run("h", "bbbb", Some("00ab"), 1.0)];
+    let mut r = compare("base", &base, "head", &head, &Options::default());
+    let l = r
+        .lines
+        .iter_mut()
+        .find(|l| !crate::identity::is_library(&l.point.implementation) && l.stat == "time_us")
+        .unwrap();
+    let judged = |ratio: f64, verdict: crate::compare::Verdict| {
+        Change::Compared(crate::compare::Judgement {
+            verdict,
+            ratio: Some(ratio),
+            ci_overlap: true,
+        })
+    };
+    use crate::compare::Verdict::*;
+    for (ratio, verdict, asks) in [
+        (1.04, Same, true),
+        (1.02, Same, false),
+        (0.95, Same, false),
+        (1.00, Uncertain, true),
+        (1.10, Slower, true),
+        (0.90, Faster, false),
+    ] {
+        l.change = judged(ratio, verdict);
+        assert_eq!(l.needs_confirmation(0.03), asks, "{ratio} {verdict:?}");
+    }
+    l.change = Change::Failed;
+    assert!(l.needs_confirmation(0.03));
+}

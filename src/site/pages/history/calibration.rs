@@ -174,6 +174,7 @@ mod tests {
             boards: ["GPU-1d5c6bba", "GPU-26d66cd9"].map(String::from).into(),
             commits: ["5fc0ffdbbc0c16d7".to_string()].into(),
             drivers: ["580.159.04".to_string()].into(),
+            ..Calibration::default()
         }
     }
 

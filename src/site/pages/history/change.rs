@@ -94,6 +94,7 @@ mod tests {
             }),
             control: None,
             rule: None,
+            confirm: false,
         }
     }
 
