@@ -26,30 +26,36 @@ fn cells(f: &Figures) -> Vec<[String; 2]> {
     });
     let wait = match (f.host_wait_us, f.stream_idle_us) {
         (Some(w), Some(idle)) if idle > 0.0 => format!(
-            "{} ({} of the streams' idle time)",
+            "{} over {} streams ({} of their idle time)",
             duration(w),
+            f.streams,
             fmt::pct(100.0 * w / idle)
         ),
         (Some(w), _) => duration(w),
         _ => "-".into(),
     };
     let top = f.top_kernel.as_ref().map_or("-".into(), |(name, share)| {
-        format!("{} ({} of kernel time)", cut(name, 60), fmt::pct(*share))
+        format!("{} ({} of kernel time)", cut(name, 40), fmt::pct(*share))
     });
     let overhead = f
         .overhead_pct
         .map_or("not measured".into(), |v| format!("{v:+.1}% wall time"));
     vec![
-        ["traced span (longest process)".into(), span],
-        ["GPU busy, all processes".into(), busy],
-        ["host wait (streams idle for a launch)".into(), wait],
+        ["span".into(), span],
+        ["GPU busy".into(), busy],
+        ["host wait".into(), wait],
         ["top kernel".into(), top],
-        ["tracing overhead".into(), overhead],
+        ["overhead".into(), overhead],
         [
             "recorded".into(),
             format!(
-                "{} processes, {} kernels on {} (commit {}, {})",
+                "{} {}, {} kernels on {} (commit {}, {})",
                 fmt::count(f.processes),
+                if f.processes == 1.0 {
+                    "process"
+                } else {
+                    "processes"
+                },
                 fmt::count(f.kernels),
                 f.gpu,
                 f.commit,
@@ -68,10 +74,9 @@ pub fn table(rows: &WorkloadRows) -> NamedTable {
     NamedTable {
         id: "wt-headline".into(),
         title: "Where the time went".into(),
-        caption: "Span: first to last GPU activity of the longest process. GPU busy: share of \
-                  the processes' spans with a kernel, copy or memset running. Host wait: stream \
-                  idle time before an activity whose launch the host had not yet called \
-                  (trace_stream_idle). As the Traces index computes them."
+        caption: "Span: the longest process's, first to last GPU activity. GPU busy: share of \
+                  the spans with a kernel, copy or memset running. Host wait: stream idle time \
+                  before a launch the host had not yet called. Overhead: tracing's wall-time cost."
             .into(),
         table: plain_table(&["figure", "value"], body),
     }
@@ -100,6 +105,7 @@ mod tests {
             span_us: Some(1500.0),
             host_wait_us: Some(20.0),
             stream_idle_us: Some(40.0),
+            streams: 2,
             top_kernel: None,
             overhead_pct: None,
         };

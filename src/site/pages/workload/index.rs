@@ -54,6 +54,8 @@ pub struct Figures {
     pub host_wait_us: Option<f64>,
     /// Stream idle time of any cause (all streams together), the whole `host_wait_us` is of.
     pub stream_idle_us: Option<f64>,
+    /// Streams those two sum over.
+    pub streams: usize,
     /// (demangled name, % of kernel time) of the kernel with the most total time.
     pub top_kernel: Option<(String, f64)>,
     /// `trace --overhead`'s wall-time slowdown; `None` when not measured.
@@ -81,9 +83,8 @@ pub fn figures(rows: &WorkloadRows) -> Figures {
         .map(|p| m0(p, "span_us"))
         .max_by(f64::total_cmp);
     let streams = rows.of("trace_stream_idle");
-    let stream_sum = |k: &str| {
-        (!streams.is_empty()).then(|| streams.iter().map(|p| m0(p, k)).sum::<f64>())
-    };
+    let stream_sum =
+        |k: &str| (!streams.is_empty()).then(|| streams.iter().map(|p| m0(p, k)).sum::<f64>());
     let top_kernel = rows
         .of("trace_kernel")
         .into_iter()
@@ -104,6 +105,7 @@ pub fn figures(rows: &WorkloadRows) -> Figures {
         span_us,
         host_wait_us: stream_sum("host_wait_us"),
         stream_idle_us: stream_sum("idle_us"),
+        streams: streams.len(),
         top_kernel,
         overhead_pct,
     }
@@ -224,6 +226,7 @@ mod tests {
             span_us: Some(1500.0),
             host_wait_us: Some(20.0),
             stream_idle_us: Some(40.0),
+            streams: 2,
             top_kernel: Some(("ampere_sgemm_128x64_nn".into(), 47.25)),
             overhead_pct: overhead,
         }

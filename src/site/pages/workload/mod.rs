@@ -54,19 +54,11 @@ pub fn build(page: &mut PageContext, workload: &str, points: &[Point]) {
     );
     // The numbers and the kernel table first (nsys' and Perfetto's opening view), the timeline
     // and the per-process detail after.
-    let mut s_top = Section::new(
-        "summary",
-        "Summary",
-        "Where the GPU time went, and the kernels that took it.",
-    );
+    let mut s_top = Section::new("summary", "Summary", "");
     s_top.tables.push(headline::table(&rows));
     s_top.tables.push(kernels::table(&rows));
     let s_tl = timeline::section(&rows, &page.site.artifacts_dir);
-    let mut s_k = Section::new(
-        "classes",
-        "Kernel classes",
-        "The kernel time by class.",
-    );
+    let mut s_k = Section::new("classes", "Kernel classes", "The kernel time by class.");
     s_k.charts.push(kernels::classes_chart(&rows));
     let mut s_proc = Section::new(
         "processes",

@@ -104,7 +104,11 @@ fn chart(rows: &WorkloadRows, evs: Vec<Ev>) -> Option<ChartView> {
         .iter()
         .map(|(pid, stream)| {
             let color = Palette::nth(order.iter().position(|p| p == pid).unwrap_or(0));
-            Trace::new(&format!("{} · stream {stream}", track_label(*pid)), &color, "bar")
+            Trace::new(
+                &format!("{} · stream {stream}", track_label(*pid)),
+                &color,
+                "bar",
+            )
         })
         .collect();
     for e in &shown {
