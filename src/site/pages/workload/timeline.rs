@@ -105,7 +105,7 @@ fn chart(rows: &WorkloadRows, evs: Vec<Ev>) -> Option<ChartView> {
         .map(|(pid, stream)| {
             let color = Palette::nth(order.iter().position(|p| p == pid).unwrap_or(0));
             Trace::new(
-                &format!("{} · stream {stream}", track_label(*pid)),
+                format!("{} · stream {stream}", track_label(*pid)),
                 &color,
                 "bar",
             )
