@@ -76,6 +76,14 @@
         }
       }
       if (!xs.length) return;
+      // The regressions table's verdict on the newest commit (computed by the generator).
+      var mk = line.mark, at = mk ? line.x.indexOf(mk.x) : -1;
+      if (at >= 0 && mk.x >= from && mk.x <= to) {
+        var key = mk.slower ? "tableUp" : "tableDown";
+        if (!marks[key]) marks[key] = { x: [], y: [], text: [] };
+        marks[key].x.push(mk.x); marks[key].y.push(line.y[at] * scale);
+        marks[key].text.push(esc(gpu.label) + "<br>commit " + esc(short(d.commits[mk.x][0])) + "<br>" + esc(mk.t));
+      }
       out.push({ x: xs, y: hi, mode: "lines", line: { width: 0 }, hoverinfo: "skip",
         showlegend: false, legendgroup: esc(gpu.label), type: "scatter" });
       out.push({ x: xs, y: lo, mode: "lines", line: { width: 0 }, fill: "tonexty",
@@ -93,34 +101,50 @@
     if (marks.down) out.push({ x: marks.down.x, y: marks.down.y, name: "FASTER vs previous", type: "scatter",
       mode: "markers", marker: { symbol: "triangle-down", size: 10, color: "#16a34a" },
       text: marks.down.text, hovertemplate: "%{text}<extra></extra>", customdata: marks.down.x });
+    [["tableUp", "SLOWER in the table", "#dc2626"], ["tableDown", "FASTER in the table", "#16a34a"]].forEach(function (m) {
+      var v = marks[m[0]];
+      if (v) out.push({ x: v.x, y: v.y, name: m[1], type: "scatter", mode: "markers",
+        marker: { symbol: "diamond-open", size: 14, color: m[2], line: { width: 2.5, color: m[2] } },
+        text: v.text, hovertemplate: "%{text}<extra></extra>", customdata: v.x });
+    });
     return out;
   }
 
-  // A few commit labels on the x axis, never one per commit.
-  function ticks(d) {
+  // A few commit labels on the x axis, each with its run's date (from the generator), never one
+  // per commit: at most `most` of them, the newest always.
+  function ticks(d, most) {
     var r = range(d), from = r[0], to = r[1], n = to - from + 1;
-    var step = Math.max(1, Math.ceil(n / 5)), vals = [], text = [];
-    for (var x = to; x >= from; x -= step) { vals.unshift(x); text.unshift(esc(short(d.commits[x][0]).slice(0, 7))); }
+    var step = Math.max(1, Math.ceil(n / most)), vals = [], text = [];
+    for (var x = to; x >= from; x -= step) {
+      vals.unshift(x);
+      text.unshift(esc(short(d.commits[x][0]).slice(0, 7)) + "<br>" + esc(d.commits[x][2] || ""));
+    }
     return { vals: vals, text: text };
   }
 
   function draw(kind) {
     var k = kindOf(kind), d = store[kind];
     if (!k || !d || typeof Plotly === "undefined") return;
-    var tk = ticks(d), r = range(d);
+    var r = range(d);
     k.charts.forEach(function (spec) {
       var div = document.getElementById(spec.id);
       var chart = d.charts[spec.id];
       if (!div || !chart) return;
       var narrow = div.clientWidth < 500;
+      // A two-line label (commit, date) takes ~70 px.
+      var tk = ticks(d, Math.max(2, Math.min(8, Math.floor((div.clientWidth - 70) / 70))));
       var layout = {
-        font: { family: FONT, size: 11 }, margin: { l: 52, r: 10, t: 8, b: narrow ? 78 : 64 },
-        height: 250, hovermode: "closest", showlegend: true,
-        legend: { orientation: "h", x: 0, y: -0.3, font: { size: 11 } },
+        font: { family: FONT, size: 11 }, margin: { l: 52, r: 38, t: 8, b: narrow ? 92 : 78 },
+        height: 270, hovermode: "closest", showlegend: true,
+        legend: { orientation: "h", x: 0, y: -0.38, font: { size: 11 } },
         xaxis: { tickvals: tk.vals, ticktext: tk.text, range: [r[0] - 0.5, r[1] + 0.5],
-          title: { text: "commit", standoff: 2, font: { size: 11 } }, zeroline: false },
+          title: { text: "commit · date of its run", standoff: 2, font: { size: 11 } }, zeroline: false },
+        // The generator's range (every band, at least the verdict rule's scale); the normalised
+        // view divides each line by its own baseline, so Plotly fits it.
         yaxis: { title: { text: state.normalise ? "× baseline" : esc(spec.quantity), font: { size: 11 } },
-          zeroline: false, automargin: true },
+          zeroline: false, automargin: true,
+          range: !state.normalise && chart.y_range ? chart.y_range : undefined,
+          autorange: !state.normalise && chart.y_range ? false : true },
         paper_bgcolor: "#fff", plot_bgcolor: "#fff"
       };
       var wait = div.querySelector(".loading");

@@ -272,6 +272,32 @@ async function checkReadable(page, name, width) {
   const m = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth }));
   check(m.scroll <= m.client, `${name} at ${width} px: no horizontal scroll (${m.scroll} <= ${m.client})`);
   await checkFrame(page, name, width);
+  await checkRegressionChangeInView(page, name, width);
+  await checkKernSumNearTop(page, name, width);
+}
+
+// The history page's regressions tables: the change column's head ends inside the window, so
+// the change is read without scrolling sideways.
+async function checkRegressionChangeInView(page, name, width) {
+  if (name !== "history.html") return;
+  const heads = await page.$$eval("#t-regressions th.col-change, #t-against th.col-change",
+    (ths) => ths.map((th) => ({ right: th.getBoundingClientRect().right, vw: window.innerWidth })));
+  const rows = await page.$$eval("#t-regressions tbody tr, #t-against tbody tr", (rs) => rs.length);
+  if (!rows) return;
+  const out = heads.filter((h) => h.right > h.vw);
+  check(heads.length > 0 && out.length === 0,
+    `${name} at ${width} px: the regressions table's change column in view (${heads.map((h) => Math.round(h.right)).join(", ") || "no column"} <= ${heads.length ? heads[0].vw : "?"} px)`);
+}
+
+// A trace page opens on its numbers: the kern_sum table's top within 1.5 screens.
+async function checkKernSumNearTop(page, name, width) {
+  if (!name.startsWith("trace-")) return;
+  const m = await page.evaluate(() => {
+    const t = document.getElementById("wt-kernels");
+    return { top: t ? t.getBoundingClientRect().top + window.scrollY : null, vh: window.innerHeight };
+  });
+  check(m.top !== null && m.top <= 1.5 * m.vh,
+    `${name} at ${width} px: the kern_sum table starts within 1.5 screens (${m.top === null ? "no table" : Math.round(m.top)} <= ${1.5 * m.vh} px)`);
 }
 
 // A page at phone width: the readability rules, every chart full width and at least 250 px

@@ -3,7 +3,9 @@
 
 use super::digest::RunDigest;
 use super::series::KindData;
-use super::{kind_caption, kind_title, links, regressions, ChartSpec, KindView, DATA_GLOBAL};
+use super::{
+    kind_caption, kind_title, links, marks, regressions, y_range, ChartSpec, KindView, DATA_GLOBAL,
+};
 use crate::history::{round_sig, HISTORY_DIR};
 use crate::site::fmt;
 use crate::site::pages::DataFile;
@@ -12,8 +14,18 @@ fn r4(x: f64) -> f64 {
     round_sig(x, 4)
 }
 
-/// The view of one kind and its data file.
-pub fn kind_files(k: &KindData, gpus: &[&str]) -> (KindView, DataFile) {
+/// "2026-12-03" of an RFC 3339 time: the x axis's date under each commit.
+fn day(started_utc: &str) -> String {
+    started_utc.chars().take(10).collect()
+}
+
+/// The view of one kind and its data file; `counts`: the regressions table's groups, whose
+/// verdicts mark the newest commit's points.
+pub fn kind_files(
+    k: &KindData,
+    gpus: &[&str],
+    counts: &[regressions::GroupCount],
+) -> (KindView, DataFile) {
     let slug = crate::site::pages::slug(&k.kind);
     let mut charts = Vec::new();
     let mut data = serde_json::Map::new();
@@ -25,6 +37,7 @@ pub fn kind_files(k: &KindData, gpus: &[&str]) -> (KindView, DataFile) {
             quantity: c.meta.quantity.clone(),
             higher_is_better: c.meta.higher_is_better,
         });
+        let mut all_bands = Vec::new();
         let lines: Vec<serde_json::Value> = c
             .lines
             .iter()
@@ -41,8 +54,13 @@ pub fn kind_files(k: &KindData, gpus: &[&str]) -> (KindView, DataFile) {
                         t
                     })
                     .collect();
+                let bands: Vec<(f64, f64, f64)> =
+                    l.values.iter().map(|v| (v.v, v.lo, v.hi)).collect();
+                all_bands.extend(bands);
                 serde_json::json!({
                     "gpu": gpus.iter().position(|g| *g == l.gpu).unwrap_or(0),
+                    "mark": marks::mark(counts, &k.kind, &l.gpu, &k.commits)
+                        .filter(|mk| l.x.contains(&mk.x)),
                     "x": l.x,
                     "y": l.values.iter().map(|v| r4(v.v)).collect::<Vec<_>>(),
                     "lo": l.values.iter().map(|v| r4(v.lo)).collect::<Vec<_>>(),
@@ -56,12 +74,22 @@ pub fn kind_files(k: &KindData, gpus: &[&str]) -> (KindView, DataFile) {
                 })
             })
             .collect();
-        data.insert(id, serde_json::json!({ "lines": lines }));
+        let y_range = y_range::y_range(&all_bands).map(|r| r.map(r4));
+        data.insert(
+            id,
+            serde_json::json!({ "lines": lines, "y_range": y_range }),
+        );
     }
-    let commits: Vec<(String, String)> = k
+    let commits: Vec<(String, String, String)> = k
         .commits
         .iter()
-        .map(|c| (c.hash.clone().unwrap_or_default(), c.started_utc.clone()))
+        .map(|c| {
+            (
+                c.hash.clone().unwrap_or_default(),
+                c.started_utc.clone(),
+                day(&c.started_utc),
+            )
+        })
         .collect();
     let body = serde_json::json!({ "commits": commits, "charts": data });
     let file = format!("data/history-{slug}.js");

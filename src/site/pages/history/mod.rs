@@ -10,8 +10,10 @@ mod data;
 mod digest;
 mod headline;
 mod links;
+mod marks;
 pub mod regressions;
 mod series;
+mod y_range;
 
 use super::{DataFile, Empty, PageContext};
 use crate::history::HISTORY_DIR;
@@ -173,8 +175,12 @@ pub fn prepare(artifacts: &Path, opts: &HistoryOptions) -> Prepared {
         .collect();
     let kinds = series::by_kind(&runs);
     let mut views = Vec::new();
+    let counts = tables
+        .iter()
+        .find(|t| t.id == "regressions")
+        .map_or(&[][..], |t| &t.counts[..]);
     for k in &kinds {
-        let (view, file) = data::kind_files(k, &gpu_names);
+        let (view, file) = data::kind_files(k, &gpu_names, counts);
         views.push(view);
         p.files.push(file);
     }
@@ -269,7 +275,10 @@ pub fn build(page: &mut PageContext, p: &Prepared) {
                   interval (from the medians' intervals); ▲ red: SLOWER than the previous \
                   commit on that line, ▼ green: FASTER (compare's rule on the charted value, \
                   only between two runs on one board: across boards the table below judges \
-                  point by point against the drift of the same runs' controls). Hover a point for its commit; click it to make that commit the baseline of \
+                  point by point against the drift of the same runs' controls); ◆ on the \
+                  newest commit: the table below judged our points there SLOWER (red) or only \
+                  FASTER (green). The y axis spans every band and at least ±6% (twice the rule's \
+                  3%), so noise below a change the rule would call stays small. Hover a point for its commit; click it to make that commit the baseline of \
                   the normalised view. The newest commit's changes point by point are in the \
                   table below the charts."
         .into();

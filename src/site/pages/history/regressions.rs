@@ -32,6 +32,8 @@ pub struct Row {
     pub settings: String,
     /// The rule that decided the verdict ("drift: controls moved ...").
     pub rule: String,
+    /// Its name, the text before its first colon ("drift"), shown with the rule collapsed.
+    pub rule_name: String,
     /// Library code (cuBLAS, candle, ...): its move is the machine's drift.
     pub library: bool,
 }
@@ -213,6 +215,7 @@ pub fn table(
                     .map_or("-".into(), |r| format!("{:+.1}%", (r - 1.0) * 100.0)),
                 settings: l.settings.join("; "),
                 rule: l.rule.clone().unwrap_or_default(),
+                rule_name: rule_name(l.rule.as_deref().unwrap_or_default()),
                 library,
             });
         }
@@ -247,6 +250,14 @@ pub fn table(
         counts,
         csv: String::from_utf8(csv.into_inner()?)?,
     }))
+}
+
+/// The name of a rule text: before its first colon when that is a few words, else "rule".
+fn rule_name(rule: &str) -> String {
+    match rule.split_once(':') {
+        Some((name, _)) if name.chars().count() <= 24 => name.to_string(),
+        _ => "rule".into(),
+    }
 }
 
 /// A text cell a spreadsheet would not run as a formula.
@@ -288,4 +299,16 @@ fn write_csv(
         cell(&l.settings.join("; ")),
     ])?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rule_name;
+
+    #[test]
+    fn a_rule_is_named_by_its_first_words() {
+        assert_eq!(rule_name("drift: controls moved -0.1%"), "drift");
+        assert_eq!(rule_name("intervals apart by 4%"), "rule");
+        assert_eq!(rule_name(&format!("{}: x", "w".repeat(40))), "rule");
+    }
 }

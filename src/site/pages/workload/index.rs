@@ -46,6 +46,16 @@ pub struct Figures {
     /// GPU activity over the traced span, all processes' spans together; `None` without
     /// trace_temporal rows.
     pub busy_pct: Option<f64>,
+    /// The longest process's traced span (first to last GPU activity); `None` without
+    /// trace_temporal rows.
+    pub span_us: Option<f64>,
+    /// Stream idle time spent waiting for the host to launch (all streams together); `None`
+    /// without trace_stream_idle rows.
+    pub host_wait_us: Option<f64>,
+    /// Stream idle time of any cause (all streams together), the whole `host_wait_us` is of.
+    pub stream_idle_us: Option<f64>,
+    /// Streams those two sum over.
+    pub streams: usize,
     /// (demangled name, % of kernel time) of the kernel with the most total time.
     pub top_kernel: Option<(String, f64)>,
     /// `trace --overhead`'s wall-time slowdown; `None` when not measured.
@@ -68,6 +78,13 @@ pub fn figures(rows: &WorkloadRows) -> Figures {
     let span: f64 = temporal.iter().map(|p| m0(p, "span_us")).sum();
     let idle: f64 = temporal.iter().map(|p| m0(p, "idle_us")).sum();
     let busy_pct = (span > 0.0).then(|| 100.0 * (span - idle) / span);
+    let span_us = temporal
+        .iter()
+        .map(|p| m0(p, "span_us"))
+        .max_by(f64::total_cmp);
+    let streams = rows.of("trace_stream_idle");
+    let stream_sum =
+        |k: &str| (!streams.is_empty()).then(|| streams.iter().map(|p| m0(p, k)).sum::<f64>());
     let top_kernel = rows
         .of("trace_kernel")
         .into_iter()
@@ -85,13 +102,17 @@ pub fn figures(rows: &WorkloadRows) -> Figures {
         processes,
         kernels,
         busy_pct,
+        span_us,
+        host_wait_us: stream_sum("host_wait_us"),
+        stream_idle_us: stream_sum("idle_us"),
+        streams: streams.len(),
         top_kernel,
         overhead_pct,
     }
 }
 
 /// A name cut to `max` characters, with an ellipsis when cut.
-fn cut(s: &str, max: usize) -> String {
+pub fn cut(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         s.to_string()
     } else {
@@ -202,6 +223,10 @@ mod tests {
             processes: 2.0,
             kernels: 1010.0,
             busy_pct: busy,
+            span_us: Some(1500.0),
+            host_wait_us: Some(20.0),
+            stream_idle_us: Some(40.0),
+            streams: 2,
             top_kernel: Some(("ampere_sgemm_128x64_nn".into(), 47.25)),
             overhead_pct: overhead,
         }

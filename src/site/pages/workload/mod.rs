@@ -1,9 +1,10 @@
-//! The page of one traced workload (`trace`, kind `trace`): which processes recorded what and
-//! whether all of it arrived, the temporal breakdown, a timeline, the top kernels as nsys'
-//! cuda_gpu_kern_sum lists them, the time per kernel class and per module (NVTX range), and
-//! the launch statistics. One page per workload; the newest run of each is shown.
+//! The page of one traced workload (`trace`, kind `trace`): the headline numbers and the top
+//! kernels as nsys' cuda_gpu_kern_sum lists them, a timeline of every rank and stream, the time
+//! per kernel class, which processes recorded what (and whether all of it arrived) with the
+//! temporal breakdown, the time per module (NVTX range), and the launch statistics. One page per workload; the newest run of each is shown.
 
 mod breakdown;
+mod headline;
 pub mod index;
 mod kernels;
 mod launch;
@@ -51,21 +52,21 @@ pub fn build(page: &mut PageContext, workload: &str, points: &[Point]) {
          kernel table has nsys' cuda_gpu_kern_sum columns.",
         processes::intro(&rows)
     );
+    // The numbers and the kernel table first (nsys' and Perfetto's opening view), the timeline
+    // and the per-process detail after.
+    let mut s_top = Section::new("summary", "Summary", "");
+    s_top.tables.push(headline::table(&rows));
+    s_top.tables.push(kernels::table(&rows));
+    let s_tl = timeline::section(&rows, &page.site.artifacts_dir);
+    let mut s_k = Section::new("classes", "Kernel classes", "The kernel time by class.");
+    s_k.charts.push(kernels::classes_chart(&rows));
     let mut s_proc = Section::new(
         "processes",
         "Processes and temporal breakdown",
-        "What each process recorded, and where its GPU time went.",
+        "What each process recorded, and where its span went.",
     );
+    s_proc.tables.push(breakdown::table(&rows));
     s_proc.tables.push(processes::table(&rows));
-    s_proc.charts.push(breakdown::chart(&rows));
-    let s_tl = timeline::section(&rows, &page.site.artifacts_dir);
-    let mut s_k = Section::new(
-        "kernels",
-        "Kernels",
-        "The kernels that took the GPU time, by name and by class.",
-    );
-    s_k.charts.push(kernels::classes_chart(&rows));
-    s_k.tables.push(kernels::table(&rows));
     let mut s_m = Section::new(
         "modules",
         "Modules",
@@ -80,7 +81,7 @@ pub fn build(page: &mut PageContext, workload: &str, points: &[Point]) {
     );
     s_l.tables.extend(launch::table(&rows));
     s_l.tables.push(launch::idle_table(&rows));
-    let mut sections = vec![s_proc, s_tl, s_k, s_m, s_l];
+    let mut sections = vec![s_top, s_tl, s_k, s_proc, s_m, s_l];
     if let Some(t) = not_ok_table(&mine) {
         let mut s = Section::new("failed", "Failed and skipped rows", "");
         s.tables.push(t);
