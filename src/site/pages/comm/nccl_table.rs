@@ -36,9 +36,12 @@ fn row(p: &Point) -> Option<(Vec<f64>, TableRow)> {
     let r = p.row;
     let bytes = names::param_f64(r, &["bytes"])?;
     let dtype = p.dtype().unwrap_or_default();
-    let count = names::param_f64(r, &["count"])
-        .or_else(|| Some(bytes / names::dtype_bytes(&dtype)?));
-    let time_us = p.ok().then(|| r.stats.get("time_us").map(|s| s.p50)).flatten();
+    let count =
+        names::param_f64(r, &["count"]).or_else(|| Some(bytes / names::dtype_bytes(&dtype)?));
+    let time_us = p
+        .ok()
+        .then(|| r.stats.get("time_us").map(|s| s.p50))
+        .flatten();
     let algbw = names::metric(r, &["algbw_gbps"])
         .or_else(|| Some(bytes / (time_us? * 1e3)))
         .filter(|_| time_us.is_some());
@@ -165,7 +168,12 @@ mod tests {
         );
         assert_eq!(t[0].table.columns.len(), 8);
         // Sizes in order; count from bytes and type where the row has none.
-        let sizes: Vec<&str> = t[0].table.rows.iter().map(|r| r.cells[1].as_str()).collect();
+        let sizes: Vec<&str> = t[0]
+            .table
+            .rows
+            .iter()
+            .map(|r| r.cells[1].as_str())
+            .collect();
         assert_eq!(sizes, ["8", "16"]);
         assert_eq!(t[0].table.rows[0].cells[2], "2");
     }

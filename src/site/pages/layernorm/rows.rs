@@ -4,8 +4,8 @@
 use super::fields::{label, panel, shape, sort_key};
 use crate::site::chart::{ChartView, Dims, Pt, Trace, TraceSet};
 use crate::site::pages::common::{
-    distinguishing, facets, gpu_pattern, gpus, multi_gpu, ordered_categories,
-    peer_index, peer_key, series, with_extra, Distinguishing,
+    distinguishing, facets, gpu_pattern, gpus, multi_gpu, ordered_categories, peer_index, peer_key,
+    series, with_extra, Distinguishing,
 };
 use crate::site::palette::Palette;
 use crate::site::points::Point;
@@ -63,8 +63,8 @@ impl<'a, 'p> LnRows<'a, 'p> {
     }
 
     /// `build` once per dtype and L2 mode with that panel's ok rows (dtypes in their order,
-    /// warm before cold); each panel carries its dtype and mode as chart-wide filter
-    /// coordinates, so picking one hides the other panels.
+    /// warm before cold), half width so two panels sit side by side; each panel carries its
+    /// dtype and mode as chart-wide filter coordinates, so picking one hides the other panels.
     pub fn panels(&self, build: impl Fn(&[Point<'a>]) -> ChartView) -> Vec<ChartView> {
         let mut ok = self.ok.clone();
         ok.sort_by(|a, b| {
@@ -73,6 +73,7 @@ impl<'a, 'p> LnRows<'a, 'p> {
         });
         facets(&ok, panel, |rows| {
             let mut c = build(rows);
+            c.compact = true;
             if let Some(p) = rows.first() {
                 let dims = p.dims();
                 let mut f = Dims::new();
@@ -105,7 +106,11 @@ impl<'a, 'p> LnRows<'a, 'p> {
     /// symbol per GPU (for log axes, where a bar's length would mean nothing).
     pub fn push_dot(&self, set: &mut TraceSet, p: &Point, pal: &Palette, pt: Pt) {
         let name = series(p.imp(), p, self.multi);
-        let i = self.gpu_list.iter().position(|g| *g == p.gpu()).unwrap_or(0);
+        let i = self
+            .gpu_list
+            .iter()
+            .position(|g| *g == p.gpu())
+            .unwrap_or(0);
         set.get(&name, || {
             let mut t = Trace::new(&name, pal.of(p.imp()), "markers");
             t.symbol = Some(gpu_symbol(i).to_string());
