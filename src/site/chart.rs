@@ -56,6 +56,10 @@ pub struct Trace {
     /// Bar fill pattern ("/", "x", ...), to tell GPUs apart while colors stay per implementation.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pattern: Option<String>,
+    /// Charts with `offset_markers`: traces with the same group share one slot beside the
+    /// category (an implementation's dot and its dashes); without one, each trace has its own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
     /// Plot against the right-hand axis.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub y2: bool,
@@ -85,6 +89,7 @@ impl Trace {
             dash: None,
             symbol: None,
             pattern: None,
+            group: None,
             y2: false,
             f: Dims::new(),
             guide: false,
@@ -198,6 +203,10 @@ pub struct ChartView {
     /// Half width: few categories, fits beside another compact chart.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub compact: bool,
+    /// Marker traces sharing a category sit side by side (one slot per trace or `group`),
+    /// not on one spot where they would hide each other.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub offset_markers: bool,
     /// Bars of the traces stacked instead of grouped.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub stacked: bool,
@@ -243,6 +252,7 @@ impl ChartView {
             baselines: Vec::new(),
             hlines: Vec::new(),
             compact: false,
+            offset_markers: false,
             stacked: false,
             click_details: false,
             hide_legend: false,

@@ -162,13 +162,21 @@
   }
 
   // Log axes labelled at 1, 2 and 5 of each decade, or at the powers of ten alone where
-  // three labels a decade would not fit `pixels`: all nine digits crowd a short axis.
-  function logTicks(axis, values, pixels, fontSize) {
+  // three labels a decade would not fit `pixels`, each label taking `labelPx` (its height on
+  // a vertical axis, its width on a horizontal one): all nine digits crowd a short axis.
+  function logTicks(axis, values, pixels, labelPx) {
     if (axis.type !== "log") return;
     var pos = values.filter(function (v) { return typeof v === "number" && v > 0; });
     if (!pos.length) return;
     var decades = Math.max(1, Math.log10(Math.max.apply(null, pos) / Math.min.apply(null, pos)) + 0.6);
-    axis.dtick = pixels / (decades * 3) >= fontSize * 1.6 ? "D2" : 1;
+    axis.dtick = pixels / (decades * 3) >= labelPx ? "D2" : 1;
+  }
+
+  // Charts with offset markers: the trace's slot beside its category (`scattermode` group),
+  // shared by the traces of one `group` (an implementation's dot and its dashes), else its own.
+  function offsetSlot(tr, t, index) {
+    tr.offsetgroup = t.group !== undefined ? esc(t.group) : "slot" + index;
+    tr.alignmentgroup = "all";
   }
 
   function baseLayout(c) {
@@ -264,9 +272,10 @@
       } else if (t.pattern) {
         tr.marker.pattern = { shape: t.pattern, fillmode: "overlay", fgcolor: "#ffffff", fgopacity: 0.85, size: 6 };
       }
+      if (c.offset_markers && !bar) offsetSlot(tr, t, out.length);
       if (hasErr) {
         tr.error_y = { type: "data", symmetric: false, array: up, arrayminus: down,
-          color: "#374151", thickness: 1.2, width: 3 };
+          color: t.color, thickness: 1.2, width: 3 };
       }
       out.push(tr);
     });
@@ -323,8 +332,13 @@
       return r.traces.reduce(function (a, t) { return a.concat(t[k] || []); }, []);
     };
     var plotW = (div.clientWidth || window.innerWidth) - (phone() ? 60 : 100);
-    logTicks(layout.xaxis, all("x"), plotW, layout.font.size);
-    logTicks(layout.yaxis, all("y"), layout.height - 170, layout.font.size);
+    // An x label ("100M", "1000") is up to five characters wide; a y label one line high.
+    logTicks(layout.xaxis, all("x"), plotW, layout.font.size * 3.5);
+    logTicks(layout.yaxis, all("y"), layout.height - 170, layout.font.size * 1.6);
+    if (c.offset_markers) {
+      layout.scattermode = "group";
+      layout.scattergap = 0.25;
+    }
     return Plotly.react(div, r.traces, layout, config(c)).then(function () {
       return r.anyCategory ? refitTicks(div, r.raw, layout.font.size) : null;
     });

@@ -260,6 +260,47 @@ async function checkScale(browser, dir, workloads) {
   }
 }
 
+// Bars a reader can take in, per chart: no bar trace on a log axis (a bar's length from an
+// arbitrary floor means nothing) and at most MAX_BARS bars in all (more is a wall of colour:
+// facet the chart instead). A stack counts as one bar; a timeline's lanes (bars with a
+// `base`: spans placed on a time axis, not lengths to compare) are not counted.
+const MAX_BARS = 150;
+
+async function barProblems(page) {
+  return page.evaluate((maxBars) => {
+    const out = [];
+    document.querySelectorAll(".js-plotly-plot").forEach((div) => {
+      const layout = div._fullLayout || {};
+      const problems = [];
+      let bars = 0;
+      const stacks = new Set();
+      const stacked = layout.barmode === "stack" || layout.barmode === "relative";
+      (div.data || []).forEach((t) => {
+        if (t.type !== "bar" || t.visible === false) return;
+        const along = t.orientation === "h" ? (t.y || []) : (t.x || []);
+        if (Array.isArray(t.base) && t.base.length) {
+          // A timeline lane: spans, not compared lengths.
+        } else if (stacked) along.forEach((x) => stacks.add(String(x)));
+        else bars += along.length;
+        // The value axis: y for vertical bars, x for horizontal ones.
+        const axis = t.orientation === "h"
+          ? "xaxis" + (t.xaxis && t.xaxis !== "x" ? t.xaxis.slice(1) : "")
+          : "yaxis" + (t.yaxis && t.yaxis !== "y" ? t.yaxis.slice(1) : "");
+        if ((layout[axis] || {}).type === "log") problems.push(`bars of "${t.name}" on log ${axis}`);
+      });
+      bars += stacks.size;
+      if (bars > maxBars) problems.push(`${bars} bars (> ${maxBars})`);
+      if (problems.length) out.push(`${div.id}: ${problems.slice(0, 3).join("; ")}`);
+    });
+    return out;
+  }, MAX_BARS);
+}
+
+async function checkBars(page, name, width) {
+  const bad = await barProblems(page);
+  check(bad.length === 0, `${name} at ${width} px: no bars on a log axis, at most ${MAX_BARS} bars per chart${bad.length ? ": " + bad.join(" | ") : ""}`);
+}
+
 // The readability rules at one width: no overlapping or look-alike tick labels, a legend or
 // labels for every chart of three colours or more, at most MAX_LEGEND legend entries, and
 // nothing wider than the window.
@@ -274,6 +315,7 @@ async function checkReadable(page, name, width) {
   await checkFrame(page, name, width);
   await checkRegressionChangeInView(page, name, width);
   await checkKernSumNearTop(page, name, width);
+  await checkBars(page, name, width);
 }
 
 // The history page's regressions tables: the change column's head ends inside the window, so

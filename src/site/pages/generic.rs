@@ -22,7 +22,7 @@ pub fn build(page: &mut PageContext, kind: &str, points: &[Point], pal: &Palette
         "generic-p50",
         "P50 of the main timing per point",
         "The median of each point's first time statistic (time_us when present), converted \
-         to microseconds; whiskers P5 to P95. Log scale.",
+         to microseconds, as a dot; whiskers P5 to P95. Log scale.",
         "benchmark and params",
         "time (µs)",
     );
@@ -47,7 +47,7 @@ pub fn build(page: &mut PageContext, kind: &str, points: &[Point], pal: &Palette
         pt.lo = Some(s.p5 * f);
         pt.hi = Some(s.p95 * f);
         let name = series(p.imp(), p, multi);
-        set.get(&name, || Trace::new(&name, pal.of(p.imp()), "bar"))
+        set.get(&name, || Trace::new(&name, pal.of(p.imp()), "markers"))
             .points
             .push(pt);
     }

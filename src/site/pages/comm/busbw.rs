@@ -1,13 +1,43 @@
-//! "Bus bandwidth by message size": one chart per collective, a line per implementation and
-//! rank count, under the peer-copy ceiling of the run.
+//! "Bus bandwidth by message size": one chart per collective and world size, a line per
+//! implementation and dtype, under the peer-copy ceiling of that world size's run.
 
-use super::rows::{line_by_implementation, CommRow};
+use super::rows::{comm_rows, line_by_implementation, CommRow};
 use crate::site::chart::{pt_num, ChartView, HLine, TraceSet};
 use crate::site::fmt;
 use crate::site::measured;
+use crate::site::names;
+use crate::site::pages::common::facets;
 use crate::site::palette::{self, Palette};
+use crate::site::points::Point;
 
-pub fn chart(collective: &str, rows: &[CommRow], multi_gpu: bool, pal: &Palette) -> ChartView {
+/// The charts of `collective`: one per world size, smallest first, each with the ceiling of
+/// its own runs and its world size as a chart-wide filter coordinate.
+pub fn charts(
+    collective: &str,
+    points: &[Point],
+    multi_gpu: bool,
+    pal: &Palette,
+) -> Vec<ChartView> {
+    let mut mine: Vec<Point> = points
+        .iter()
+        .filter(|p| names::param_str(p.row, &["collective"]).as_deref() == Some(collective))
+        .copied()
+        .collect();
+    let ranks = |p: &Point| names::param_f64(p.row, &["world_size"]).unwrap_or(0.0);
+    mine.sort_by(|a, b| ranks(a).total_cmp(&ranks(b)));
+    let ranks_dim = |p: &Point| p.dims().get("ranks").cloned().unwrap_or_default();
+    facets(&mine, ranks_dim, |rows| {
+        let mut c = chart(collective, &comm_rows(rows), multi_gpu, pal);
+        if let Some(p) = rows.first() {
+            if let Some(r) = p.dims().get("ranks") {
+                c.f.insert("ranks".into(), r.clone());
+            }
+        }
+        c
+    })
+}
+
+fn chart(collective: &str, rows: &[CommRow], multi_gpu: bool, pal: &Palette) -> ChartView {
     let mut c = ChartView::new(
         &format!("comm-busbw-{}", collective.replace('_', "-")),
         &format!("{collective}: bus bandwidth by message size"),

@@ -3,6 +3,7 @@
 //! all-reduce against NCCL.
 
 mod busbw;
+mod nccl_table;
 mod oneshot;
 mod rows;
 mod small;
@@ -43,12 +44,19 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
     let mut s2 = Section::new(
         "bandwidth",
         "Bus bandwidth",
-        "Large messages: how close each collective comes to the GPU-to-GPU copy bandwidth.",
+        "Large messages: how close each collective comes to the GPU-to-GPU copy bandwidth, \
+         one chart per collective and world size.",
     );
     for c in COLLECTIVES {
-        s2.charts.push(busbw::chart(c, &rows, multi, pal));
+        s2.charts.extend(busbw::charts(c, points, multi, pal));
     }
+    let mut tables = Section::new(
+        "nccl-tests",
+        "nccl-tests tables",
+        "Every point as nccl-tests prints it, per collective and world size.",
+    );
+    tables.tables = nccl_table::tables(points, &COLLECTIVES);
     let mut s3 = Section::new("correctness", "Points not timed", "");
     s3.tables.extend(not_ok_table(points));
-    page.sections = vec![s1, s2, s3];
+    page.sections = vec![s1, s2, tables, s3];
 }

@@ -7,18 +7,32 @@ use crate::site::points::Point;
 
 /// "4096×8192 bf16 cold": the point's coordinates (implementation and GPU aside).
 pub fn label(p: &Point) -> String {
+    let mut parts = vec![shape(p)];
+    parts.extend(p.dtype());
+    parts.extend(names::param_str(p.row, names::MODE));
+    parts.join(" ")
+}
+
+/// "4096×8192": the point's shape, its params where it has no rows and cols.
+pub fn shape(p: &Point) -> String {
     let r = p.row;
-    let mut parts = Vec::new();
     match (
         names::param_str(r, names::ROWS),
         names::param_str(r, names::COLS),
     ) {
-        (Some(a), Some(b)) => parts.push(format!("{a}×{b}")),
-        _ => parts.push(params_text(p)),
+        (Some(a), Some(b)) => format!("{a}×{b}"),
+        _ => params_text(p),
     }
-    parts.extend(p.dtype());
-    parts.extend(names::param_str(r, names::MODE));
-    parts.join(" ")
+}
+
+/// "bf16, cold L2": the panel a point is drawn in, one per dtype and L2 mode.
+pub fn panel(p: &Point) -> String {
+    let mode = names::param_str(p.row, names::MODE).map(|m| format!("{m} L2"));
+    [p.dtype(), mode]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 pub fn sort_key(p: &Point) -> Vec<f64> {

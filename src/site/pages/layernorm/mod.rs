@@ -31,16 +31,16 @@ pub fn build(page: &mut PageContext, points: &[Point], pal: &Palette) {
     let mut s1 = Section::new(
         "latency",
         "Latency and speedup",
-        "Lower time is better; each bar is one (shape, dtype, mode) point.",
+        "Lower time is better; one panel per dtype and L2 mode, each dot or bar one shape.",
     );
-    s1.charts.push(latency::chart(&rows, pal));
-    s1.charts.push(speedup::chart(&rows, pal));
+    s1.charts.extend(latency::charts(&rows, pal));
+    s1.charts.extend(speedup::charts(&rows, pal));
     let mut s2 = Section::new(
         "bandwidth",
         "Bandwidth",
         "LayerNorm reads x and writes y once: it is memory-bound, so the copy ceiling is its floor.",
     );
-    s2.charts.push(bandwidth::chart(&rows, pal));
+    s2.charts.extend(bandwidth::charts(&rows, pal));
     s2.tables.extend(peers_table::table(&rows));
     let mut s3 = Section::new("correctness", "Correctness", "");
     s3.charts.push(correctness::chart(&rows, pal));

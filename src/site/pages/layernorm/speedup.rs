@@ -1,5 +1,5 @@
 //! "Speedup over candle": the baseline's P50 over each other implementation's at the same
-//! point.
+//! point, one panel per dtype and L2 mode.
 
 use super::fields::hover;
 use super::rows::LnRows;
@@ -9,8 +9,14 @@ use crate::site::measured;
 use crate::site::names;
 use crate::site::pages::common::{p50_us, peer_key};
 use crate::site::palette::{self, Palette};
+use crate::site::points::Point;
 
-pub fn chart(rows: &LnRows, pal: &Palette) -> ChartView {
+/// One chart per dtype and L2 mode.
+pub fn charts(rows: &LnRows, pal: &Palette) -> Vec<ChartView> {
+    rows.panels(|panel| chart(rows, panel, pal))
+}
+
+fn chart(rows: &LnRows, panel: &[Point], pal: &Palette) -> ChartView {
     let baseline = names::LN_BASELINE[0];
     let mut sp = ChartView::new(
         "ln-speedup",
@@ -20,10 +26,10 @@ pub fn chart(rows: &LnRows, pal: &Palette) -> ChartView {
              same shape, dtype, mode and GPU (metrics.speedup_vs_candle when recorded). Above \
              the dashed line at 1× is faster."
         ),
-        "shape · dtype · L2 mode",
+        "shape (rows×cols)",
         &format!("speedup over {baseline} (×)"),
     );
-    sp.x_order = rows.x_order.clone();
+    sp.x_order = rows.shape_order(panel);
     sp.hlines.push(HLine {
         y: 1.0,
         label: format!("{baseline} (1×)"),
@@ -31,7 +37,7 @@ pub fn chart(rows: &LnRows, pal: &Palette) -> ChartView {
         f: Default::default(),
     });
     let mut set = TraceSet::default();
-    for p in rows.ok.iter().filter(|p| p.imp() != baseline) {
+    for p in panel.iter().filter(|p| p.imp() != baseline) {
         let base = rows
             .peers
             .get(&(peer_key(p), baseline.to_string()))
@@ -47,12 +53,12 @@ pub fn chart(rows: &LnRows, pal: &Palette) -> ChartView {
                 None => format!("{baseline} time not in the artifacts"),
             },
         ];
-        let lab = rows.lab(p);
-        let pt = pt_cat(&lab, v, hover(p, &lab, &extra), p.dims());
+        let lab = rows.shape_lab(p);
+        let pt = pt_cat(&lab, v, hover(p, &rows.lab(p), &extra), p.dims());
         rows.push(&mut set, p, pal, pt);
     }
     sp.traces = set.into_vec();
-    sp.measured(&rows.ok, measured::RATIO_OF_MEDIANS)
+    sp.measured(panel, measured::RATIO_OF_MEDIANS)
         .finish(&format!(
             "No point has both a {baseline} time and another implementation's time."
         ))

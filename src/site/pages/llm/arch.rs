@@ -53,7 +53,7 @@ fn arch(model: &str, p: &Point) -> Arch {
     }
 }
 
-/// The chart: grouped bars on one log axis (layers and heads are tens, hidden sizes
+/// The chart: dots side by side on one log axis (layers and heads are tens, hidden sizes
 /// thousands), models ordered by parameter count.
 pub fn chart(points: &[Point]) -> ChartView {
     let mut c = ChartView::new(
@@ -66,6 +66,7 @@ pub fn chart(points: &[Point]) -> ChartView {
     );
     c.compact = true;
     c.log_y = true;
+    c.offset_markers = true;
     let mut models: Vec<Arch> = Vec::new();
     for p in points {
         if let Some(m) = names::param_str(p.row, names::MODEL) {
@@ -93,7 +94,7 @@ pub fn chart(points: &[Point]) -> ChartView {
                 .position(|n| n == name)
                 .unwrap_or(0);
             let hover = format!("{}\n{name} {}\n{params}", a.model, fmt::num(*v));
-            set.get(name, || Trace::new(*name, Palette::nth(i + 3), "bar"))
+            set.get(name, || Trace::new(*name, Palette::nth(i + 3), "markers"))
                 .points
                 .push(pt_cat(&a.model, *v, hover, f.clone()));
         }

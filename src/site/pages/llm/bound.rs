@@ -15,13 +15,14 @@ pub fn chart(rows: &LlmRows, pal: &Palette) -> ChartView {
     let mut bound = ChartView::new(
         "llm-bound",
         "Decode against its bandwidth bound",
-        "Bars: measured decode tokens/s. Red dashes: the bound if every step only read the \
-         weights once at the measured copy bandwidth (metrics.bandwidth_bound_tokens_per_s); \
-         hover gives the fraction reached.",
+        "Dots: measured decode tokens/s, side by side per implementation. Red dashes: the \
+         bound if every step only read the weights once at the measured copy bandwidth \
+         (metrics.bandwidth_bound_tokens_per_s); hover gives the fraction reached. Log scale.",
         "configuration",
         "decode tokens/s",
     );
     bound.log_y = true;
+    bound.offset_markers = true;
     bound.x_order = rows.configs.clone();
     let mut set = TraceSet::default();
     let mut bound_seen: HashMap<String, ()> = HashMap::new();
@@ -40,7 +41,7 @@ pub fn chart(rows: &LlmRows, pal: &Palette) -> ChartView {
             }
             let name = series(p.imp(), p, rows.multi);
             let pt = pt_cat(&rows.config(p), v, rows.hover(p, &extra), p.dims());
-            rows.push(&mut set, &name, p, pal, pt);
+            rows.push_dot(&mut set, &name, p, pal, pt);
         }
         if let Some(b) = b {
             // One bound marker per configuration and GPU, whatever the implementation.

@@ -97,8 +97,8 @@ pub fn latency(charted: &[Point], pal: &Palette) -> ChartView {
         "Latency per configuration",
         &format!(
             "P50 of time to first token (triangles), decode step (circles) and end-to-end \
-             generation (squares); whiskers P5 to P95. Log scale: the phases differ by orders \
-             of magnitude.{}{}",
+             generation (squares), side by side at each configuration; whiskers P5 to P95. \
+             Log scale: the phases differ by orders of magnitude.{}{}",
             gpu_key(&gpu_list),
             common_text(&common)
         ),
@@ -106,6 +106,7 @@ pub fn latency(charted: &[Point], pal: &Palette) -> ChartView {
         "time (ms)",
     );
     c.log_y = true;
+    c.offset_markers = true;
     c.x_order = ordered_categories(
         pts.iter()
             .map(|p| (config_key(p), label[&base_config(p)].clone()))

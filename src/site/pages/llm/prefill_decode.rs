@@ -15,11 +15,13 @@ pub fn chart(rows: &LlmRows, pal: &Palette) -> ChartView {
         "Prefill vs decode",
         "Tokens per second in each phase, triangles prefill and circles decode, a colour per \
          implementation: prefill processes the whole prompt at once (compute-bound), decode \
-         one token per sequence per step (bandwidth- or overhead-bound). Log scale.",
+         one token per sequence per step (bandwidth- or overhead-bound). The phases and \
+         implementations sit side by side at each configuration. Log scale.",
         "configuration",
         "tokens/s",
     );
     pd.log_y = true;
+    pd.offset_markers = true;
     pd.x_order = rows.configs.clone();
     let mut set = TraceSet::default();
     let mut named = BTreeSet::new();

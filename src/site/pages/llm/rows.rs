@@ -76,4 +76,21 @@ impl<'a> LlmRows<'a> {
         .points
         .push(pt);
     }
+
+    /// Adds `pt` to the dot series `name` (for log axes, where a bar's length would mean
+    /// nothing), in the implementation's colour with a marker symbol per GPU.
+    pub fn push_dot(&self, set: &mut TraceSet, name: &str, p: &Point, pal: &Palette, pt: Pt) {
+        let i = self
+            .gpu_list
+            .iter()
+            .position(|g| *g == p.gpu())
+            .unwrap_or(0);
+        set.get(name, || {
+            let mut t = Trace::new(name, pal.of(p.imp()), "markers");
+            t.symbol = Some(crate::site::rules::gpu_symbol(i).to_string());
+            t
+        })
+        .points
+        .push(pt);
+    }
 }
