@@ -69,9 +69,16 @@ fn a_trace_gets_its_workload_page_and_its_runs_a_history_chart() {
     let ids: Vec<&str> = page.sections.iter().map(|s| s.id.as_str()).collect();
     assert_eq!(
         ids,
-        ["processes", "timeline", "kernels", "modules", "launch"]
+        [
+            "summary",
+            "timeline",
+            "classes",
+            "processes",
+            "modules",
+            "launch"
+        ]
     );
-    // The timeline of the first process: its 45 kernels and 1 copy.
+    // The timeline of both processes: 45 kernels and 1 copy each.
     let tl = page.charts().find(|c| c.id == "wt-timeline").unwrap();
     let drawn: usize = tl
         .traces
@@ -79,10 +86,16 @@ fn a_trace_gets_its_workload_page_and_its_runs_a_history_chart() {
         .filter(|t| !t.guide)
         .map(|t| t.points.len())
         .sum();
-    assert_eq!(drawn, 46);
+    assert_eq!(drawn, 92);
     // The process whose recording stopped says so, with when.
-    let procs = &page.sections[0].tables[0].table;
-    let last = procs.rows[1].cells.last().unwrap();
+    let last = page
+        .sections
+        .iter()
+        .flat_map(|s| &s.tables)
+        .flat_map(|t| &t.table.rows)
+        .filter_map(|r| r.cells.last())
+        .find(|c| c.starts_with("INCOMPLETE"))
+        .expect("a process row marked INCOMPLETE");
     assert!(
         last.starts_with("INCOMPLETE: recording stopped 0.4 ms"),
         "{last}"
