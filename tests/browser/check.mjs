@@ -313,9 +313,26 @@ async function checkReadable(page, name, width) {
   const m = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth }));
   check(m.scroll <= m.client, `${name} at ${width} px: no horizontal scroll (${m.scroll} <= ${m.client})`);
   await checkFrame(page, name, width);
+  await checkChangeFirst(page, name, width);
   await checkRegressionChangeInView(page, name, width);
   await checkKernSumNearTop(page, name, width);
   await checkBars(page, name, width);
+}
+
+// The overview answers "what changed" on its first screen: a card with a signed change (or "—"
+// where nothing of ours was judged on both sides) and the commits, its top above the fold.
+async function checkChangeFirst(page, name, width) {
+  if (name !== "index.html") return;
+  const items = await page.$$eval("#regressions-strip .strip-items > li", (lis) => lis.map((li) => ({
+    top: li.getBoundingClientRect().top + window.scrollY,
+    change: (li.querySelector(".strip-change") || {}).textContent || "",
+    commits: (li.querySelector(".strip-commits") || {}).textContent || "",
+    vh: window.innerHeight,
+  })));
+  if (!items.length) return; // no pair of runs to compare: the page says so instead
+  const first = items[0];
+  check(first.top < first.vh && /^([+\u2212-]\d|\u2014)/.test(first.change.trim()) && /[0-9a-f]{7}/.test(first.commits),
+    `${name} at ${width} px: the first screen shows a signed change with its commits ("${first.change.trim()}", ${first.commits.trim().slice(0, 40)}, top ${Math.round(first.top)} < ${first.vh} px)`);
 }
 
 // The history page's regressions tables: the change column's head ends inside the window, so
