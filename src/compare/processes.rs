@@ -28,10 +28,12 @@
 //! on one board, as scripts/ci/confirm.sh runs them) a move of the board lands on both sides
 //! alike, so there this rule judges every line of ours: a library line's own move between two
 //! processes is its noise, not the board's, and is no reason to hold ours.
+//!
 //! The rule applies to our implementations on sides of one board (across boards the drift and
-//! boards rules decide), to runs that recorded their board, not to workload traces, never to a
-//! line rule `clocks` held back, and host-side quantities are judged against their own spread
-//! like any other.
+//! boards rules decide), to runs that recorded their board, not to workload traces, to a line
+//! rule `clocks` held back only between interleaved sides (both ran under the same power limit
+//! in turn, so their throttled processes are compared too), and host-side quantities are judged
+//! against their own spread like any other.
 
 use super::boards::{row_of, settings};
 use super::line::{Change, Line};
@@ -102,8 +104,8 @@ pub fn threshold(s: &Spread, min_effect: f64, floor: f64) -> f64 {
 }
 
 /// The floor for a group of points (one kind and quantity on one board, base medians within
-/// [`TIME_SCALE`] of the judged line's): the 90th percentile of their spreads. A point whose few replicates happened to land close is judged no more
-/// finely than most points like it.
+/// [`TIME_SCALE`] of the judged line's): the 90th percentile of their spreads. A point whose
+/// few replicates happened to land close is judged no more finely than most points like it.
 pub fn floor_of(spreads: &[f64]) -> f64 {
     if spreads.is_empty() {
         return 0.0;
@@ -178,6 +180,19 @@ pub fn decide_with_floor(
     (verdict, ratio)
 }
 
+/// One line of ours the rule has the process medians of.
+struct Pending {
+    line: usize,
+    base: Vec<f64>,
+    head: Vec<f64>,
+    spread: Option<Spread>,
+    /// The sides are [`interleaved`].
+    alternating: bool,
+    /// Judged again (else it only lends its spread to the floor of the points like it).
+    judged: bool,
+    base_median: f64,
+}
+
 /// True when both sides ran on one board in alternating processes: sorted by start, no two
 /// neighbouring runs belong to the same side (base, head, base, head or head, base, head, base),
 /// with at least two runs a side.
@@ -230,11 +245,9 @@ pub fn apply(
         let pick = |r: &&HistoryRun| r.kind() == kind && (gpu.contains(" -> ") || r.gpu() == gpu);
         let b_runs: Vec<&HistoryRun> = base.iter().copied().filter(pick).collect();
         let h_runs: Vec<&HistoryRun> = head.iter().copied().filter(pick).collect();
-        // Sides apart in time: only a FASTER or SLOWER is judged again (see the module's comment).
+        // Sides apart in time: only a FASTER or SLOWER is judged again, and never a point held
+        // by `clocks`; interleaved sides: every line (see the module's comment).
         let alternating = interleaved(&b_runs, &h_runs);
-        // Apart in time, a point measured below full clocks on a side is not judged (rule
-        // `clocks`); interleaved, both sides ran under the same power limit in turn, so its
-        // processes' medians are compared like any other's.
         if held_by_clocks && !alternating {
             continue;
         }
@@ -278,36 +291,47 @@ pub fn apply(
         let mut all: Vec<Vec<f64>> = groups.into_values().collect();
         all.push(bm.clone());
         all.push(hm.clone());
-        let mut b = bm.clone();
-        let base_median = median(&mut b);
-        pending.push((i, bm, hm, spread_of(&all), alternating, judged, base_median));
+        let base_median = median(&mut bm.clone());
+        pending.push(Pending {
+            line: i,
+            spread: spread_of(&all),
+            base: bm,
+            head: hm,
+            alternating,
+            judged,
+            base_median,
+        });
     }
     // Every line of ours with a known spread, judged or not, is a point "like" the judged ones of
     // its kind and quantity when its base median lies within TIME_SCALE of theirs.
-    let known: Vec<(String, String, f64, f64)> = pending
-        .iter()
-        .filter_map(|(i, _, _, s, _, _, m)| {
-            let l = &lines[*i];
-            s.as_ref()
-                .map(|s| (l.point.kind.clone(), l.stat.clone(), *m, s.max_ratio))
-        })
-        .collect();
-    for (i, bm, hm, spread, alternating, judged, base_median) in pending {
-        if !judged {
+    let like = |p: &Pending| -> Vec<f64> {
+        let l = &lines[p.line];
+        pending
+            .iter()
+            .filter(|q| {
+                let o = &lines[q.line];
+                o.point.kind == l.point.kind
+                    && o.stat == l.stat
+                    && q.base_median <= p.base_median * TIME_SCALE
+                    && q.base_median >= p.base_median / TIME_SCALE
+            })
+            .filter_map(|q| q.spread.as_ref().map(|s| s.max_ratio))
+            .collect()
+    };
+    let floors: Vec<f64> = pending.iter().map(|p| floor_of(&like(p))).collect();
+    for (p, floor) in pending.into_iter().zip(floors) {
+        if !p.judged {
             continue;
         }
+        let Pending {
+            line: i,
+            base: bm,
+            head: hm,
+            spread,
+            alternating,
+            ..
+        } = p;
         let l = &mut lines[i];
-        let like: Vec<f64> = known
-            .iter()
-            .filter(|(k, st, m, _)| {
-                *k == l.point.kind
-                    && *st == l.stat
-                    && *m <= base_median * TIME_SCALE
-                    && *m >= base_median / TIME_SCALE
-            })
-            .map(|(.., r)| *r)
-            .collect();
-        let floor = floor_of(&like);
         let (verdict, ratio) = decide_with_floor(
             &bm,
             &hm,

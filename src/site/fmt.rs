@@ -72,25 +72,22 @@ pub fn times(v: f64) -> String {
     }
 }
 
-/// Bytes in SI units: "2.07 GB".
 /// A power-of-two size as message sizes are written: "256 KiB", "64 MiB", "8 B".
 pub fn bytes_binary(v: f64) -> String {
-    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut x = v;
-    let mut u = 0;
-    while x.abs() >= 1024.0 && u + 1 < units.len() {
-        x /= 1024.0;
-        u += 1;
-    }
-    format!("{} {}", num(x), units[u])
+    scaled(v, 1024.0, &["B", "KiB", "MiB", "GiB", "TiB"])
 }
 
+/// Bytes in SI units: "2.07 GB".
 pub fn bytes(v: f64) -> String {
-    let units = ["B", "kB", "MB", "GB", "TB"];
+    scaled(v, 1000.0, &["B", "kB", "MB", "GB", "TB"])
+}
+
+/// `v` divided by `step` until it is below it (or the units run out), with its unit.
+fn scaled(v: f64, step: f64, units: &[&str]) -> String {
     let mut x = v;
     let mut u = 0;
-    while x.abs() >= 1000.0 && u + 1 < units.len() {
-        x /= 1000.0;
+    while x.abs() >= step && u + 1 < units.len() {
+        x /= step;
         u += 1;
     }
     format!("{} {}", num(x), units[u])
