@@ -13,7 +13,9 @@
 //!
 //! With `S` the largest distance between two replicates of one group (as a ratio), the change
 //! `r` = median of head's process medians / median of base's, and the threshold
-//! `T = max(min_effect, SAFETY x S)`:
+//! `T = max(min_effect, k x max(SAFETY x S, floor))`, where the floor is the spread of most points
+//! like it and `k` is 1, or [`side_scale`] between [`interleaved`] sides (a median of several
+//! processes varies less than one process does):
 //! - |r - 1| < T: SAME (the move lies within what processes of unchanged code showed);
 //! - otherwise FASTER or SLOWER when every process of head lies beyond every process of base,
 //!   else UNCERTAIN.
@@ -97,10 +99,25 @@ pub fn spread_of(groups: &[Vec<f64>]) -> Option<Spread> {
     })
 }
 
-/// The change a verdict needs: the minimum effect, [`SAFETY`] times the point's own spread,
-/// and the floor (the spread of the points like it), whichever is largest.
-pub fn threshold(s: &Spread, min_effect: f64, floor: f64) -> f64 {
-    min_effect.max(SAFETY * s.max_ratio).max(floor)
+/// The change a verdict needs: [`SAFETY`] times the point's own spread or the floor (the spread
+/// of the points like it), whichever is larger, times `scale` ([`side_scale`]); and never less
+/// than the minimum effect.
+pub fn threshold(s: &Spread, min_effect: f64, floor: f64, scale: f64) -> f64 {
+    min_effect.max(scale * SAFETY * s.max_ratio).max(floor)
+}
+
+/// How much of the spread a comparison of `nb` base against `nh` head processes must clear.
+/// A spread is a distance between single processes; the difference of two sides' medians
+/// varies as the standard error of a difference of two means does, `sqrt(1/nb + 1/nh)`, which
+/// is `sqrt(2)` for one process a side. So between [`interleaved`] sides the threshold shrinks
+/// by `sqrt((1/nb + 1/nh) / 2)`: 0.71 for two processes a side, 0.58 for three. Between sides
+/// apart in time it stays 1: the board may have moved between them, and more processes of
+/// each side do not average that away.
+pub fn side_scale(nb: usize, nh: usize, alternating: bool) -> f64 {
+    if !alternating || nb == 0 || nh == 0 {
+        return 1.0;
+    }
+    ((1.0 / nb as f64 + 1.0 / nh as f64) / 2.0).sqrt().min(1.0)
 }
 
 /// The floor for a group of points (one kind and quantity on one board, base medians within
@@ -143,10 +160,11 @@ pub fn decide(
     direction: Direction,
     min_effect: f64,
 ) -> (Verdict, f64) {
-    decide_with_floor(base, head, spread, direction, min_effect, 0.0)
+    decide_with_floor(base, head, spread, direction, min_effect, 0.0, 1.0)
 }
 
-/// [`decide`] with a floor under the threshold: the spread of points like this one.
+/// [`decide`] with a floor under the threshold (the spread of points like this one) and the
+/// sides' [`side_scale`].
 pub fn decide_with_floor(
     base: &[f64],
     head: &[f64],
@@ -154,13 +172,14 @@ pub fn decide_with_floor(
     direction: Direction,
     min_effect: f64,
     floor: f64,
+    scale: f64,
 ) -> (Verdict, f64) {
     let (mut b, mut h) = (base.to_vec(), head.to_vec());
     let ratio = median(&mut h) / median(&mut b);
     let Some(s) = spread else {
         return (Verdict::Uncertain, ratio);
     };
-    let threshold = threshold(s, min_effect, floor);
+    let threshold = threshold(s, min_effect, floor, scale);
     if (ratio - 1.0).abs() < threshold {
         return (Verdict::Same, ratio);
     }
@@ -332,6 +351,11 @@ pub fn apply(
             ..
         } = p;
         let l = &mut lines[i];
+        // Host-side figures flip between modes from one process to the next (up to 2x on one
+        // board): a median of a few processes does not average that, so they keep the full
+        // threshold.
+        let averages = alternating && !HOST_SIDE_STATS.contains(&l.stat.as_str());
+        let scale = side_scale(bm.len(), hm.len(), averages);
         let (verdict, ratio) = decide_with_floor(
             &bm,
             &hm,
@@ -339,6 +363,7 @@ pub fn apply(
             Direction::of_stat(&l.stat),
             min_effect,
             floor,
+            scale,
         );
         if let Change::Compared(j) = &mut l.change {
             j.verdict = verdict;
@@ -351,11 +376,15 @@ pub fn apply(
                  a change must reach {:.1}%",
                 bm.len(),
                 hm.len(),
-                if alternating { ", interleaved" } else { "" },
+                if alternating {
+                    format!(", interleaved (threshold x {scale:.2})")
+                } else {
+                    String::new()
+                },
                 s.max_ratio * 100.0,
                 s.replicates,
                 floor * 100.0,
-                threshold(s, min_effect, floor) * 100.0
+                threshold(s, min_effect, floor, scale) * 100.0
             ),
             None => format!(
                 "processes: {} process(es) of base, {} of head, and fewer than {MIN_REPLICATES} \
@@ -447,7 +476,7 @@ mod tests {
         assert_eq!(floor_of(&[0.001, 0.002, 0.06, 0.07]), 0.07);
         assert_eq!(floor_of(&[]), 0.0);
         assert_eq!(
-            decide_with_floor(&[10.0], &[10.5], Some(&s), LOWER, 0.03, 0.07).0,
+            decide_with_floor(&[10.0], &[10.5], Some(&s), LOWER, 0.03, 0.07, 1.0).0,
             Verdict::Same
         );
         assert_eq!(
@@ -467,5 +496,30 @@ mod tests {
             decide(&[10.0], &[10.9], Some(&s), LOWER, 0.03).0,
             Verdict::Slower
         );
+    }
+
+    #[test]
+    fn interleaved_sides_need_less_than_one_process_a_side() {
+        assert_eq!(side_scale(2, 2, false), 1.0);
+        assert!((side_scale(2, 2, true) - 0.5f64.sqrt()).abs() < 1e-12);
+        assert!((side_scale(3, 3, true) - (1.0f64 / 3.0).sqrt()).abs() < 1e-12);
+        // 3% apart between processes asks 6% of one process a side, 4.2% of two interleaved.
+        let s = spread_of(&[vec![10.0, 10.3], vec![10.1, 10.4]]).unwrap();
+        let (b, h) = ([10.0, 10.1], [10.5, 10.6]);
+        assert_eq!(
+            decide_with_floor(&b, &h, Some(&s), LOWER, 0.03, 0.0, 1.0).0,
+            Verdict::Same
+        );
+        assert_eq!(
+            decide_with_floor(&b, &h, Some(&s), LOWER, 0.03, 0.0, side_scale(2, 2, true)).0,
+            Verdict::Slower
+        );
+        // The floor scales too, and the minimum effect never does.
+        assert_eq!(
+            decide_with_floor(&b, &h, Some(&s), LOWER, 0.03, 0.08, side_scale(2, 2, true)).0,
+            Verdict::Same
+        );
+        let tight = spread_of(&[vec![10.0, 10.01]]).unwrap();
+        assert_eq!(threshold(&tight, 0.03, 0.0, side_scale(3, 3, true)), 0.03);
     }
 }
