@@ -106,7 +106,9 @@ fn gpu_time_us(stat: &str, value: f64) -> Option<f64> {
     }
 }
 
-/// Head with our durations of at least `PLANT_MIN_US` in base made `p` slower.
+/// Head with our durations of at least `PLANT_MIN_US` in base made `p` slower. A planted row
+/// stands for changed code: its `code` hash gets a suffix, so that no rule takes head's
+/// slowed processes for replicates of base's code.
 fn planted(base: &HistoryRun, head: &HistoryRun, p: f64) -> HistoryRun {
     let mut h = head.clone();
     let kind = base.kind().to_string();
@@ -123,6 +125,7 @@ fn planted(base: &HistoryRun, head: &HistoryRun, p: f64) -> HistoryRun {
         else {
             continue;
         };
+        let mut changed = false;
         for (stat, s) in row.stats.iter_mut() {
             let long = b
                 .stats
@@ -135,7 +138,15 @@ fn planted(base: &HistoryRun, head: &HistoryRun, p: f64) -> HistoryRun {
                 s.p5 *= f;
                 s.p95 *= f;
                 s.median_ci95 = [s.median_ci95[0] * f, s.median_ci95[1] * f];
+                changed = true;
             }
+        }
+        if changed {
+            let planted = match row.params.get(SETTING) {
+                Some(c) => format!("{c}+planted"),
+                None => "planted".to_string(),
+            };
+            row.params.insert(SETTING.to_string(), planted.into());
         }
     }
     h

@@ -8,14 +8,15 @@
 //! the point (the row's `code` setting, the hash of its GPU modules, or the run's commit where
 //! the row has none or the quantity is a host-side one; same launch settings) on the same
 //! board, taken from each side's own runs (several processes a side) and from the history
-//! (every earlier same-code run of the point on that board). The two sides are never pooled
-//! into one replicate group, so a comparison never learns its spread from itself.
+//! (every earlier same-code run of the point on that board). Each side is pooled with the
+//! history's runs of its own code: a point's process-level modes (a kernel ~3% slower in some
+//! processes than in others, by where its buffers landed) may fall all on one side's few
+//! processes, and only its code's other runs show the other mode. The two sides are never
+//! pooled with each other, so a comparison never learns its spread from itself.
 //!
 //! With `S` the largest distance between two replicates of one group (as a ratio), the change
 //! `r` = median of head's process medians / median of base's, and the threshold
-//! `T = max(min_effect, k x max(SAFETY x S, floor))`, where the floor is the spread of most points
-//! like it and `k` is 1, or [`side_scale`] between [`interleaved`] sides (a median of several
-//! processes varies less than one process does):
+//! `T = max(min_effect, SAFETY x S, floor)`, where the floor is the spread of most points like it:
 //! - |r - 1| < T: SAME (the move lies within what processes of unchanged code showed);
 //! - otherwise FASTER or SLOWER when every process of head lies beyond every process of base,
 //!   else UNCERTAIN.
@@ -99,25 +100,47 @@ pub fn spread_of(groups: &[Vec<f64>]) -> Option<Spread> {
     })
 }
 
-/// The change a verdict needs: [`SAFETY`] times the point's own spread or the floor (the spread
-/// of the points like it), whichever is larger, times `scale` ([`side_scale`]); and never less
-/// than the minimum effect.
-pub fn threshold(s: &Spread, min_effect: f64, floor: f64, scale: f64) -> f64 {
-    min_effect.max(scale * SAFETY * s.max_ratio).max(floor)
+/// The spread of a point from its replicate groups: `history` (same-code runs of the board,
+/// one group per code key) and the two sides, each pooled with the history group of its own code
+/// (`key`), never with the other side. A side whose processes all sat in one of a point's modes
+/// then shows the other mode through its code's earlier runs. `replicates` counts each process
+/// once.
+pub fn side_spread(
+    history: &BTreeMap<String, Vec<f64>>,
+    base: (&[f64], Option<&str>),
+    head: (&[f64], Option<&str>),
+) -> Option<Spread> {
+    let pooled = |(m, key): (&[f64], Option<&str>)| -> Vec<f64> {
+        let mut g = m.to_vec();
+        if let Some(h) = key.and_then(|k| history.get(k)) {
+            g.extend_from_slice(h);
+        }
+        g
+    };
+    let side_keys = [base.1, head.1];
+    let mut groups: Vec<Vec<f64>> = history
+        .iter()
+        .filter(|(k, _)| !side_keys.contains(&Some(k.as_str())))
+        .map(|(_, g)| g.clone())
+        .collect();
+    groups.push(pooled(base));
+    groups.push(pooled(head));
+    let mut s = spread_of(&groups)?;
+    // A history group pooled with both sides (same code on both) counts once.
+    if base.1.is_some() && base.1 == head.1 {
+        let shared = base.1.and_then(|k| history.get(k)).map_or(0, Vec::len);
+        let (nb, nh) = (base.0.len() + shared, head.0.len() + shared);
+        if nb >= 2 && nh >= 2 {
+            s.replicates -= shared;
+        }
+    }
+    Some(s)
 }
 
-/// How much of the spread a comparison of `nb` base against `nh` head processes must clear.
-/// A spread is a distance between single processes; the difference of two sides' medians
-/// varies as the standard error of a difference of two means does, `sqrt(1/nb + 1/nh)`, which
-/// is `sqrt(2)` for one process a side. So between [`interleaved`] sides the threshold shrinks
-/// by `sqrt((1/nb + 1/nh) / 2)`: 0.71 for two processes a side, 0.58 for three. Between sides
-/// apart in time it stays 1: the board may have moved between them, and more processes of
-/// each side do not average that away.
-pub fn side_scale(nb: usize, nh: usize, alternating: bool) -> f64 {
-    if !alternating || nb == 0 || nh == 0 {
-        return 1.0;
-    }
-    ((1.0 / nb as f64 + 1.0 / nh as f64) / 2.0).sqrt().min(1.0)
+/// The change a verdict needs: the minimum effect, [`SAFETY`] times the point's own spread,
+/// and the floor (the spread of the points like it), whichever is largest.
+pub fn threshold(s: &Spread, min_effect: f64, floor: f64) -> f64 {
+    min_effect.max(SAFETY * s.max_ratio).max(floor)
 }
 
 /// The floor for a group of points (one kind and quantity on one board, base medians within
@@ -160,11 +183,10 @@ pub fn decide(
     direction: Direction,
     min_effect: f64,
 ) -> (Verdict, f64) {
-    decide_with_floor(base, head, spread, direction, min_effect, 0.0, 1.0)
+    decide_with_floor(base, head, spread, direction, min_effect, 0.0)
 }
 
-/// [`decide`] with a floor under the threshold (the spread of points like this one) and the
-/// sides' [`side_scale`].
+/// [`decide`] with a floor under the threshold: the spread of points like this one.
 pub fn decide_with_floor(
     base: &[f64],
     head: &[f64],
@@ -172,14 +194,13 @@ pub fn decide_with_floor(
     direction: Direction,
     min_effect: f64,
     floor: f64,
-    scale: f64,
 ) -> (Verdict, f64) {
     let (mut b, mut h) = (base.to_vec(), head.to_vec());
     let ratio = median(&mut h) / median(&mut b);
     let Some(s) = spread else {
         return (Verdict::Uncertain, ratio);
     };
-    let threshold = threshold(s, min_effect, floor, scale);
+    let threshold = threshold(s, min_effect, floor);
     if (ratio - 1.0).abs() < threshold {
         return (Verdict::Same, ratio);
     }
@@ -287,7 +308,15 @@ pub fn apply(
         if boards.is_empty() {
             continue;
         }
-        // Replicate groups: each side alone, and the history's same-code runs on this board.
+        // Replicate groups: the history's same-code runs on this board, one group per code, and
+        // each side with the history's runs of its own code (see the module's comment).
+        let key_of = |r: &HistoryRun, row: &HistoryPoint| {
+            format!(
+                "{}|{}",
+                r.board().unwrap_or_default(),
+                code_key(r, kind, row, &l.stat)
+            )
+        };
         let mut groups: BTreeMap<String, Vec<f64>> = BTreeMap::new();
         for r in history.iter().filter(|r| {
             r.kind() == kind
@@ -295,25 +324,28 @@ pub fn apply(
                 && !sides.contains(r.run_id())
                 && r.board().is_some_and(|b| boards.contains(&b))
         }) {
-            let Some(row) = row_of(r, &l.point, ignore).filter(|row| !row.throttled()) else {
+            let Some(row) =
+                row_of(r, &l.point, ignore).filter(|row| alternating || !row.throttled())
+            else {
                 continue;
             };
             if let Some(s) = row.stats.get(&l.stat).filter(|s| s.p50 > 0.0) {
-                let key = format!(
-                    "{}|{}",
-                    r.board().unwrap_or_default(),
-                    code_key(r, kind, row, &l.stat)
-                );
-                groups.entry(key).or_default().push(s.p50);
+                groups.entry(key_of(r, row)).or_default().push(s.p50);
             }
         }
-        let mut all: Vec<Vec<f64>> = groups.into_values().collect();
-        all.push(bm.clone());
-        all.push(hm.clone());
+        let side_key = |runs: &[&HistoryRun]| -> Option<String> {
+            let keys: BTreeSet<String> = runs
+                .iter()
+                .filter_map(|r| row_of(r, &l.point, ignore).map(|row| key_of(r, row)))
+                .collect();
+            (keys.len() == 1).then(|| keys.into_iter().next().unwrap_or_default())
+        };
+        let (b_key, h_key) = (side_key(&b_runs), side_key(&h_runs));
+        let spread = side_spread(&groups, (&bm, b_key.as_deref()), (&hm, h_key.as_deref()));
         let base_median = median(&mut bm.clone());
         pending.push(Pending {
             line: i,
-            spread: spread_of(&all),
+            spread,
             base: bm,
             head: hm,
             alternating,
@@ -351,11 +383,6 @@ pub fn apply(
             ..
         } = p;
         let l = &mut lines[i];
-        // Host-side figures flip between modes from one process to the next (up to 2x on one
-        // board): a median of a few processes does not average that, so they keep the full
-        // threshold.
-        let averages = alternating && !HOST_SIDE_STATS.contains(&l.stat.as_str());
-        let scale = side_scale(bm.len(), hm.len(), averages);
         let (verdict, ratio) = decide_with_floor(
             &bm,
             &hm,
@@ -363,7 +390,6 @@ pub fn apply(
             Direction::of_stat(&l.stat),
             min_effect,
             floor,
-            scale,
         );
         if let Change::Compared(j) = &mut l.change {
             j.verdict = verdict;
@@ -376,15 +402,11 @@ pub fn apply(
                  a change must reach {:.1}%",
                 bm.len(),
                 hm.len(),
-                if alternating {
-                    format!(", interleaved (threshold x {scale:.2})")
-                } else {
-                    String::new()
-                },
+                if alternating { ", interleaved" } else { "" },
                 s.max_ratio * 100.0,
                 s.replicates,
                 floor * 100.0,
-                threshold(s, min_effect, floor, scale) * 100.0
+                threshold(s, min_effect, floor) * 100.0
             ),
             None => format!(
                 "processes: {} process(es) of base, {} of head, and fewer than {MIN_REPLICATES} \
@@ -476,7 +498,7 @@ mod tests {
         assert_eq!(floor_of(&[0.001, 0.002, 0.06, 0.07]), 0.07);
         assert_eq!(floor_of(&[]), 0.0);
         assert_eq!(
-            decide_with_floor(&[10.0], &[10.5], Some(&s), LOWER, 0.03, 0.07, 1.0).0,
+            decide_with_floor(&[10.0], &[10.5], Some(&s), LOWER, 0.03, 0.07).0,
             Verdict::Same
         );
         assert_eq!(
@@ -499,27 +521,46 @@ mod tests {
     }
 
     #[test]
-    fn interleaved_sides_need_less_than_one_process_a_side() {
-        assert_eq!(side_scale(2, 2, false), 1.0);
-        assert!((side_scale(2, 2, true) - 0.5f64.sqrt()).abs() < 1e-12);
-        assert!((side_scale(3, 3, true) - (1.0f64 / 3.0).sqrt()).abs() < 1e-12);
-        // 3% apart between processes asks 6% of one process a side, 4.2% of two interleaved.
-        let s = spread_of(&[vec![10.0, 10.3], vec![10.1, 10.4]]).unwrap();
-        let (b, h) = ([10.0, 10.1], [10.5, 10.6]);
+    fn each_side_learns_its_codes_modes_from_the_history() {
+        // A GEMM point on one board: ~25.0 us in some processes, ~25.8 in others. Base's two
+        // processes both landed fast, head's both slow; the history's runs of the same code
+        // saw both modes.
+        let history: BTreeMap<String, Vec<f64>> =
+            [("board|code=a".to_string(), vec![25.0, 25.8, 24.9])].into();
+        let (base, head) = ([24.9, 24.95], [25.75, 25.8]);
+        let alone = spread_of(&[base.to_vec(), head.to_vec()]).unwrap();
         assert_eq!(
-            decide_with_floor(&b, &h, Some(&s), LOWER, 0.03, 0.0, 1.0).0,
+            decide(&base, &head, Some(&alone), LOWER, 0.03).0,
+            Verdict::Slower,
+            "each side alone: a 3.4% move against a 0.2% spread"
+        );
+        let same = side_spread(
+            &history,
+            (&base, Some("board|code=a")),
+            (&head, Some("board|code=a")),
+        )
+        .unwrap();
+        assert!(same.max_ratio > 0.035, "{same:?}");
+        assert_eq!(same.replicates, 7, "the shared history counts once");
+        assert_eq!(
+            decide(&base, &head, Some(&same), LOWER, 0.03).0,
             Verdict::Same
         );
+        // Head ran other code: its processes are not pooled with base's code, whose history
+        // stays tight, so a 6% move is SLOWER.
+        let tight: BTreeMap<String, Vec<f64>> =
+            [("board|code=a".to_string(), vec![25.0, 25.05])].into();
+        let slow = [26.5, 26.55];
+        let changed = side_spread(
+            &tight,
+            (&base, Some("board|code=a")),
+            (&slow, Some("board|code=b")),
+        )
+        .unwrap();
+        assert!(changed.max_ratio < 0.01, "{changed:?}");
         assert_eq!(
-            decide_with_floor(&b, &h, Some(&s), LOWER, 0.03, 0.0, side_scale(2, 2, true)).0,
+            decide(&base, &slow, Some(&changed), LOWER, 0.03).0,
             Verdict::Slower
         );
-        // The floor scales too, and the minimum effect never does.
-        assert_eq!(
-            decide_with_floor(&b, &h, Some(&s), LOWER, 0.03, 0.08, side_scale(2, 2, true)).0,
-            Verdict::Same
-        );
-        let tight = spread_of(&[vec![10.0, 10.01]]).unwrap();
-        assert_eq!(threshold(&tight, 0.03, 0.0, side_scale(3, 3, true)), 0.03);
     }
 }
