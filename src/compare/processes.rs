@@ -10,7 +10,7 @@
 //! board, taken from each side's own runs (several processes a side) and from the history
 //! (every earlier same-code run of the point on that board). Each side is pooled with the
 //! history's runs of its own code: a point's process-level modes (a kernel ~3% slower in some
-//! processes than in others, by where its buffers landed) may fall all on one side's few
+//! processes than in others, with a tight interval in each) may fall all on one side's few
 //! processes, and only its code's other runs show the other mode. The two sides are never
 //! pooled with each other, so a comparison never learns its spread from itself.
 //!
