@@ -109,7 +109,7 @@ fn gpu_time_us(stat: &str, value: f64) -> Option<f64> {
 /// Head with our durations of at least `PLANT_MIN_US` in base made `p` slower. A planted row
 /// stands for changed code: its `code` hash gets a suffix, so that no rule takes head's
 /// slowed processes for replicates of base's code.
-fn planted(base: &HistoryRun, head: &HistoryRun, p: f64) -> HistoryRun {
+pub(super) fn planted(base: &HistoryRun, head: &HistoryRun, p: f64) -> HistoryRun {
     let mut h = head.clone();
     let kind = base.kind().to_string();
     for row in h.record.points.iter_mut() {

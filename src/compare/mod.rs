@@ -24,6 +24,7 @@ mod machines;
 pub mod processes;
 pub mod render;
 mod resolve;
+mod states;
 mod verdict;
 
 pub use diff::{compare, counts, params_text, Options, Report, RunUsed};

@@ -14,6 +14,16 @@
 //! processes, and only its code's other runs show the other mode. The two sides are never
 //! pooled with each other, so a comparison never learns its spread from itself.
 //!
+//! Within machine states: a process also runs in one of a board's machine states, which its
+//! library lines tell (`super::states`: on an H200 a GEMM process lands in one of two, and many
+//! of our points sit 2-6% apart between them, each by its own amount and sign). Where every
+//! process of both sides has a state and a state holds processes of both, each process of
+//! head is compared with base's processes of its own state (the change `r` is the median of
+//! those ratios), and the replicate groups are per code and state, so the spread is what the
+//! point moved between processes of one state. With fewer than [`MIN_STATE_REPLICATES`]
+//! processes behind that spread, or no state in common, the line is judged over all processes
+//! as below.
+//!
 //! With `S` the largest distance between two replicates of one group (as a ratio), the change
 //! `r` = median of head's process medians / median of base's, and the threshold
 //! `T = max(min_effect, SAFETY x S, floor)`, where the floor is the spread of most points like it:
@@ -56,6 +66,12 @@ pub const SAFETY: f64 = 2.0;
 
 /// Processes of the same code (over all groups) needed before their spread is used.
 pub const MIN_REPLICATES: usize = 2;
+
+/// Processes behind a spread within machine states before a line is judged within states;
+/// with fewer it is judged over all processes. A point can have modes of its own that the
+/// states do not tell (a split-K kernel ~5% faster in some processes of one state than in
+/// others), which two processes of one state need not show.
+pub const MIN_STATE_REPLICATES: usize = 4;
 
 /// What stands for the code of a row: its launch settings (the `code` setting among them,
 /// where the row records one), and the run's commit where it does not. A host-side quantity
@@ -101,40 +117,95 @@ pub fn spread_of(groups: &[Vec<f64>]) -> Option<Spread> {
 }
 
 /// The spread of a point from its replicate groups: `history` (same-code runs of the board,
-/// one group per code key) and the two sides, each pooled with the history group of its own code
-/// (`key`), never with the other side. A side whose processes all sat in one of a point's modes
-/// then shows the other mode through its code's earlier runs. `replicates` counts each process
-/// once.
+/// one group per key: code, and machine state where the processes have one) and the two
+/// sides' processes, each process with the key of its group: a side's processes of one key are
+/// pooled with the history group of that key, never with the other side's. A side whose
+/// processes all sat in one of a point's modes then shows the other mode through its code's
+/// earlier runs. `replicates` counts each process once.
 pub fn side_spread(
     history: &BTreeMap<String, Vec<f64>>,
-    base: (&[f64], Option<&str>),
-    head: (&[f64], Option<&str>),
+    base: &[(f64, String)],
+    head: &[(f64, String)],
 ) -> Option<Spread> {
-    let pooled = |(m, key): (&[f64], Option<&str>)| -> Vec<f64> {
-        let mut g = m.to_vec();
-        if let Some(h) = key.and_then(|k| history.get(k)) {
-            g.extend_from_slice(h);
+    let side_groups = |side: &[(f64, String)]| -> BTreeMap<String, Vec<f64>> {
+        let mut g: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+        for (m, key) in side {
+            g.entry(key.clone()).or_default().push(*m);
+        }
+        for (key, v) in g.iter_mut() {
+            v.extend_from_slice(history.get(key).map_or(&[][..], Vec::as_slice));
         }
         g
     };
-    let side_keys = [base.1, head.1];
+    let (b, h) = (side_groups(base), side_groups(head));
     let mut groups: Vec<Vec<f64>> = history
         .iter()
-        .filter(|(k, _)| !side_keys.contains(&Some(k.as_str())))
+        .filter(|(k, _)| !b.contains_key(*k) && !h.contains_key(*k))
         .map(|(_, g)| g.clone())
         .collect();
-    groups.push(pooled(base));
-    groups.push(pooled(head));
+    groups.extend(b.values().cloned());
+    groups.extend(h.values().cloned());
     let mut s = spread_of(&groups)?;
-    // A history group pooled with both sides (same code on both) counts once.
-    if base.1.is_some() && base.1 == head.1 {
-        let shared = base.1.and_then(|k| history.get(k)).map_or(0, Vec::len);
-        let (nb, nh) = (base.0.len() + shared, head.0.len() + shared);
-        if nb >= 2 && nh >= 2 {
-            s.replicates -= shared;
+    // A history group pooled with both sides counts once.
+    for (key, hist) in history {
+        if let (Some(gb), Some(gh)) = (b.get(key), h.get(key)) {
+            if gb.len() >= 2 && gh.len() >= 2 {
+                s.replicates -= hist.len();
+            }
         }
     }
     Some(s)
+}
+
+/// How head's processes lie against base's: the ratio of their medians, and whether every
+/// process of head lies above (`higher`) or below (`lower`) every process of base it is
+/// compared with.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Move {
+    pub ratio: f64,
+    pub higher: bool,
+    pub lower: bool,
+}
+
+impl Move {
+    /// Every process of head against every process of base.
+    pub fn of(base: &[f64], head: &[f64]) -> Self {
+        let (mut b, mut h) = (base.to_vec(), head.to_vec());
+        let ratio = median(&mut h) / median(&mut b);
+        Move {
+            ratio,
+            higher: h[0] > b[b.len() - 1],
+            lower: h[h.len() - 1] < b[0],
+        }
+    }
+
+    /// Each process of head against base's processes of its own machine state
+    /// (`super::states`): the median over head's processes of its median over the median of
+    /// base's in its state. Head's processes in a state base has none in are left out; None
+    /// when that leaves none.
+    pub fn within_states(base: &[(f64, usize)], head: &[(f64, usize)]) -> Option<Self> {
+        let mut ratios = Vec::new();
+        let (mut higher, mut lower) = (true, true);
+        for (x, state) in head {
+            let mut b: Vec<f64> = base
+                .iter()
+                .filter(|(_, s)| s == state)
+                .map(|(m, _)| *m)
+                .collect();
+            if b.is_empty() {
+                continue;
+            }
+            let m = median(&mut b);
+            ratios.push(x / m);
+            higher &= *x > b[b.len() - 1];
+            lower &= *x < b[0];
+        }
+        (!ratios.is_empty()).then(|| Move {
+            ratio: median(&mut ratios),
+            higher,
+            lower,
+        })
+    }
 }
 
 /// The change a verdict needs: the minimum effect, [`SAFETY`] times the point's own spread,
@@ -164,14 +235,42 @@ fn median(v: &mut [f64]) -> f64 {
     crate::stats::percentile_sorted(v, 50.0)
 }
 
-/// One side's process medians of a line's point and quantity: unthrottled rows only, unless
+/// One process of a side at a line's point: its median, its replicate group's key (board and
+/// code, see [`code_key`]) and its machine state (`super::states`), where it has one.
+struct Process {
+    median: f64,
+    code: String,
+    state: Option<usize>,
+}
+
+impl Process {
+    /// The key of its group within machine states: the code's, and the state's.
+    fn state_key(&self) -> Option<String> {
+        self.state.map(|s| format!("{}|state {s}", self.code))
+    }
+}
+
+/// One side's processes at a line's point and quantity: unthrottled rows only, unless
 /// `throttled_too` (interleaved sides).
-fn medians(runs: &[&HistoryRun], l: &Line, ignore: &[String], throttled_too: bool) -> Vec<f64> {
+fn processes(
+    runs: &[&HistoryRun],
+    l: &Line,
+    ignore: &[String],
+    throttled_too: bool,
+    key_of: &dyn Fn(&HistoryRun, &HistoryPoint) -> String,
+    states: &BTreeMap<String, usize>,
+) -> Vec<Process> {
     runs.iter()
-        .filter_map(|r| row_of(r, &l.point, ignore))
-        .filter(|row| throttled_too || !row.throttled())
-        .filter_map(|row| row.stats.get(&l.stat).map(|s| s.p50))
-        .filter(|m| *m > 0.0)
+        .filter_map(|r| row_of(r, &l.point, ignore).map(|row| (r, row)))
+        .filter(|(_, row)| throttled_too || !row.throttled())
+        .filter_map(|(r, row)| {
+            let median = row.stats.get(&l.stat).map(|s| s.p50)?;
+            (median > 0.0).then(|| Process {
+                median,
+                code: key_of(r, row),
+                state: states.get(r.run_id()).copied(),
+            })
+        })
         .collect()
 }
 
@@ -195,20 +294,26 @@ pub fn decide_with_floor(
     min_effect: f64,
     floor: f64,
 ) -> (Verdict, f64) {
-    let (mut b, mut h) = (base.to_vec(), head.to_vec());
-    let ratio = median(&mut h) / median(&mut b);
+    let m = Move::of(base, head);
+    (judge(m, spread, direction, min_effect, floor), m.ratio)
+}
+
+/// The verdict on a move: SAME within the threshold, FASTER or SLOWER beyond it when the
+/// processes do not overlap, else UNCERTAIN; UNCERTAIN when the spread is unknown.
+pub fn judge(
+    m: Move,
+    spread: Option<&Spread>,
+    direction: Direction,
+    min_effect: f64,
+    floor: f64,
+) -> Verdict {
     let Some(s) = spread else {
-        return (Verdict::Uncertain, ratio);
+        return Verdict::Uncertain;
     };
-    let threshold = threshold(s, min_effect, floor);
-    if (ratio - 1.0).abs() < threshold {
-        return (Verdict::Same, ratio);
+    if (m.ratio - 1.0).abs() < threshold(s, min_effect, floor) {
+        return Verdict::Same;
     }
-    let (b_lo, b_hi) = (b[0], b[b.len() - 1]);
-    let (h_lo, h_hi) = (h[0], h[h.len() - 1]);
-    let higher = h_lo > b_hi;
-    let lower = h_hi < b_lo;
-    let verdict = match (higher, lower, direction) {
+    match (m.higher, m.lower, direction) {
         (true, _, Direction::LowerIsBetter) | (_, true, Direction::HigherIsBetter) => {
             Verdict::Slower
         }
@@ -216,21 +321,34 @@ pub fn decide_with_floor(
             Verdict::Faster
         }
         _ => Verdict::Uncertain,
-    };
-    (verdict, ratio)
+    }
 }
 
-/// One line of ours the rule has the process medians of.
+/// One line of ours the rule has the processes of.
 struct Pending {
     line: usize,
     base: Vec<f64>,
     head: Vec<f64>,
+    /// The spread over every process of the point's replicate groups.
     spread: Option<Spread>,
+    /// Head against base within machine states, when every process has one and a state
+    /// holds processes of both sides, with the spread within states.
+    states: Option<(Move, Option<Spread>)>,
     /// The sides are [`interleaved`].
     alternating: bool,
     /// Judged again (else it only lends its spread to the floor of the points like it).
     judged: bool,
     base_median: f64,
+}
+
+impl Pending {
+    /// The spread the line is judged against: within states where it is compared so.
+    fn judged_spread(&self) -> Option<&Spread> {
+        match &self.states {
+            Some((_, s)) => s.as_ref(),
+            None => self.spread.as_ref(),
+        }
+    }
 }
 
 /// True when both sides ran on one board in alternating processes: sorted by start, no two
@@ -266,6 +384,19 @@ pub fn apply(
     ignore: &[String],
 ) -> usize {
     let sides: BTreeSet<&str> = base.iter().chain(head).map(|r| r.run_id()).collect();
+    let kinds: BTreeSet<&str> = base.iter().chain(head).map(|r| r.kind()).collect();
+    let history: Vec<&HistoryRun> = history
+        .iter()
+        .filter(|r| !r.synthetic() && !sides.contains(r.run_id()) && kinds.contains(r.kind()))
+        .collect();
+    let states = super::states::states(
+        &base
+            .iter()
+            .chain(head)
+            .chain(&history)
+            .copied()
+            .collect::<Vec<_>>(),
+    );
     let mut decided = 0;
     let mut pending = Vec::new();
     for (i, l) in lines.iter().enumerate() {
@@ -292,13 +423,6 @@ pub fn apply(
             continue;
         }
         let judged = alternating || matches!(l.verdict(), Some(Verdict::Faster | Verdict::Slower));
-        let (bm, hm) = (
-            medians(&b_runs, l, ignore, alternating),
-            medians(&h_runs, l, ignore, alternating),
-        );
-        if bm.is_empty() || hm.is_empty() {
-            continue;
-        }
         let boards: BTreeSet<String> = b_runs
             .iter()
             .chain(&h_runs)
@@ -308,8 +432,6 @@ pub fn apply(
         if boards.is_empty() {
             continue;
         }
-        // Replicate groups: the history's same-code runs on this board, one group per code, and
-        // each side with the history's runs of its own code (see the module's comment).
         let key_of = |r: &HistoryRun, row: &HistoryPoint| {
             format!(
                 "{}|{}",
@@ -317,35 +439,61 @@ pub fn apply(
                 code_key(r, kind, row, &l.stat)
             )
         };
+        let (bp, hp) = (
+            processes(&b_runs, l, ignore, alternating, &key_of, &states),
+            processes(&h_runs, l, ignore, alternating, &key_of, &states),
+        );
+        if bp.is_empty() || hp.is_empty() {
+            continue;
+        }
+        // Replicate groups: the history's same-code runs on this board, one group per code (and
+        // one per code and machine state), and each side with the history's runs of its own
+        // code (see the module's comment).
         let mut groups: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-        for r in history.iter().filter(|r| {
-            r.kind() == kind
-                && !r.synthetic()
-                && !sides.contains(r.run_id())
-                && r.board().is_some_and(|b| boards.contains(&b))
-        }) {
-            let Some(row) =
-                row_of(r, &l.point, ignore).filter(|row| alternating || !row.throttled())
-            else {
-                continue;
-            };
-            if let Some(s) = row.stats.get(&l.stat).filter(|s| s.p50 > 0.0) {
-                groups.entry(key_of(r, row)).or_default().push(s.p50);
+        let mut state_groups: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+        for r in history
+            .iter()
+            .filter(|r| r.kind() == kind && r.board().is_some_and(|b| boards.contains(&b)))
+        {
+            for p in processes(&[r], l, ignore, alternating, &key_of, &states) {
+                if let Some(k) = p.state_key() {
+                    state_groups.entry(k).or_default().push(p.median);
+                }
+                groups.entry(p.code).or_default().push(p.median);
             }
         }
-        let side_key = |runs: &[&HistoryRun]| -> Option<String> {
-            let keys: BTreeSet<String> = runs
-                .iter()
-                .filter_map(|r| row_of(r, &l.point, ignore).map(|row| key_of(r, row)))
-                .collect();
-            (keys.len() == 1).then(|| keys.into_iter().next().unwrap_or_default())
+        let keyed = |ps: &[Process], key: &dyn Fn(&Process) -> Option<String>| {
+            ps.iter()
+                .map(|p| key(p).map(|k| (p.median, k)))
+                .collect::<Option<Vec<(f64, String)>>>()
         };
-        let (b_key, h_key) = (side_key(&b_runs), side_key(&h_runs));
-        let spread = side_spread(&groups, (&bm, b_key.as_deref()), (&hm, h_key.as_deref()));
+        let code = |p: &Process| Some(p.code.clone());
+        let spread = keyed(&bp, &code)
+            .zip(keyed(&hp, &code))
+            .and_then(|(b, h)| side_spread(&groups, &b, &h));
+        let stated = |ps: &[Process]| -> Option<Vec<(f64, usize)>> {
+            ps.iter().map(|p| p.state.map(|s| (p.median, s))).collect()
+        };
+        let states_move = stated(&bp)
+            .zip(stated(&hp))
+            .and_then(|(b, h)| Move::within_states(&b, &h))
+            .map(|m| {
+                let s = keyed(&bp, &Process::state_key)
+                    .zip(keyed(&hp, &Process::state_key))
+                    .and_then(|(b, h)| side_spread(&state_groups, &b, &h));
+                (m, s)
+            })
+            .filter(|(_, s)| {
+                s.as_ref()
+                    .is_some_and(|s| s.replicates >= MIN_STATE_REPLICATES)
+            });
+        let bm: Vec<f64> = bp.iter().map(|p| p.median).collect();
+        let hm: Vec<f64> = hp.iter().map(|p| p.median).collect();
         let base_median = median(&mut bm.clone());
         pending.push(Pending {
             line: i,
             spread,
+            states: states_move,
             base: bm,
             head: hm,
             alternating,
@@ -354,7 +502,8 @@ pub fn apply(
         });
     }
     // Every line of ours with a known spread, judged or not, is a point "like" the judged ones of
-    // its kind and quantity when its base median lies within TIME_SCALE of theirs.
+    // its kind and quantity when its base median lies within TIME_SCALE of theirs. A line
+    // judged within machine states takes its floor from the spreads within states.
     let like = |p: &Pending| -> Vec<f64> {
         let l = &lines[p.line];
         pending
@@ -366,7 +515,14 @@ pub fn apply(
                     && q.base_median <= p.base_median * TIME_SCALE
                     && q.base_median >= p.base_median / TIME_SCALE
             })
-            .filter_map(|q| q.spread.as_ref().map(|s| s.max_ratio))
+            .filter_map(|q| {
+                let s = if p.states.is_some() && q.states.is_some() {
+                    q.judged_spread()
+                } else {
+                    q.spread.as_ref()
+                };
+                s.map(|s| s.max_ratio)
+            })
             .collect()
     };
     let floors: Vec<f64> = pending.iter().map(|p| floor_of(&like(p))).collect();
@@ -374,46 +530,41 @@ pub fn apply(
         if !p.judged {
             continue;
         }
-        let Pending {
-            line: i,
-            base: bm,
-            head: hm,
-            spread,
-            alternating,
-            ..
-        } = p;
-        let l = &mut lines[i];
-        let (verdict, ratio) = decide_with_floor(
-            &bm,
-            &hm,
-            spread.as_ref(),
-            Direction::of_stat(&l.stat),
-            min_effect,
-            floor,
-        );
+        let (m, spread) = match &p.states {
+            Some((m, s)) => (*m, s.as_ref()),
+            None => (Move::of(&p.base, &p.head), p.spread.as_ref()),
+        };
+        let l = &mut lines[p.line];
+        let verdict = judge(m, spread, Direction::of_stat(&l.stat), min_effect, floor);
         if let Change::Compared(j) = &mut l.change {
             j.verdict = verdict;
-            j.ratio = Some(ratio);
+            j.ratio = Some(m.ratio);
         }
-        l.rule = Some(match &spread {
+        let within = if p.states.is_some() {
+            ", each compared within its machine state (told by the library lines)"
+        } else {
+            ""
+        };
+        l.rule = Some(match spread {
             Some(s) => format!(
-                "processes: {} process(es) of base, {} of head{}; unchanged code moved this point \
-                 by up to {:.1}% between {} processes on this board (points like it: {:.1}%), so \
-                 a change must reach {:.1}%",
-                bm.len(),
-                hm.len(),
-                if alternating { ", interleaved" } else { "" },
+                "processes: {} process(es) of base, {} of head{}{within}; unchanged code moved \
+                 this point by up to {:.1}% between {} processes on this board (points like \
+                 it: {:.1}%), so a change must reach {:.1}%",
+                p.base.len(),
+                p.head.len(),
+                if p.alternating { ", interleaved" } else { "" },
                 s.max_ratio * 100.0,
                 s.replicates,
                 floor * 100.0,
                 threshold(s, min_effect, floor) * 100.0
             ),
             None => format!(
-                "processes: {} process(es) of base, {} of head, and fewer than {MIN_REPLICATES} \
-                 same-code processes of this point on this board: its between-process spread \
-                 is unknown; confirm by interleaving (scripts/ci/confirm.sh)",
-                bm.len(),
-                hm.len()
+                "processes: {} process(es) of base, {} of head{within}, and fewer than \
+                 {MIN_REPLICATES} same-code processes of this point on this board: its \
+                 between-process spread is unknown; confirm by interleaving \
+                 (scripts/ci/confirm.sh)",
+                p.base.len(),
+                p.head.len()
             ),
         });
         decided += 1;
@@ -534,10 +685,13 @@ mod tests {
             Verdict::Slower,
             "each side alone: a 3.4% move against a 0.2% spread"
         );
+        let keyed = |v: &[f64], k: &str| -> Vec<(f64, String)> {
+            v.iter().map(|m| (*m, k.to_string())).collect()
+        };
         let same = side_spread(
             &history,
-            (&base, Some("board|code=a")),
-            (&head, Some("board|code=a")),
+            &keyed(&base, "board|code=a"),
+            &keyed(&head, "board|code=a"),
         )
         .unwrap();
         assert!(same.max_ratio > 0.035, "{same:?}");
@@ -553,8 +707,8 @@ mod tests {
         let slow = [26.5, 26.55];
         let changed = side_spread(
             &tight,
-            (&base, Some("board|code=a")),
-            (&slow, Some("board|code=b")),
+            &keyed(&base, "board|code=a"),
+            &keyed(&slow, "board|code=b"),
         )
         .unwrap();
         assert!(changed.max_ratio < 0.01, "{changed:?}");
@@ -562,5 +716,32 @@ mod tests {
             decide(&base, &slow, Some(&changed), LOWER, 0.03).0,
             Verdict::Slower
         );
+    }
+
+    #[test]
+    fn each_process_is_compared_with_base_in_its_own_state() {
+        // A point 2.5% slower in one machine state (1) than in the other (0). Base's two
+        // processes fell in state 0, head's in 0 and 1: same code.
+        let base = [(25.0, 0), (25.05, 0)];
+        let head = [(25.02, 0), (25.65, 1)];
+        assert_eq!(
+            Move::within_states(&base, &head).map(|m| m.ratio),
+            Some(25.02 / 25.025),
+            "head's process in state 1 has no base process to be compared with"
+        );
+        let plain = Move::of(&[25.0, 25.05], &[25.02, 25.65]);
+        assert!(plain.ratio > 1.012, "{plain:?}");
+        // Code 5% slower: each head process against base's of its state.
+        let slow = [(26.25, 0), (26.9, 1)];
+        let base2 = [(25.0, 0), (25.6, 1)];
+        let m = Move::within_states(&base2, &slow).unwrap();
+        assert!(
+            (m.ratio - 1.05).abs() < 0.002 && m.higher && !m.lower,
+            "{m:?}"
+        );
+        let s = spread_of(&[vec![25.0, 25.1, 25.05], vec![25.6, 25.7]]).unwrap();
+        assert_eq!(judge(m, Some(&s), LOWER, 0.03, 0.0), Verdict::Slower);
+        // No state in common: nothing to compare within states.
+        assert_eq!(Move::within_states(&[(25.0, 0)], &[(25.6, 1)]), None);
     }
 }

@@ -697,3 +697,68 @@ fn a_same_that_moved_the_slow_way_by_the_minimum_effect_asks_for_confirmation() 
     l.change = Change::Failed;
     assert!(l.needs_confirmation(0.03));
 }
+
+/// The measured GEMM processes of tests/fixtures/gemm_states (one H200 board, two machine
+/// states), in the order they ran.
+fn gemm_state_runs() -> Vec<HistoryRun> {
+    (1..=7)
+        .map(|i| {
+            let path = format!("tests/fixtures/gemm_states/gemm-{i}.json");
+            let a = crate::artifact::read_artifact(std::path::Path::new(&path)).unwrap();
+            HistoryRun::new(format!("gemm-{i}.json"), HistoryRecord::of(&a)).unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn gemm_processes_are_compared_within_their_machine_state() {
+    let runs = gemm_state_runs();
+    let states = super::states::states(&runs.iter().collect::<Vec<_>>());
+    let state = |i: usize| states[runs[i - 1].run_id()];
+    assert!(
+        [4, 7].iter().all(|i| state(*i) == state(2))
+            && [3, 5, 6].iter().all(|i| state(*i) == state(1))
+            && state(1) != state(2),
+        "{states:?}"
+    );
+    // Interleaved on one board: base {1, 4}, head {2, 5}; the history holds 3, 6 and 7.
+    let pick =
+        |ids: &[usize]| -> Vec<HistoryRun> { ids.iter().map(|i| runs[i - 1].clone()).collect() };
+    let (base, head) = (pick(&[1, 4]), pick(&[2, 5]));
+    let opts = Options {
+        history: pick(&[3, 6, 7]),
+        ..Options::default()
+    };
+    let ours = |r: &Report| -> Vec<Line> {
+        r.lines
+            .iter()
+            .filter(|l| !crate::identity::is_library(&l.point.implementation))
+            .filter(|l| matches!(l.change, Change::Compared(_)))
+            .cloned()
+            .collect()
+    };
+    let same = ours(&compare("base", &base, "head", &head, &opts));
+    assert!(same.len() >= 20, "{}", same.len());
+    assert!(same.iter().all(|l| l.label() == "SAME"), "{same:#?}");
+    let within = same
+        .iter()
+        .filter(|l| {
+            l.rule
+                .as_deref()
+                .is_some_and(|r| r.contains("machine state"))
+        })
+        .count();
+    assert!(within * 10 >= same.len() * 9, "{within} of {}", same.len());
+    // Head's rows of ours made 5% slower (as a changed kernel's, with its own code hash).
+    let slow: Vec<HistoryRun> = head
+        .iter()
+        .map(|h| super::calibrate::planted(&base[0], h, 0.05))
+        .collect();
+    let judged = ours(&compare("base", &base, "head", &slow, &opts));
+    let caught = judged.iter().filter(|l| l.label() == "SLOWER").count();
+    assert!(
+        caught * 10 >= judged.len() * 9,
+        "{caught} of {}",
+        judged.len()
+    );
+}
