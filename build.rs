@@ -1,12 +1,18 @@
-//! Build script: with the `cuda` feature, compiles every `kernels/*.cu` to PTX with nvcc and
-//! points the linker at the stub libraries from `scripts/cuda-toolchain.sh` when present.
-//! Without the feature it does nothing, so the CPU build needs no CUDA at all.
+//! Build script: records the candle version Cargo.lock pins (the `code` of candle's rows,
+//! `code_id::tag_library`), and with the `cuda` feature compiles every `kernels/*.cu` to PTX
+//! with nvcc and points the linker at the stub libraries from `scripts/cuda-toolchain.sh` when
+//! present. Without the feature it needs no CUDA at all.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn main() {
     println!("cargo:rerun-if-changed=kernels");
+    println!("cargo:rerun-if-changed=Cargo.lock");
+    println!(
+        "cargo:rustc-env=OPBENCH_CANDLE_VERSION={}",
+        locked_version("candle-core").unwrap_or_default()
+    );
     println!("cargo:rerun-if-env-changed=OPBENCH_CUDA_STUBS");
     println!("cargo:rerun-if-env-changed=CUDA_COMPUTE_CAP");
     if std::env::var_os("CARGO_FEATURE_CUDA").is_none() {
@@ -59,4 +65,17 @@ fn main() {
         ));
     }
     std::fs::write(out.join("ptx.rs"), consts).expect("write ptx.rs");
+}
+
+/// The version Cargo.lock pins for `package` (what the library rows of candle ran).
+fn locked_version(package: &str) -> Option<String> {
+    let lock = std::fs::read_to_string("Cargo.lock").ok()?;
+    let mut lines = lock.lines();
+    while let Some(line) = lines.next() {
+        if line.trim() == format!("name = \"{package}\"") {
+            let v = lines.next()?.trim().strip_prefix("version = ")?;
+            return Some(v.trim_matches('"').to_string());
+        }
+    }
+    None
 }

@@ -106,6 +106,46 @@ pub fn tag(row: &mut ResultRow, prefixes: &[&str]) {
     }
 }
 
+/// Library versions this process ran, by implementation (cuBLAS's as the loaded library reports
+/// it): recorded where the library is first used.
+static LIBRARIES: Mutex<BTreeMap<String, String>> = Mutex::new(BTreeMap::new());
+
+/// Records the version of library `implementation` (as rows name it) that this process runs.
+pub fn record_library(implementation: &str, version: &str) {
+    if let Ok(mut l) = LIBRARIES.lock() {
+        l.insert(implementation.to_string(), version.to_string());
+    }
+}
+
+/// The candle version Cargo.lock pins (build.rs); empty when the build had no Cargo.lock.
+const CANDLE_VERSION: &str = env!("OPBENCH_CANDLE_VERSION");
+
+/// The `code` of a library row: "<implementation> <version>", where this process knows the
+/// version of that library (candle's from the build, others' as recorded).
+fn library_code(implementation: &str) -> Option<String> {
+    let version = match implementation {
+        "candle" => Some(CANDLE_VERSION.to_string()).filter(|v| !v.is_empty()),
+        other => LIBRARIES.lock().ok()?.get(other).cloned(),
+    }?;
+    Some(format!("{implementation} {version}"))
+}
+
+/// Gives a library row of `kind` (cuBLAS, candle) its `code` setting, the library's version,
+/// so that `compare` can tell a library that changed from a machine that moved. Rows that
+/// carry a `code` already, our own rows, and kinds that do not declare the setting are left
+/// as they are.
+pub fn tag_library(kind: &str, row: &mut ResultRow) {
+    if !crate::identity::is_library(&row.implementation)
+        || row.params.contains_key(SETTING)
+        || !crate::identity::is_setting(kind, SETTING)
+    {
+        return;
+    }
+    if let Some(c) = library_code(&row.implementation) {
+        row.params.insert(SETTING.to_string(), c.into());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,5 +210,30 @@ mod tests {
         assert!(!row.params.contains_key(SETTING));
         tag(&mut row, &["code_id_test_decode_"]);
         assert_eq!(row.param_str(SETTING), Some(now));
+    }
+
+    #[test]
+    fn library_rows_carry_their_version_and_ours_are_left_alone() {
+        let row = |implementation: &str| ResultRow::new("gemm", implementation);
+        let mut candle = row("candle");
+        tag_library("gemm", &mut candle);
+        let code = candle.params.get(SETTING).map(|p| p.to_string());
+        assert_eq!(code, Some(format!("candle {CANDLE_VERSION}")));
+        assert!(!CANDLE_VERSION.is_empty(), "build.rs reads Cargo.lock");
+        record_library("cublas", "12.9.1");
+        let mut cublas = row("cublas");
+        tag_library("gemm", &mut cublas);
+        assert_eq!(
+            cublas.params.get(SETTING).map(|p| p.to_string()),
+            Some("cublas 12.9.1".to_string())
+        );
+        let mut ours = row("tma_ws_splitk");
+        tag_library("gemm", &mut ours);
+        assert!(!ours.params.contains_key(SETTING));
+        // A kind that does not declare `code` keeps its identity.
+        let mut nccl = row("nccl");
+        record_library("nccl", "2.21");
+        tag_library("comm", &mut nccl);
+        assert!(!nccl.params.contains_key(SETTING));
     }
 }

@@ -115,8 +115,10 @@ impl ArtifactWriter {
         &self.partial
     }
 
-    /// Adds one finished point and saves.
-    pub fn push(&mut self, row: ResultRow) -> Result<()> {
+    /// Adds one finished point and saves. A library row gets its library's version as its
+    /// `code` (`code_id::tag_library`).
+    pub fn push(&mut self, mut row: ResultRow) -> Result<()> {
+        crate::code_id::tag_library(&self.artifact.kind, &mut row);
         self.artifact.results.push(row);
         self.flush()
     }

@@ -8,7 +8,8 @@
 //!    becomes UNCERTAIN.
 //! 2. `library`: implementations the project never changes (`identity::is_library`: cuBLAS,
 //!    candle, PyTorch, transformers, Triton) keep their verdicts, but a move of theirs is the
-//!    machine's drift, never a regression.
+//!    machine's drift, never a regression. A library line whose version (its `code`,
+//!    `code_id::tag_library`) differs between the sides says so and is no control of the drift.
 //! 3. `drift`: per GPU pair, kind and quantity, the log-ratios head/base of the library lines
 //!    (and, for durations, of the ceilings measured in the same processes: copy bandwidth,
 //!    matrix rate, launch interval) give the machine's shift (their median, from
@@ -55,6 +56,20 @@ use super::verdict::{judge, Direction, Verdict};
 use crate::history::HistoryRun;
 use crate::identity::is_library;
 use std::collections::BTreeMap;
+
+/// For a library line whose `code` (the library's version, `code_id::tag_library`) differs
+/// between two sides that both record it: "old -> new". Such a line is no control of the
+/// machine's drift.
+fn library_changed(l: &Line) -> Option<String> {
+    if !is_library(&l.point.implementation) {
+        return None;
+    }
+    let prefix = format!("{}: ", crate::code_id::SETTING);
+    l.settings.iter().find_map(|s| {
+        let (b, h) = s.strip_prefix(&prefix)?.split_once(" -> ")?;
+        (b != "-" && h != "-").then(|| format!("{b} -> {h}"))
+    })
+}
 
 /// Control values needed before their median is taken as the machine's shift; with fewer, the
 /// shift is 0 and the spread is the largest of them.
@@ -199,6 +214,7 @@ pub fn apply(
     // The same controls with their base medians, for the drift at one time scale.
     let mut timed: BTreeMap<GroupKey, Vec<(f64, f64)>> = BTreeMap::new();
     for l in lines.iter_mut() {
+        let library_change = library_changed(l);
         let Change::Compared(j) = &mut l.change else {
             continue;
         };
@@ -242,6 +258,14 @@ pub fn apply(
             continue;
         }
         l.rule = Some(intervals.clone());
+        if let Some(change) = library_change {
+            // A library whose version changed measured its own change, not the machine's.
+            l.control = Some(format!("library: its version changed ({change})"));
+            l.rule = Some(format!(
+                "library: not a control, its version changed; {intervals}"
+            ));
+            continue;
+        }
         if is_library(&l.point.implementation) {
             if l.control.is_none() {
                 l.control = Some("library: the machine's drift".into());

@@ -762,3 +762,73 @@ fn gemm_processes_are_compared_within_their_machine_state() {
         judged.len()
     );
 }
+
+#[test]
+fn a_library_whose_version_changed_is_said_so_and_is_no_control() {
+    let with_candle = |id: &str, version: &str, factor: f64| {
+        let mut r = layernorm_run(id, "aaaa", Some("00ab"), 1.0);
+        for p in r
+            .record
+            .points
+            .iter_mut()
+            .filter(|p| p.implementation == "candle")
+        {
+            p.params.insert(
+                crate::code_id::SETTING.into(),
+                crate::artifact::Param::Text(format!("candle {version}")),
+            );
+            for s in p.stats.values_mut() {
+                s.p50 *= factor;
+                s.p5 *= factor;
+                s.p95 *= factor;
+                s.median_ci95 = [s.median_ci95[0] * factor, s.median_ci95[1] * factor];
+            }
+        }
+        r
+    };
+    let candle = |r: &Report| -> Vec<Line> {
+        r.lines
+            .iter()
+            .filter(|l| l.point.implementation == "candle")
+            .cloned()
+            .collect()
+    };
+    let base = [with_candle("b", "0.11.1", 1.0)];
+    let same = compare(
+        "base",
+        &base,
+        "head",
+        &[with_candle("h", "0.11.1", 1.0)],
+        &Options::default(),
+    );
+    assert!(candle(&same)
+        .iter()
+        .all(|l| l.control.as_deref() == Some("library: the machine's drift")));
+    let newer = compare(
+        "base",
+        &base,
+        "head",
+        &[with_candle("h", "0.12.0", 1.1)],
+        &Options::default(),
+    );
+    let lines = candle(&newer);
+    assert!(!lines.is_empty());
+    for l in &lines {
+        assert_eq!(
+            l.control.as_deref(),
+            Some("library: its version changed (candle 0.11.1 -> candle 0.12.0)"),
+            "{l:?}"
+        );
+        assert!(l
+            .settings
+            .iter()
+            .any(|s| s.starts_with("code: candle 0.11.1 -> ")));
+        assert!(!l.is_regression());
+    }
+    // Our lines did not move and are not judged against candle's 10%.
+    assert!(newer
+        .lines
+        .iter()
+        .filter(|l| l.point.implementation != "candle")
+        .all(|l| l.label() == "SAME"));
+}

@@ -9,14 +9,26 @@ use crate::gpu::Gpu;
 use anyhow::{Context, Result};
 use cudarc::cublas::{result::gemm_ex, sys, CudaBlas};
 
+/// cuBLAS's version number (major * 10000 + minor * 100 + patch) as "major.minor.patch".
+fn cublas_version(v: std::ffi::c_int) -> String {
+    format!("{}.{}.{}", v / 10000, (v % 10000) / 100, v % 100)
+}
+
 pub struct Cublas {
     blas: CudaBlas,
 }
 
 impl Cublas {
-    /// A handle bound to the GPU's stream.
+    /// A handle bound to the GPU's stream; records the loaded cuBLAS's version, which its
+    /// rows carry as their `code` (`code_id::tag_library`).
     pub fn new(gpu: &Gpu) -> Result<Self> {
         let blas = CudaBlas::new(gpu.stream.clone()).context("creating a cuBLAS handle")?;
+        let mut v: std::ffi::c_int = 0;
+        // SAFETY: the handle is live (owned by `blas`) and `v` a valid out-pointer.
+        let status = unsafe { sys::cublasGetVersion_v2(*blas.handle(), &mut v) };
+        if status == sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS && v > 0 {
+            crate::code_id::record_library("cublas", &cublas_version(v));
+        }
         Ok(Cublas { blas })
     }
 
