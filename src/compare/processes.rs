@@ -42,11 +42,16 @@
 //! alike, so there this rule judges every line of ours: a library line's own move between two
 //! processes is its noise, not the board's, and is no reason to hold ours.
 //!
-//! The rule applies to our implementations on sides of one board (across boards the drift and
-//! boards rules decide), to runs that recorded their board, not to workload traces, to a line
-//! rule `clocks` held back only between interleaved sides (both ran under the same power limit
-//! in turn, so their throttled processes are compared too), and host-side quantities are judged
-//! against their own spread like any other.
+//! Across two machines the drift and boards rules decide, and this rule only holds back: a
+//! FASTER or SLOWER of theirs becomes SAME when the move lies within `T = max(min_effect,
+//! SAFETY x S)`, `S` the spread the point showed between processes of unchanged code on either
+//! board (a point's own modes, which no control shares: an lm_head GEMM ~5% slower in some
+//! processes of a board under the power limit), and stands otherwise.
+//!
+//! The rule applies to our implementations, to runs that recorded their board, not to workload
+//! traces, to a line rule `clocks` held back only between interleaved sides (both ran under the
+//! same power limit in turn, so their throttled processes are compared too), and host-side
+//! quantities are judged against their own spread like any other.
 
 use super::boards::{row_of, settings};
 use super::line::{Change, Line};
@@ -336,6 +341,11 @@ struct Pending {
     states: Option<(Move, Option<Spread>)>,
     /// The sides are [`interleaved`].
     alternating: bool,
+    /// The sides ran on two machines: the earlier rules' FASTER or SLOWER becomes SAME when
+    /// the move lies within what the point moved between processes of unchanged code on either
+    /// board (a point's own modes, which no control shares: a kernel ~5% slower in some
+    /// processes of a board); otherwise it stands. Nothing is judged finer there.
+    across: bool,
     /// Judged again (else it only lends its spread to the floor of the points like it).
     judged: bool,
     base_median: f64,
@@ -405,9 +415,14 @@ pub fn apply(
         }
         if is_library(&l.point.implementation)
             || TRACE_KINDS.contains(&l.point.kind.as_str())
-            || two_machines.contains(&l.gpu)
             || l.variant.is_some()
         {
+            continue;
+        }
+        // Across two machines only a FASTER or SLOWER is looked at, and only to hold it back
+        // (see [`Pending::across`]).
+        let across = two_machines.contains(&l.gpu);
+        if across && !matches!(l.verdict(), Some(Verdict::Faster | Verdict::Slower)) {
             continue;
         }
         let held_by_clocks = l.rule.as_deref().is_some_and(|r| r.starts_with("clocks"));
@@ -474,8 +489,9 @@ pub fn apply(
         let stated = |ps: &[Process]| -> Option<Vec<(f64, usize)>> {
             ps.iter().map(|p| p.state.map(|s| (p.median, s))).collect()
         };
-        let states_move = stated(&bp)
-            .zip(stated(&hp))
+        let states_move = (!across)
+            .then(|| stated(&bp).zip(stated(&hp)))
+            .flatten()
             .and_then(|(b, h)| Move::within_states(&b, &h))
             .map(|m| {
                 let s = keyed(&bp, &Process::state_key)
@@ -497,6 +513,7 @@ pub fn apply(
             base: bm,
             head: hm,
             alternating,
+            across,
             judged,
             base_median,
         });
@@ -535,6 +552,26 @@ pub fn apply(
             None => (Move::of(&p.base, &p.head), p.spread.as_ref()),
         };
         let l = &mut lines[p.line];
+        if p.across {
+            let Some(s) = spread.filter(|s| (m.ratio - 1.0).abs() < threshold(s, min_effect, 0.0))
+            else {
+                continue;
+            };
+            if let Change::Compared(j) = &mut l.change {
+                j.verdict = Verdict::Same;
+            }
+            l.rule = Some(format!(
+                "processes: on two boards; unchanged code moved this point by up to {:.1}% \
+                 between {} processes of one board, so a change across boards must reach {:.1}% \
+                 (it moved {:+.1}%)",
+                s.max_ratio * 100.0,
+                s.replicates,
+                threshold(s, min_effect, 0.0) * 100.0,
+                (m.ratio - 1.0) * 100.0
+            ));
+            decided += 1;
+            continue;
+        }
         let verdict = judge(m, spread, Direction::of_stat(&l.stat), min_effect, floor);
         if let Change::Compared(j) = &mut l.change {
             j.verdict = verdict;

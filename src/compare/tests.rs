@@ -832,3 +832,81 @@ fn a_library_whose_version_changed_is_said_so_and_is_no_control() {
         .filter(|l| l.point.implementation != "candle")
         .all(|l| l.label() == "SAME"));
 }
+
+#[test]
+fn across_boards_a_move_within_a_points_own_process_modes_is_same() {
+    // The measured GEMM processes of one board as base; head the same runs on another board
+    // (another serial), with one of our points moved by 4% there: within the spread that point
+    // showed between processes of base's board, it is SAME; moved by 30%, it stays SLOWER.
+    let runs = gemm_state_runs();
+    let on_board = |r: &HistoryRun, serial: &str, id: &str, factor: f64, point: &Identity| {
+        let mut rec = r.record.clone();
+        rec.run.id = id.to_string();
+        if let Some(g) = rec.env.gpu.as_mut() {
+            g.uuid = format!("GPU-{serial}-0000");
+            if let Some(b) = g.board.as_mut() {
+                b.serial = Some(serial.to_string());
+            }
+        }
+        for p in rec.points.iter_mut() {
+            if p.identity("gemm", &[]) == *point {
+                for s in p.stats.values_mut() {
+                    s.p50 *= factor;
+                    s.p5 *= factor;
+                    s.p95 *= factor;
+                    s.median_ci95 = [s.median_ci95[0] * factor, s.median_ci95[1] * factor];
+                }
+            }
+        }
+        HistoryRun::new(format!("{id}.json"), rec).unwrap()
+    };
+    // The point with the widest spread between base's processes.
+    let ours: Vec<&HistoryPoint> = runs[0]
+        .record
+        .points
+        .iter()
+        .filter(|p| !crate::identity::is_library(&p.implementation))
+        .collect();
+    let spread = |p: &HistoryPoint| {
+        let id = p.identity("gemm", &[]);
+        let v: Vec<f64> = runs
+            .iter()
+            .filter_map(|r| {
+                r.record
+                    .points
+                    .iter()
+                    .find(|q| q.identity("gemm", &[]) == id)
+            })
+            .map(|q| q.stats["time_us"].p50)
+            .collect();
+        v.iter().copied().fold(0.0, f64::max) / v.iter().copied().fold(f64::INFINITY, f64::min)
+    };
+    let widest = ours
+        .iter()
+        .max_by(|a, b| spread(a).total_cmp(&spread(b)))
+        .unwrap();
+    assert!(spread(widest) > 1.025, "{}", spread(widest));
+    let point = widest.identity("gemm", &[]);
+    let base = vec![runs[0].clone(), runs[2].clone()];
+    let opts = Options {
+        history: runs[3..].to_vec(),
+        ..Options::default()
+    };
+    let line = |factor: f64| -> Line {
+        let head = vec![
+            on_board(&runs[0], "other", "o1", factor, &point),
+            on_board(&runs[2], "other", "o2", factor, &point),
+        ];
+        let r = compare("base", &base, "head", &head, &opts);
+        r.lines.iter().find(|l| l.point == point).unwrap().clone()
+    };
+    let small = line(1.04);
+    assert_eq!(small.label(), "SAME", "{small:?}");
+    assert!(small
+        .rule
+        .as_deref()
+        .unwrap()
+        .starts_with("processes: on two boards"));
+    let large = line(1.30);
+    assert_eq!(large.label(), "SLOWER", "{large:?}");
+}
