@@ -133,11 +133,7 @@ pub(super) fn planted(base: &HistoryRun, head: &HistoryRun, p: f64) -> HistoryRu
                 .and_then(|bs| gpu_time_us(stat, bs.p50))
                 .is_some_and(|us| us >= PLANT_MIN_US);
             if long {
-                let f = 1.0 + p;
-                s.p50 *= f;
-                s.p5 *= f;
-                s.p95 *= f;
-                s.median_ci95 = [s.median_ci95[0] * f, s.median_ci95[1] * f];
+                s.scale(1.0 + p);
                 changed = true;
             }
         }
@@ -541,13 +537,7 @@ mod tests {
                     .iter_mut()
                     .filter(|p| !is_library(&p.implementation))
                 {
-                    for s in p.stats.values_mut() {
-                        s.p50 *= 1.0 + j;
-                        s.p5 *= 1.0 + j;
-                        s.p95 *= 1.0 + j;
-                        s.median_ci95 =
-                            [s.median_ci95[0] * (1.0 + j), s.median_ci95[1] * (1.0 + j)];
-                    }
+                    p.stats.values_mut().for_each(|s| s.scale(1.0 + j));
                 }
                 r
             })

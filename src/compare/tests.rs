@@ -523,12 +523,7 @@ fn layernorm_run(id: &str, commit: &str, code: Option<&str>, factor: f64) -> His
                 crate::artifact::Param::Text(c.into()),
             );
         }
-        for s in p.stats.values_mut() {
-            s.p50 *= factor;
-            s.p5 *= factor;
-            s.p95 *= factor;
-            s.median_ci95 = [s.median_ci95[0] * factor, s.median_ci95[1] * factor];
-        }
+        p.stats.values_mut().for_each(|s| s.scale(factor));
     }
     r
 }
@@ -777,12 +772,7 @@ fn a_library_whose_version_changed_is_said_so_and_is_no_control() {
                 crate::code_id::SETTING.into(),
                 crate::artifact::Param::Text(format!("candle {version}")),
             );
-            for s in p.stats.values_mut() {
-                s.p50 *= factor;
-                s.p5 *= factor;
-                s.p95 *= factor;
-                s.median_ci95 = [s.median_ci95[0] * factor, s.median_ci95[1] * factor];
-            }
+            p.stats.values_mut().for_each(|s| s.scale(factor));
         }
         r
     };
@@ -794,23 +784,15 @@ fn a_library_whose_version_changed_is_said_so_and_is_no_control() {
             .collect()
     };
     let base = [with_candle("b", "0.11.1", 1.0)];
-    let same = compare(
-        "base",
-        &base,
-        "head",
-        &[with_candle("h", "0.11.1", 1.0)],
-        &Options::default(),
-    );
+    let against = |version: &str, factor: f64| {
+        let head = [with_candle("h", version, factor)];
+        compare("base", &base, "head", &head, &Options::default())
+    };
+    let same = against("0.11.1", 1.0);
     assert!(candle(&same)
         .iter()
         .all(|l| l.control.as_deref() == Some("library: the machine's drift")));
-    let newer = compare(
-        "base",
-        &base,
-        "head",
-        &[with_candle("h", "0.12.0", 1.1)],
-        &Options::default(),
-    );
+    let newer = against("0.12.0", 1.1);
     let lines = candle(&newer);
     assert!(!lines.is_empty());
     for l in &lines {
@@ -850,12 +832,7 @@ fn across_boards_a_move_within_a_points_own_process_modes_is_same() {
         }
         for p in rec.points.iter_mut() {
             if p.identity("gemm", &[]) == *point {
-                for s in p.stats.values_mut() {
-                    s.p50 *= factor;
-                    s.p5 *= factor;
-                    s.p95 *= factor;
-                    s.median_ci95 = [s.median_ci95[0] * factor, s.median_ci95[1] * factor];
-                }
+                p.stats.values_mut().for_each(|s| s.scale(factor));
             }
         }
         HistoryRun::new(format!("{id}.json"), rec).unwrap()
