@@ -10,7 +10,7 @@ OUT=${OUT:?set OUT to an output folder}
 PROCS=${PROCS:-2}
 BIN=/tmp/persistent_chain
 mkdir -p "$OUT"
-query=name,pci.bus_id,driver_version,clocks.sm,clocks.mem,clocks.max.sm,clocks.max.mem,temperature.gpu,power.draw,clocks_event_reasons.active
+query=name,pci.bus_id,driver_version,clocks.sm,clocks.mem,clocks.max.sm,clocks.max.mem,temperature.gpu,power.draw,clocks_throttle_reasons.active
 { echo "commit ${COMMIT:-unknown}"; nvidia-smi --query-gpu=$query --format=csv; } > "$OUT/env.txt"
 nvcc -O3 -arch=sm_90a -Xcompiler -fopenmp scripts/device/persistent_chain.cu -o $BIN || exit 1
 for i in $(seq 1 "$PROCS"); do
