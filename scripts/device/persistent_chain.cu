@@ -31,6 +31,7 @@
 // floor is the weight bytes at that rate. L2 (tens of MB) is not cleared: a step streams 2 GB.
 // Prints one line per check, per variant and stall, and the copy rate.
 // Usage: persistent_chain [--steps N] [--reps R] [--warmup N] [--layers L] [--stall-ns LIST]
+//                         [--slots LIST]: the persistent kernel once per ring size (2..12 pages)
 // Build (sm_90a): nvcc -O3 -arch=sm_90a -Xcompiler -fopenmp scripts/device/persistent_chain.cu
 //   -o persistent_chain (scripts/device/persistent_chain.sh builds and runs it).
 #define FLOOR_NAME "persistent_chain"
@@ -52,7 +53,7 @@ namespace {
 constexpr int HIDDEN = 2048, QKV = 2560, INTER = 5632, VOCAB = 32000;
 constexpr int MAX_PHASES = 4 * 32 + 1;
 constexpr int MAX_K = INTER;
-// The ring: NSLOT pages of PAGE_BYTES; a page holds whole segments of SEG halves, and every
+// The ring: up to NSLOT pages of PAGE_BYTES (--slots picks how many are used); a page holds whole segments of SEG halves, and every
 // row length (2048, 5632) is a multiple of SEG, so a segment never crosses a row.
 constexpr int PAGE_BYTES = 16384, NSLOT = 12, SEG = 512;
 constexpr int CONSUMER_WARPS = 8, MAX_ROWS = 256;
@@ -173,7 +174,7 @@ __device__ __forceinline__ void block_rows(int n, int b, int g, int &r0, int &r1
 
 __global__ void __launch_bounds__(32 * (1 + CONSUMER_WARPS), 1)
     persistent_kernel(const __half *__restrict__ w, float *act, unsigned *done, int nphase,
-                      unsigned target, long long stall_ns) {
+                      unsigned target, long long stall_ns, int nslot) {
     extern __shared__ __align__(128) unsigned char smem[];
     float *xs = reinterpret_cast<float *>(smem + NSLOT * PAGE_BYTES);
     float *acc = xs + MAX_K;
@@ -182,7 +183,7 @@ __global__ void __launch_bounds__(32 * (1 + CONSUMER_WARPS), 1)
     const uint32_t full_s = (uint32_t)__cvta_generic_to_shared(bars), empty_s = full_s + 8 * NSLOT;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     if (threadIdx.x == 0) {
-        for (int i = 0; i < NSLOT; ++i) {
+        for (int i = 0; i < nslot; ++i) {
             hopper::mbar_init(full_s + 8 * i, 1);
             hopper::mbar_init(empty_s + 8 * i, CONSUMER_WARPS);
         }
@@ -201,7 +202,7 @@ __global__ void __launch_bounds__(32 * (1 + CONSUMER_WARPS), 1)
                     reinterpret_cast<const unsigned char *>(w + ph.w_off + (size_t)r0 * ph.k);
                 const long long bytes = 2LL * (r1 - r0) * ph.k;
                 for (long long off = 0; off < bytes; off += PAGE_BYTES, ++g) {
-                    const unsigned slot = g % NSLOT, round = g / NSLOT;
+                    const unsigned slot = g % nslot, round = g / nslot;
                     hopper::mbar_wait(empty_s + 8 * slot, (round & 1) ^ 1);
                     const uint32_t sz = (uint32_t)min((long long)PAGE_BYTES, bytes - off);
                     hopper::mbar_expect_tx(full_s + 8 * slot, sz);
@@ -232,7 +233,7 @@ __global__ void __launch_bounds__(32 * (1 + CONSUMER_WARPS), 1)
         const long long halves = (long long)nrows * ph.k;
         const long long pages = (2 * halves + PAGE_BYTES - 1) / PAGE_BYTES;
         for (long long pg = 0; pg < pages; ++pg, ++g) {
-            const unsigned slot = g % NSLOT, round = g / NSLOT;
+            const unsigned slot = g % nslot, round = g / nslot;
             hopper::mbar_wait(full_s + 8 * slot, round & 1);
             const __half *page = reinterpret_cast<const __half *>(smem + slot * PAGE_BYTES);
             const long long first = pg * (PAGE_BYTES / 2);
@@ -366,6 +367,7 @@ double median(std::vector<double> v) {
 int main(int argc, char **argv) {
     int steps = 50, reps = 11, warmup = 10, layers = 22;
     std::vector<double> stalls{0, 2000};
+    std::vector<int> slots{NSLOT};
     for (int i = 1; i < argc; ++i) {
         auto need = [&](const char *flag) {
             if (i + 1 >= argc) {
@@ -379,17 +381,25 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--warmup")) warmup = atoi(need("--warmup"));
         else if (!strcmp(argv[i], "--layers")) layers = atoi(need("--layers"));
         else if (!strcmp(argv[i], "--stall-ns")) stalls = parse_list(need("--stall-ns"));
+        else if (!strcmp(argv[i], "--slots")) {
+            slots.clear();
+            for (double d : parse_list(need("--slots"))) slots.push_back((int)d);
+        }
         else {
             const bool help = !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h");
             if (!help) fprintf(stderr, FLOOR_NAME ": unknown argument %s\n", argv[i]);
             fprintf(help ? stdout : stderr,
                     "usage: persistent_chain [--steps N] [--reps R] [--warmup N] [--layers L (1..32)] "
-                    "[--stall-ns LIST]\nexample: persistent_chain --steps 50 --reps 11 --stall-ns 0,2000\n");
+                    "[--stall-ns LIST] [--slots LIST (2..12)]\n"
+                    "example: persistent_chain --steps 50 --reps 11 --stall-ns 0,2000 --slots 4,12\n");
             return help ? 0 : 1;
         }
     }
-    if (layers < 1 || layers > 32 || steps < 1 || reps < 1) {
-        fprintf(stderr, FLOOR_NAME ": --layers must be 1..32, --steps and --reps at least 1\n");
+    bool slots_ok = !slots.empty();
+    for (int s : slots) slots_ok = slots_ok && s >= 2 && s <= NSLOT;
+    if (layers < 1 || layers > 32 || steps < 1 || reps < 1 || !slots_ok) {
+        fprintf(stderr, FLOOR_NAME ": --layers must be 1..32, --steps and --reps at least 1, --slots "
+                                   "values 2..%d\n", NSLOT);
         return 1;
     }
     Chain chain = make_chain(layers);
@@ -402,8 +412,8 @@ int main(int argc, char **argv) {
     CHECK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev));
     cudaDeviceProp prop;
     CHECK(cudaGetDeviceProperties(&prop, dev));
-    printf("gpu=\"%s\" sms=%d layers=%d products=%d weight_bytes=%.0f ring=%dx%d\n", prop.name, sms, layers,
-           nphase, weight_bytes, NSLOT, PAGE_BYTES);
+    printf("gpu=\"%s\" sms=%d layers=%d products=%d weight_bytes=%.0f page_bytes=%d\n", prop.name, sms, layers,
+           nphase, weight_bytes, PAGE_BYTES);
 
     __half *w = nullptr;
     float *act = nullptr;
@@ -436,10 +446,10 @@ int main(int argc, char **argv) {
         return 2;
     }
     unsigned epoch = 0;
-    auto persistent_step = [&](long long stall) {
+    auto persistent_step = [&](long long stall, int nslot) {
         ++epoch;
         unsigned target = epoch * (unsigned)sms;
-        void *args[] = {&w, &act, &done, (void *)&nphase, &target, &stall};
+        void *args[] = {&w, &act, &done, (void *)&nphase, &target, &stall, &nslot};
         CHECK(cudaLaunchCooperativeKernel((void *)persistent_kernel, dim3(sms), dim3(32 * (1 + CONSUMER_WARPS)),
                                           args, RING_SMEM, stream));
     };
@@ -473,19 +483,22 @@ int main(int argc, char **argv) {
         CHECK(cudaGraphDestroy(graph));
         return exec;
     };
-    const char *names[3] = {"graph", "graph_pdl", "persistent"};
+    // Variants: the two graphs, then the persistent kernel at each ring size.
+    std::vector<std::string> names{"graph", "graph_pdl"};
+    for (int s : slots) names.push_back("persistent_slots" + std::to_string(s));
+    const int nvar = (int)names.size();
     std::vector<std::vector<cudaGraphExec_t>> graphs(2);
     for (int v = 0; v < 2; ++v)
         for (double s : stalls) graphs[v].push_back(build_graph(v == 1, (long long)s));
     auto step = [&](int v, int si) {
         if (v < 2) CHECK(cudaGraphLaunch(graphs[v][si], stream));
-        else persistent_step((long long)stalls[si]);
+        else persistent_step((long long)stalls[si], slots[v - 2]);
     };
 
     // Checks: poisoned activations, one step, logits against the float64 chain.
     std::vector<float> got(VOCAB);
-    bool ok[3];
-    for (int v = 0; v < 3; ++v) {
+    std::vector<bool> ok(nvar);
+    for (int v = 0; v < nvar; ++v) {
         ok[v] = true;
         for (size_t si = 0; si < stalls.size(); ++si) {
             fill_f32<<<sms, 256, 0, stream>>>(act, chain.act_floats, NAN);
@@ -496,7 +509,8 @@ int main(int argc, char **argv) {
             double err = rel_l2(got, want);
             bool pass = err < 1e-4;
             ok[v] = ok[v] && pass;
-            printf("check variant=%s stall_ns=%.0f rel_l2=%.3e %s\n", names[v], stalls[si], err, pass ? "PASS" : "FAIL");
+            printf("check variant=%s stall_ns=%.0f rel_l2=%.3e %s\n", names[v].c_str(), stalls[si], err,
+                   pass ? "PASS" : "FAIL");
         }
     }
 
@@ -528,13 +542,13 @@ int main(int argc, char **argv) {
     cudaEvent_t e0, e1;
     CHECK(cudaEventCreate(&e0));
     CHECK(cudaEventCreate(&e1));
-    std::vector<std::vector<std::vector<double>>> us(3, std::vector<std::vector<double>>(stalls.size()));
-    for (int v = 0; v < 3; ++v)
+    std::vector<std::vector<std::vector<double>>> us(nvar, std::vector<std::vector<double>>(stalls.size()));
+    for (int v = 0; v < nvar; ++v)
         for (size_t si = 0; si < stalls.size(); ++si)
             for (int i = 0; i < warmup; ++i) step(v, (int)si);
     CHECK(cudaStreamSynchronize(stream));
     for (int r = 0; r < reps; ++r)
-        for (int v = 0; v < 3; ++v) {
+        for (int v = 0; v < nvar; ++v) {
             if (!ok[v]) continue;
             for (size_t si = 0; si < stalls.size(); ++si) {
                 step(v, (int)si);
@@ -555,9 +569,11 @@ int main(int argc, char **argv) {
     const double floor_us = weight_bytes / (copy * 1e9) * 1e6;
     printf("copy_gbps_before=%.0f copy_gbps_after=%.0f floor_us=%.1f last_step_rel_l2=%.3e\n", copy_before,
            copy_after, floor_us, last_err);
-    for (int v = 0; v < 3; ++v) {
+    bool all = last_err < 1e-4;
+    for (int v = 0; v < nvar; ++v) {
+        all = all && ok[v];
         if (!ok[v]) {
-            printf("variant=%s not timed: its check failed\n", names[v]);
+            printf("variant=%s not timed: its check failed\n", names[v].c_str());
             continue;
         }
         for (size_t si = 0; si < stalls.size(); ++si) {
@@ -565,10 +581,9 @@ int main(int argc, char **argv) {
             double med = median(t);
             printf("variant=%s stall_ns=%.0f step_us_median=%.1f step_us_min=%.1f step_us_max=%.1f "
                    "pct_of_floor=%.1f samples=%zu steps_per_sample=%d\n",
-                   names[v], stalls[si], med, *std::min_element(t.begin(), t.end()),
+                   names[v].c_str(), stalls[si], med, *std::min_element(t.begin(), t.end()),
                    *std::max_element(t.begin(), t.end()), 100.0 * floor_us / med, t.size(), steps);
         }
     }
-    bool all = ok[0] && ok[1] && ok[2] && last_err < 1e-4;
     return all ? 0 : 1;
 }
