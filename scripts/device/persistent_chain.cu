@@ -91,11 +91,30 @@ __device__ __forceinline__ float warp_sum(float v) {
     return v;
 }
 
+// x (k floats, k a multiple of 4, 16-byte aligned) from L2 into shared memory by NT threads:
+// every load issued before any store, so staging costs one round trip, not one per element.
+template <int NT>
+__device__ __forceinline__ void stage_x(float *xs, const float *x, int k, int t) {
+    constexpr int PER_THREAD = (MAX_K / 4 + NT - 1) / NT;
+    const int n4 = k / 4;
+    float4 v[PER_THREAD];
+#pragma unroll
+    for (int j = 0; j < PER_THREAD; ++j) {
+        const int i = t + j * NT;
+        if (i < n4) v[j] = __ldcg(reinterpret_cast<const float4 *>(x) + i);
+    }
+#pragma unroll
+    for (int j = 0; j < PER_THREAD; ++j) {
+        const int i = t + j * NT;
+        if (i < n4) reinterpret_cast<float4 *>(xs)[i] = v[j];
+    }
+}
+
 // ---- graph variants: one kernel per product ------------------------------------------------
 constexpr int U = 8;  // 16-byte chunks per row and lane in flight
 
 template <bool PDL>
-__global__ void __launch_bounds__(256) product_kernel(const __half *__restrict__ w, const float *x,
+__global__ void __launch_bounds__(256, 2) product_kernel(const __half *__restrict__ w, const float *x,
                                                       float *out, int n, int k, int pair_sum,
                                                       long long stall_ns) {
     extern __shared__ float xs[];
@@ -116,7 +135,7 @@ __global__ void __launch_bounds__(256) product_kernel(const __half *__restrict__
     }
     if (PDL) pdl_wait();
     if (stall_ns > 0) spin_ns(stall_ns);
-    for (int i = threadIdx.x; i < k; i += blockDim.x) xs[i] = __ldcg(x + i);
+    stage_x<256>(xs, x, k, threadIdx.x);
     __syncthreads();
     float s0 = 0.f, s1 = 0.f;
     for (int base = 0; base < chunks; base += 32 * U) {
@@ -227,20 +246,20 @@ __global__ void __launch_bounds__(32 * (1 + CONSUMER_WARPS), 1)
             if (ph.stall && stall_ns > 0) spin_ns(stall_ns);
         }
         consumers_sync();
-        for (int i = ct; i < ph.k; i += 256) xs[i] = __ldcg(act + ph.x_off + i);
+        stage_x<256>(xs, act + ph.x_off, ph.k, ct);
         for (int i = ct; i < nrows; i += 256) acc[i] = 0.f;
         consumers_sync();
-        const long long halves = (long long)nrows * ph.k;
-        const long long pages = (2 * halves + PAGE_BYTES - 1) / PAGE_BYTES;
-        for (long long pg = 0; pg < pages; ++pg, ++g) {
+        const int halves = nrows * ph.k;  // at most 256 rows of 5632
+        const int pages = (2 * halves + PAGE_BYTES - 1) / PAGE_BYTES;
+        for (int pg = 0; pg < pages; ++pg, ++g) {
             const unsigned slot = g % nslot, round = g / nslot;
             hopper::mbar_wait(full_s + 8 * slot, round & 1);
             const __half *page = reinterpret_cast<const __half *>(smem + slot * PAGE_BYTES);
-            const long long first = pg * (PAGE_BYTES / 2);
-            const int nseg = (int)min((long long)(PAGE_BYTES / 2 / SEG), (halves - first) / SEG);
+            const int first = pg * (PAGE_BYTES / 2);
+            const int nseg = min(PAGE_BYTES / 2 / SEG, (halves - first) / SEG);
             for (int s = cw; s < nseg; s += CONSUMER_WARPS) {
-                const long long le = first + (long long)s * SEG;
-                const int row = (int)(le / ph.k), col = (int)(le % ph.k);
+                const int le = first + s * SEG;
+                const int row = le / ph.k, col = le - row * ph.k;
                 const __half *sp = page + s * SEG + 8 * lane;
                 float v = dot8(*reinterpret_cast<const uint4 *>(sp), xs + col + 8 * lane) +
                           dot8(*reinterpret_cast<const uint4 *>(sp + 256), xs + col + 256 + 8 * lane);
