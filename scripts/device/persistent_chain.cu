@@ -32,6 +32,8 @@
 // Prints one line per check, per variant and stall, and the copy rate.
 // Usage: persistent_chain [--steps N] [--reps R] [--warmup N] [--layers L] [--stall-ns LIST]
 //                         [--slots LIST]: the persistent kernel once per ring size (2..12 pages)
+//                         [--diagnose]: the largest ring also without the waits for the previous
+//                         product, and as a bare stream (pages released unread); not checked
 // Build (sm_90a): nvcc -O3 -arch=sm_90a -Xcompiler -fopenmp scripts/device/persistent_chain.cu
 //   -o persistent_chain (scripts/device/persistent_chain.sh builds and runs it).
 #define FLOOR_NAME "persistent_chain"
@@ -57,6 +59,10 @@ constexpr int MAX_K = INTER;
 // row length (2048, 5632) is a multiple of SEG, so a segment never crosses a row.
 constexpr int PAGE_BYTES = 16384, NSLOT = 12, SEG = 512;
 constexpr int CONSUMER_WARPS = 8, MAX_ROWS = 256;
+// What the persistent kernel's consumers do: everything (the only mode whose output is checked);
+// no wait for the previous product (diagnostic: the chain without its dependencies); or only
+// release each page as it lands (diagnostic: the producer's stream alone).
+constexpr int MODE_FULL = 0, MODE_NO_WAIT = 1, MODE_STREAM = 2;
 constexpr int RING_SMEM = NSLOT * PAGE_BYTES + (MAX_K + MAX_ROWS) * 4 + 2 * NSLOT * 8;
 
 // One product of the chain: out = W x (n rows of k), or with pair_sum out[i] = (acc[2i] +
@@ -193,7 +199,7 @@ __device__ __forceinline__ void block_rows(int n, int b, int g, int &r0, int &r1
 
 __global__ void __launch_bounds__(32 * (1 + CONSUMER_WARPS), 1)
     persistent_kernel(const __half *__restrict__ w, float *act, unsigned *done, int nphase,
-                      unsigned target, long long stall_ns, int nslot) {
+                      unsigned target, long long stall_ns, int nslot, int mode) {
     extern __shared__ __align__(128) unsigned char smem[];
     float *xs = reinterpret_cast<float *>(smem + NSLOT * PAGE_BYTES);
     float *acc = xs + MAX_K;
@@ -239,8 +245,17 @@ __global__ void __launch_bounds__(32 * (1 + CONSUMER_WARPS), 1)
         int r0, r1;
         block_rows(ph.n, blockIdx.x, gridDim.x, r0, r1);
         const int nrows = r1 - r0;
+        if (mode == MODE_STREAM) {  // diagnostic: the pages are released unread
+            const int pages = (2 * nrows * ph.k + PAGE_BYTES - 1) / PAGE_BYTES;
+            for (int pg = 0; pg < pages; ++pg, ++g) {
+                hopper::mbar_wait(full_s + 8 * (g % nslot), (g / nslot) & 1);
+                __syncwarp();
+                if (lane == 0) hopper::mbar_arrive(empty_s + 8 * (g % nslot));
+            }
+            continue;
+        }
         if (ct == 0) {
-            if (p > 0)
+            if (p > 0 && mode == MODE_FULL)
                 while (ld_acquire(done + p - 1) < target) {
                 }
             if (ph.stall && stall_ns > 0) spin_ns(stall_ns);
@@ -276,9 +291,11 @@ __global__ void __launch_bounds__(32 * (1 + CONSUMER_WARPS), 1)
         } else {
             for (int i = ct; i < nrows; i += 256) out[r0 + i] = acc[i];
         }
-        __threadfence();
         consumers_sync();
-        if (ct == 0) atomicAdd(done + p, 1u);
+        if (ct == 0) {
+            __threadfence();
+            atomicAdd(done + p, 1u);
+        }
     }
 }
 
@@ -387,6 +404,7 @@ int main(int argc, char **argv) {
     int steps = 50, reps = 11, warmup = 10, layers = 22;
     std::vector<double> stalls{0, 2000};
     std::vector<int> slots{NSLOT};
+    bool diagnose = false;
     for (int i = 1; i < argc; ++i) {
         auto need = [&](const char *flag) {
             if (i + 1 >= argc) {
@@ -400,6 +418,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--warmup")) warmup = atoi(need("--warmup"));
         else if (!strcmp(argv[i], "--layers")) layers = atoi(need("--layers"));
         else if (!strcmp(argv[i], "--stall-ns")) stalls = parse_list(need("--stall-ns"));
+        else if (!strcmp(argv[i], "--diagnose")) diagnose = true;
         else if (!strcmp(argv[i], "--slots")) {
             slots.clear();
             for (double d : parse_list(need("--slots"))) slots.push_back((int)d);
@@ -409,7 +428,7 @@ int main(int argc, char **argv) {
             if (!help) fprintf(stderr, FLOOR_NAME ": unknown argument %s\n", argv[i]);
             fprintf(help ? stdout : stderr,
                     "usage: persistent_chain [--steps N] [--reps R] [--warmup N] [--layers L (1..32)] "
-                    "[--stall-ns LIST] [--slots LIST (2..12)]\n"
+                    "[--stall-ns LIST] [--slots LIST (2..12)] [--diagnose]\n"
                     "example: persistent_chain --steps 50 --reps 11 --stall-ns 0,2000 --slots 4,12\n");
             return help ? 0 : 1;
         }
@@ -465,10 +484,10 @@ int main(int argc, char **argv) {
         return 2;
     }
     unsigned epoch = 0;
-    auto persistent_step = [&](long long stall, int nslot) {
+    auto persistent_step = [&](long long stall, int nslot, int mode) {
         ++epoch;
         unsigned target = epoch * (unsigned)sms;
-        void *args[] = {&w, &act, &done, (void *)&nphase, &target, &stall, &nslot};
+        void *args[] = {&w, &act, &done, (void *)&nphase, &target, &stall, &nslot, &mode};
         CHECK(cudaLaunchCooperativeKernel((void *)persistent_kernel, dim3(sms), dim3(32 * (1 + CONSUMER_WARPS)),
                                           args, RING_SMEM, stream));
     };
@@ -503,15 +522,30 @@ int main(int argc, char **argv) {
         return exec;
     };
     // Variants: the two graphs, then the persistent kernel at each ring size.
+    // With --diagnose, the largest ring once more without its waits and as a bare stream; those
+    // two compute nothing checkable and are listed as diagnostics.
     std::vector<std::string> names{"graph", "graph_pdl"};
-    for (int s : slots) names.push_back("persistent_slots" + std::to_string(s));
+    std::vector<int> var_slots{0, 0}, var_mode{0, 0};
+    for (int s : slots) {
+        names.push_back("persistent_slots" + std::to_string(s));
+        var_slots.push_back(s);
+        var_mode.push_back(MODE_FULL);
+    }
+    const int nchecked = (int)names.size();
+    if (diagnose) {
+        const int s = *std::max_element(slots.begin(), slots.end());
+        names.push_back("diagnostic_persistent_slots" + std::to_string(s) + "_no_wait");
+        names.push_back("diagnostic_persistent_slots" + std::to_string(s) + "_stream");
+        var_slots.insert(var_slots.end(), {s, s});
+        var_mode.insert(var_mode.end(), {MODE_NO_WAIT, MODE_STREAM});
+    }
     const int nvar = (int)names.size();
     std::vector<std::vector<cudaGraphExec_t>> graphs(2);
     for (int v = 0; v < 2; ++v)
         for (double s : stalls) graphs[v].push_back(build_graph(v == 1, (long long)s));
     auto step = [&](int v, int si) {
         if (v < 2) CHECK(cudaGraphLaunch(graphs[v][si], stream));
-        else persistent_step((long long)stalls[si], slots[v - 2]);
+        else persistent_step((long long)stalls[si], var_slots[v], var_mode[v]);
     };
 
     // Checks: poisoned activations, one step, logits against the float64 chain.
@@ -519,7 +553,7 @@ int main(int argc, char **argv) {
     std::vector<bool> ok(nvar);
     for (int v = 0; v < nvar; ++v) {
         ok[v] = true;
-        for (size_t si = 0; si < stalls.size(); ++si) {
+        for (size_t si = 0; si < stalls.size() && v < nchecked; ++si) {
             fill_f32<<<sms, 256, 0, stream>>>(act, chain.act_floats, NAN);
             CHECK(cudaMemcpyAsync(act + chain.phases[0].x_off, x0.data(), HIDDEN * 4, cudaMemcpyHostToDevice, stream));
             step(v, (int)si);
@@ -580,7 +614,9 @@ int main(int argc, char **argv) {
                 us[v][si].push_back(ms * 1e3 / steps);
             }
         }
-    // The last timed step's logits, checked again (every launch computes the same chain).
+    // A last checked variant's step after the timing, checked again (every launch computes the
+    // same chain).
+    step(nchecked - 1, 0);
     CHECK(cudaMemcpy(got.data(), act + chain.logits_off, VOCAB * 4, cudaMemcpyDeviceToHost));
     const double last_err = rel_l2(got, want);
     const double copy_after = copy_gbps();
