@@ -17,7 +17,9 @@
 //               shared-memory pages (cp.async.bulk on mbarriers) without ever waiting for an
 //               activation; eight consumer warps wait for the previous product (one counter per
 //               product in global memory, every block adds 1 when its outputs are written),
-//               stage its output as their input and reduce the pages as they land
+//               stage its output as their input and reduce the pages as they land (a warp per
+//               1 KiB segment, twice a page; `_paired`: a warp per two adjacent segments, loaded
+//               together and reduced once where they lie in one row)
 // --stall-ns D delays the input of every qkv, o and gate/up product by D ns after it is ready
 // (every block spins on %globaltimer), standing in for the RMSNorm and attention chains that
 // precede them in the real step: a graph pays D on the critical path, a ring that holds the next
@@ -62,7 +64,8 @@ constexpr int CONSUMER_WARPS = 8, MAX_ROWS = 256;
 // What the persistent kernel's consumers do: everything (the only mode whose output is checked);
 // no wait for the previous product (diagnostic: the chain without its dependencies); or only
 // release each page as it lands (diagnostic: the producer's stream alone).
-constexpr int MODE_FULL = 0, MODE_NO_WAIT = 1, MODE_STREAM = 2;
+// MODE_PAIRED is MODE_FULL with each warp's two segments of a page adjacent (checked too).
+constexpr int MODE_FULL = 0, MODE_NO_WAIT = 1, MODE_STREAM = 2, MODE_PAIRED = 3;
 constexpr int RING_SMEM = NSLOT * PAGE_BYTES + (MAX_K + MAX_ROWS) * 4 + 2 * NSLOT * 8;
 
 // One product of the chain: out = W x (n rows of k), or with pair_sum out[i] = (acc[2i] +
@@ -255,7 +258,7 @@ __global__ void __launch_bounds__(32 * (1 + CONSUMER_WARPS), 1)
             continue;
         }
         if (ct == 0) {
-            if (p > 0 && mode == MODE_FULL)
+            if (p > 0 && mode != MODE_NO_WAIT)
                 while (ld_acquire(done + p - 1) < target) {
                 }
             if (ph.stall && stall_ns > 0) spin_ns(stall_ns);
@@ -272,14 +275,53 @@ __global__ void __launch_bounds__(32 * (1 + CONSUMER_WARPS), 1)
             const __half *page = reinterpret_cast<const __half *>(smem + slot * PAGE_BYTES);
             const int first = pg * (PAGE_BYTES / 2);
             const int nseg = min(PAGE_BYTES / 2 / SEG, (halves - first) / SEG);
-            for (int s = cw; s < nseg; s += CONSUMER_WARPS) {
-                const int le = first + s * SEG;
-                const int row = le / ph.k, col = le - row * ph.k;
-                const __half *sp = page + s * SEG + 8 * lane;
-                float v = dot8(*reinterpret_cast<const uint4 *>(sp), xs + col + 8 * lane) +
-                          dot8(*reinterpret_cast<const uint4 *>(sp + 256), xs + col + 256 + 8 * lane);
-                v = warp_sum(v);
-                if (lane == 0) atomicAdd(acc + row, v);
+            if (mode == MODE_PAIRED) {
+                // Two adjacent segments a warp: their four loads first, one reduction where both
+                // lie in one row.
+                const int sa = 2 * cw, sb = sa + 1;
+                float va = 0.f, vb = 0.f;
+                int ra = -1, rb = -1;
+                if (sa < nseg) {
+                    const int le = first + sa * SEG;
+                    ra = le / ph.k;
+                    const int col = le - ra * ph.k;
+                    const __half *sp = page + sa * SEG + 8 * lane;
+                    const uint4 w0 = *reinterpret_cast<const uint4 *>(sp);
+                    const uint4 w1 = *reinterpret_cast<const uint4 *>(sp + 256);
+                    uint4 w2 = w0, w3 = w1;
+                    int colb = 0;
+                    if (sb < nseg) {
+                        w2 = *reinterpret_cast<const uint4 *>(sp + SEG);
+                        w3 = *reinterpret_cast<const uint4 *>(sp + SEG + 256);
+                        rb = (le + SEG) / ph.k;
+                        colb = le + SEG - rb * ph.k;
+                    }
+                    va = dot8(w0, xs + col + 8 * lane) + dot8(w1, xs + col + 256 + 8 * lane);
+                    if (sb < nseg) vb = dot8(w2, xs + colb + 8 * lane) + dot8(w3, xs + colb + 256 + 8 * lane);
+                }
+                if (ra >= 0 && ra == rb) {
+                    const float v = warp_sum(va + vb);
+                    if (lane == 0) atomicAdd(acc + ra, v);
+                } else {
+                    if (ra >= 0) {
+                        const float v = warp_sum(va);
+                        if (lane == 0) atomicAdd(acc + ra, v);
+                    }
+                    if (rb >= 0) {
+                        const float v = warp_sum(vb);
+                        if (lane == 0) atomicAdd(acc + rb, v);
+                    }
+                }
+            } else {
+                for (int s = cw; s < nseg; s += CONSUMER_WARPS) {
+                    const int le = first + s * SEG;
+                    const int row = le / ph.k, col = le - row * ph.k;
+                    const __half *sp = page + s * SEG + 8 * lane;
+                    float v = dot8(*reinterpret_cast<const uint4 *>(sp), xs + col + 8 * lane) +
+                              dot8(*reinterpret_cast<const uint4 *>(sp + 256), xs + col + 256 + 8 * lane);
+                    v = warp_sum(v);
+                    if (lane == 0) atomicAdd(acc + row, v);
+                }
             }
             __syncwarp();
             if (lane == 0) hopper::mbar_arrive(empty_s + 8 * slot);
@@ -530,6 +572,12 @@ int main(int argc, char **argv) {
         names.push_back("persistent_slots" + std::to_string(s));
         var_slots.push_back(s);
         var_mode.push_back(MODE_FULL);
+    }
+    {
+        const int s = *std::max_element(slots.begin(), slots.end());
+        names.push_back("persistent_slots" + std::to_string(s) + "_paired");
+        var_slots.push_back(s);
+        var_mode.push_back(MODE_PAIRED);
     }
     const int nchecked = (int)names.size();
     if (diagnose) {
