@@ -36,6 +36,9 @@
 //                         [--slots LIST]: the persistent kernel once per ring size (2..12 pages)
 //                         [--diagnose]: the largest ring also without the waits for the previous
 //                         product, and as a bare stream (pages released unread); not checked
+//                         [--timeline]: one more step of the last checked persistent variant
+//                         (the paired one, largest ring, no stall) with %globaltimer stamps,
+//                         summarised per kind of product (medians over layers 2.. and blocks)
 // Build (sm_90a): nvcc -O3 -arch=sm_90a -Xcompiler -fopenmp scripts/device/persistent_chain.cu
 //   -o persistent_chain (scripts/device/persistent_chain.sh builds and runs it).
 #define FLOOR_NAME "persistent_chain"
@@ -66,6 +69,11 @@ constexpr int CONSUMER_WARPS = 8, MAX_ROWS = 256;
 // release each page as it lands (diagnostic: the producer's stream alone).
 // MODE_PAIRED is MODE_FULL with each warp's two segments of a page adjacent (checked too).
 constexpr int MODE_FULL = 0, MODE_NO_WAIT = 1, MODE_STREAM = 2, MODE_PAIRED = 3;
+// --timeline: per block and product, when the producer starts on its pages, when the consumers
+// see its input ready (after the wait and any stall), have it staged, have reduced the last
+// page, and have added to the product's counter.
+constexpr int TL_PRODUCER = 0, TL_INPUT_READY = 1, TL_STAGED = 2, TL_PAGES_DONE = 3, TL_SIGNALLED = 4,
+              TL_STAMPS = 5;
 constexpr int RING_SMEM = NSLOT * PAGE_BYTES + (MAX_K + MAX_ROWS) * 4 + 2 * NSLOT * 8;
 
 // One product of the chain: out = W x (n rows of k), or with pair_sum out[i] = (acc[2i] +
@@ -202,7 +210,9 @@ __device__ __forceinline__ void block_rows(int n, int b, int g, int &r0, int &r1
 
 __global__ void __launch_bounds__(32 * (1 + CONSUMER_WARPS), 1)
     persistent_kernel(const __half *__restrict__ w, float *act, unsigned *done, int nphase,
-                      unsigned target, long long stall_ns, int nslot, int mode) {
+                      unsigned target, long long stall_ns, int nslot, int mode,
+                      unsigned long long *tl) {
+    // tl (or null): TL_STAMPS %globaltimer stamps per (block, product), see TL_* below.
     extern __shared__ __align__(128) unsigned char smem[];
     float *xs = reinterpret_cast<float *>(smem + NSLOT * PAGE_BYTES);
     float *acc = xs + MAX_K;
@@ -226,6 +236,7 @@ __global__ void __launch_bounds__(32 * (1 + CONSUMER_WARPS), 1)
                 const Phase ph = c_phases[p];
                 int r0, r1;
                 block_rows(ph.n, blockIdx.x, gridDim.x, r0, r1);
+                if (tl) tl[((size_t)blockIdx.x * nphase + p) * TL_STAMPS + TL_PRODUCER] = globaltimer();
                 const unsigned char *src =
                     reinterpret_cast<const unsigned char *>(w + ph.w_off + (size_t)r0 * ph.k);
                 const long long bytes = 2LL * (r1 - r0) * ph.k;
@@ -265,10 +276,13 @@ __global__ void __launch_bounds__(32 * (1 + CONSUMER_WARPS), 1)
                 }
             if (ph.stall && stall_ns > 0) spin_ns(stall_ns);
         }
+        unsigned long long *stamp = tl ? tl + ((size_t)blockIdx.x * nphase + p) * TL_STAMPS : nullptr;
+        if (stamp && ct == 0) stamp[TL_INPUT_READY] = globaltimer();
         consumers_sync();
         stage_x<256>(xs, act + ph.x_off, ph.k, ct);
         for (int i = ct; i < nrows; i += 256) acc[i] = 0.f;
         consumers_sync();
+        if (stamp && ct == 0) stamp[TL_STAGED] = globaltimer();
         const int halves = nrows * ph.k;  // at most 256 rows of 5632
         const int pages = (2 * halves + PAGE_BYTES - 1) / PAGE_BYTES;
         for (int pg = 0; pg < pages; ++pg, ++g) {
@@ -329,6 +343,7 @@ __global__ void __launch_bounds__(32 * (1 + CONSUMER_WARPS), 1)
             if (lane == 0) hopper::mbar_arrive(empty_s + 8 * slot);
         }
         consumers_sync();
+        if (stamp && ct == 0) stamp[TL_PAGES_DONE] = globaltimer();
         float *out = act + ph.out_off;
         if (ph.pair_sum) {
             for (int i = ct; i < nrows / 2; i += 256) out[r0 / 2 + i] = (acc[2 * i] + acc[2 * i + 1]) * 0.70710678f;
@@ -339,6 +354,7 @@ __global__ void __launch_bounds__(32 * (1 + CONSUMER_WARPS), 1)
         if (ct == 0) {
             __threadfence();
             atomicAdd(done + p, 1u);
+            if (stamp) stamp[TL_SIGNALLED] = globaltimer();
         }
     }
 }
@@ -442,6 +458,53 @@ double median(std::vector<double> v) {
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// One step with stamps, summarised per kind of product: for each block, the wait for the input
+// (its previous product signalled -> input ready), staging, the pages, the epilogue, how far the
+// producer ran ahead (producer start -> staged; > 0 when the pages were being fetched before the
+// input came), and the GPU-wide span (last block's signal of the previous product -> of this one).
+template <class Step>
+void print_timeline(const Chain &c, int sms, Step step, cudaStream_t stream) {
+    const int np = (int)c.phases.size();
+    const size_t n = (size_t)sms * np * TL_STAMPS;
+    unsigned long long *tl = nullptr;
+    CHECK(cudaMalloc(&tl, n * 8));
+    CHECK(cudaMemsetAsync(tl, 0, n * 8, stream));
+    step(tl);
+    CHECK(cudaStreamSynchronize(stream));
+    std::vector<unsigned long long> h(n);
+    CHECK(cudaMemcpy(h.data(), tl, n * 8, cudaMemcpyDeviceToHost));
+    CHECK(cudaFree(tl));
+    auto at = [&](int b, int p, int j) { return (double)h[((size_t)b * np + p) * TL_STAMPS + j]; };
+    std::vector<double> last_signal(np, 0);
+    for (int p = 0; p < np; ++p)
+        for (int b = 0; b < sms; ++b) last_signal[p] = std::max(last_signal[p], at(b, p, TL_SIGNALLED));
+    const char *kinds[5] = {"qkv", "o", "gate_up", "down", "lm_head"};
+    for (int kind = 0; kind < 5; ++kind) {
+        std::vector<double> wait, stage, pages, epi, lead, span;
+        for (int p = 4; p < np; ++p) {  // layer 0 starts from the launch; left out
+            if ((p == np - 1 ? 4 : p % 4) != kind) continue;
+            span.push_back((last_signal[p] - last_signal[p - 1]) * 1e-3);
+            for (int b = 0; b < sms; ++b) {
+                wait.push_back((at(b, p, TL_INPUT_READY) - at(b, p - 1, TL_SIGNALLED)) * 1e-3);
+                stage.push_back((at(b, p, TL_STAGED) - at(b, p, TL_INPUT_READY)) * 1e-3);
+                pages.push_back((at(b, p, TL_PAGES_DONE) - at(b, p, TL_STAGED)) * 1e-3);
+                epi.push_back((at(b, p, TL_SIGNALLED) - at(b, p, TL_PAGES_DONE)) * 1e-3);
+                lead.push_back((at(b, p, TL_STAGED) - at(b, p, TL_PRODUCER)) * 1e-3);
+            }
+        }
+        if (span.empty()) continue;
+        printf("timeline kind=%s products=%zu wait_us=%.2f stage_us=%.2f pages_us=%.2f epilogue_us=%.2f "
+               "producer_lead_us=%.2f span_us=%.2f\n",
+               kinds[kind], span.size(), median(wait), median(stage), median(pages), median(epi), median(lead),
+               median(span));
+    }
+    printf("timeline step_us=%.1f (first product's first stamp to the last signal)\n", [&] {
+        double first = 1e30;
+        for (int b = 0; b < sms; ++b) first = std::min(first, at(b, 0, TL_PRODUCER));
+        return (last_signal[np - 1] - first) * 1e-3;
+    }());
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -449,7 +512,7 @@ int main(int argc, char **argv) {
     int steps = 50, reps = 11, warmup = 10, layers = 22;
     std::vector<double> stalls{0, 2000};
     std::vector<int> slots{NSLOT};
-    bool diagnose = false;
+    bool diagnose = false, timeline = false;
     for (int i = 1; i < argc; ++i) {
         auto need = [&](const char *flag) {
             if (i + 1 >= argc) {
@@ -464,6 +527,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--layers")) layers = atoi(need("--layers"));
         else if (!strcmp(argv[i], "--stall-ns")) stalls = parse_list(need("--stall-ns"));
         else if (!strcmp(argv[i], "--diagnose")) diagnose = true;
+        else if (!strcmp(argv[i], "--timeline")) timeline = true;
         else if (!strcmp(argv[i], "--slots")) {
             slots.clear();
             for (double d : parse_list(need("--slots"))) slots.push_back((int)d);
@@ -473,7 +537,7 @@ int main(int argc, char **argv) {
             if (!help) fprintf(stderr, FLOOR_NAME ": unknown argument %s\n", argv[i]);
             fprintf(help ? stdout : stderr,
                     "usage: persistent_chain [--steps N] [--reps R] [--warmup N] [--layers L (1..32)] "
-                    "[--stall-ns LIST] [--slots LIST (2..12)] [--diagnose]\n"
+                    "[--stall-ns LIST] [--slots LIST (2..12)] [--diagnose] [--timeline]\n"
                     "example: persistent_chain --steps 50 --reps 11 --stall-ns 0,2000 --slots 4,12\n");
             return help ? 0 : 1;
         }
@@ -529,10 +593,10 @@ int main(int argc, char **argv) {
         return 2;
     }
     unsigned epoch = 0;
-    auto persistent_step = [&](long long stall, int nslot, int mode) {
+    auto persistent_step = [&](long long stall, int nslot, int mode, unsigned long long *tl = nullptr) {
         ++epoch;
         unsigned target = epoch * (unsigned)sms;
-        void *args[] = {&w, &act, &done, (void *)&nphase, &target, &stall, &nslot, &mode};
+        void *args[] = {&w, &act, &done, (void *)&nphase, &target, &stall, &nslot, &mode, &tl};
         CHECK(cudaLaunchCooperativeKernel((void *)persistent_kernel, dim3(sms), dim3(32 * (1 + CONSUMER_WARPS)),
                                           args, RING_SMEM, stream));
     };
@@ -675,6 +739,9 @@ int main(int argc, char **argv) {
     const double floor_us = weight_bytes / (copy * 1e9) * 1e6;
     printf("copy_gbps_before=%.0f copy_gbps_after=%.0f floor_us=%.1f last_step_rel_l2=%.3e\n", copy_before,
            copy_after, floor_us, last_err);
+    if (timeline) print_timeline(chain, sms, [&](unsigned long long *tl) {
+        persistent_step(0, var_slots[nchecked - 1], var_mode[nchecked - 1], tl);
+    }, stream);
     bool all = last_err < 1e-4;
     for (int v = 0; v < nvar; ++v) {
         all = all && ok[v];
