@@ -60,14 +60,15 @@ namespace {
 constexpr int HIDDEN = 2048, QKV = 2560, INTER = 5632, VOCAB = 32000;
 constexpr int MAX_PHASES = 4 * 32 + 1;
 constexpr int MAX_K = INTER;
-// The ring: up to NSLOT pages of PAGE_BYTES (--slots picks how many are used); a page holds whole segments of SEG halves, and every
-// row length (2048, 5632) is a multiple of SEG, so a segment never crosses a row.
+// The ring: up to NSLOT pages of PAGE_BYTES (--slots picks how many are used). A page holds
+// whole segments of SEG halves, and every row length (2048, 5632) is a multiple of SEG, so a
+// segment never crosses a row.
 constexpr int PAGE_BYTES = 16384, NSLOT = 12, SEG = 512;
 constexpr int CONSUMER_WARPS = 8, MAX_ROWS = 256;
-// What the persistent kernel's consumers do: everything (the only mode whose output is checked);
-// no wait for the previous product (diagnostic: the chain without its dependencies); or only
-// release each page as it lands (diagnostic: the producer's stream alone).
-// MODE_PAIRED is MODE_FULL with each warp's two segments of a page adjacent (checked too).
+// What the persistent kernel's consumers do: everything (MODE_FULL, and MODE_PAIRED with each
+// warp's two segments of a page adjacent; both checked); no wait for the previous product
+// (diagnostic: the chain without its dependencies); or only release each page as it lands
+// (diagnostic: the producer's stream alone).
 constexpr int MODE_FULL = 0, MODE_NO_WAIT = 1, MODE_STREAM = 2, MODE_PAIRED = 3;
 // --timeline: per block and product, when the producer starts on its pages, when the consumers
 // see its input ready (after the wait and any stall), have it staged, have reduced the last
