@@ -104,10 +104,6 @@ __device__ __forceinline__ float dot8(uint4 w, const float *x) {
     return a.x * xa.x + a.y * xa.y + b.x * xa.z + b.y * xa.w + c.x * xb.x + c.y * xb.y + d.x * xb.z +
            d.y * xb.w;
 }
-__device__ __forceinline__ float warp_sum(float v) {
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
 
 // x (k floats, k a multiple of 4, 16-byte aligned) from L2 into shared memory by NT threads:
 // every load issued before any store, so staging costs one round trip, not one per element.
