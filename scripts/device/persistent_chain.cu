@@ -18,8 +18,9 @@
 //               activation; eight consumer warps wait for the previous product (one counter per
 //               product in global memory, every block adds 1 when its outputs are written),
 //               stage its output as their input and reduce the pages as they land (a warp per
-//               1 KiB segment, twice a page; `_paired`: a warp per two adjacent segments, loaded
-//               together and reduced once where they lie in one row)
+//               1 KiB segment, twice a page; `_warps16`: sixteen consumer warps, one segment
+//               each; `_paired`: a warp per two adjacent segments, loaded together and reduced
+//               once where they lie in one row)
 // --stall-ns D delays the input of every qkv, o and gate/up product by D ns after it is ready
 // (every block spins on %globaltimer), standing in for the RMSNorm and attention chains that
 // precede them in the real step: a graph pays D on the critical path, a ring that holds the next
@@ -64,7 +65,7 @@ constexpr int MAX_K = INTER;
 // whole segments of SEG halves, and every row length (2048, 5632) is a multiple of SEG, so a
 // segment never crosses a row.
 constexpr int PAGE_BYTES = 16384, NSLOT = 12, SEG = 512;
-constexpr int CONSUMER_WARPS = 8, MAX_ROWS = 256;
+constexpr int MAX_ROWS = 256;
 // What the persistent kernel's consumers do: everything (MODE_FULL, and MODE_PAIRED with each
 // warp's two segments of a page adjacent; both checked); no wait for the previous product
 // (diagnostic: the chain without its dependencies); or only release each page as it lands
@@ -196,7 +197,10 @@ __device__ __forceinline__ unsigned ld_acquire(const unsigned *p) {
     asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
     return v;
 }
-__device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 1, 256;" ::: "memory"); }
+template <int CW>
+__device__ __forceinline__ void consumers_sync() {
+    asm volatile("bar.sync 1, %0;" ::"n"(32 * CW) : "memory");
+}
 
 // Rows [r0, r1) of an n-row product for block b of g: whole pairs, as evenly as they go.
 __device__ __forceinline__ void block_rows(int n, int b, int g, int &r0, int &r1) {
@@ -205,7 +209,9 @@ __device__ __forceinline__ void block_rows(int n, int b, int g, int &r0, int &r1
     r1 = (int)(2 * (pairs * (b + 1) / g));
 }
 
-__global__ void __launch_bounds__(32 * (1 + CONSUMER_WARPS), 1)
+// CW consumer warps (8, or 16 in the `_warps16` variant) after the producer warp.
+template <int CW>
+__global__ void __launch_bounds__(32 * (1 + CW), 1)
     persistent_kernel(const __half *__restrict__ w, float *act, unsigned *done, int nphase,
                       unsigned target, long long stall_ns, int nslot, int mode,
                       unsigned long long *tl) {
@@ -220,7 +226,7 @@ __global__ void __launch_bounds__(32 * (1 + CONSUMER_WARPS), 1)
     if (threadIdx.x == 0) {
         for (int i = 0; i < nslot; ++i) {
             hopper::mbar_init(full_s + 8 * i, 1);
-            hopper::mbar_init(empty_s + 8 * i, CONSUMER_WARPS);
+            hopper::mbar_init(empty_s + 8 * i, CW);
         }
         hopper::fence_barrier_init();
     }
@@ -275,10 +281,10 @@ __global__ void __launch_bounds__(32 * (1 + CONSUMER_WARPS), 1)
         }
         unsigned long long *stamp = tl ? tl + ((size_t)blockIdx.x * nphase + p) * TL_STAMPS : nullptr;
         if (stamp && ct == 0) stamp[TL_INPUT_READY] = globaltimer();
-        consumers_sync();
-        stage_x<256>(xs, act + ph.x_off, ph.k, ct);
-        for (int i = ct; i < nrows; i += 256) acc[i] = 0.f;
-        consumers_sync();
+        consumers_sync<CW>();
+        stage_x<32 * CW>(xs, act + ph.x_off, ph.k, ct);
+        for (int i = ct; i < nrows; i += 32 * CW) acc[i] = 0.f;
+        consumers_sync<CW>();
         if (stamp && ct == 0) stamp[TL_STAGED] = globaltimer();
         const int halves = nrows * ph.k;  // at most 256 rows of 5632
         const int pages = (2 * halves + PAGE_BYTES - 1) / PAGE_BYTES;
@@ -326,7 +332,7 @@ __global__ void __launch_bounds__(32 * (1 + CONSUMER_WARPS), 1)
                     }
                 }
             } else {
-                for (int s = cw; s < nseg; s += CONSUMER_WARPS) {
+                for (int s = cw; s < nseg; s += CW) {
                     const int le = first + s * SEG;
                     const int row = le / ph.k, col = le - row * ph.k;
                     const __half *sp = page + s * SEG + 8 * lane;
@@ -339,15 +345,15 @@ __global__ void __launch_bounds__(32 * (1 + CONSUMER_WARPS), 1)
             __syncwarp();
             if (lane == 0) hopper::mbar_arrive(empty_s + 8 * slot);
         }
-        consumers_sync();
+        consumers_sync<CW>();
         if (stamp && ct == 0) stamp[TL_PAGES_DONE] = globaltimer();
         float *out = act + ph.out_off;
         if (ph.pair_sum) {
-            for (int i = ct; i < nrows / 2; i += 256) out[r0 / 2 + i] = (acc[2 * i] + acc[2 * i + 1]) * 0.70710678f;
+            for (int i = ct; i < nrows / 2; i += 32 * CW) out[r0 / 2 + i] = (acc[2 * i] + acc[2 * i + 1]) * 0.70710678f;
         } else {
-            for (int i = ct; i < nrows; i += 256) out[r0 + i] = acc[i];
+            for (int i = ct; i < nrows; i += 32 * CW) out[r0 + i] = acc[i];
         }
-        consumers_sync();
+        consumers_sync<CW>();
         if (ct == 0) {
             __threadfence();
             atomicAdd(done + p, 1u);
@@ -580,22 +586,27 @@ int main(int argc, char **argv) {
 
     cudaStream_t stream;
     CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    CHECK(cudaFuncSetAttribute(persistent_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, RING_SMEM));
-    int per_sm = 0;
-    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, persistent_kernel, 32 * (1 + CONSUMER_WARPS),
-                                                        RING_SMEM));
-    if (!coop || per_sm < 1) {
-        fprintf(stderr, FLOOR_NAME ": the persistent kernel cannot be resident on every SM (cooperative %d, "
-                        "blocks per SM %d)\n", coop, per_sm);
-        return 2;
+    // The persistent kernel with 8 or 16 consumer warps; each must fit one block on every SM.
+    const void *kernels[2] = {(const void *)persistent_kernel<8>, (const void *)persistent_kernel<16>};
+    for (int i = 0; i < 2; ++i) {
+        const int threads = 32 * (1 + 8 * (i + 1));
+        CHECK(cudaFuncSetAttribute(kernels[i], cudaFuncAttributeMaxDynamicSharedMemorySize, RING_SMEM));
+        int per_sm = 0;
+        CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernels[i], threads, RING_SMEM));
+        if (!coop || per_sm < 1) {
+            fprintf(stderr, FLOOR_NAME ": the persistent kernel (%d threads) cannot be resident on every SM "
+                            "(cooperative %d, blocks per SM %d)\n", threads, coop, per_sm);
+            return 2;
+        }
     }
     unsigned epoch = 0;
-    auto persistent_step = [&](long long stall, int nslot, int mode, unsigned long long *tl = nullptr) {
+    auto persistent_step = [&](long long stall, int nslot, int mode, int warps,
+                               unsigned long long *tl = nullptr) {
         ++epoch;
         unsigned target = epoch * (unsigned)sms;
         void *args[] = {&w, &act, &done, (void *)&nphase, &target, &stall, &nslot, &mode, &tl};
-        CHECK(cudaLaunchCooperativeKernel((void *)persistent_kernel, dim3(sms), dim3(32 * (1 + CONSUMER_WARPS)),
-                                          args, RING_SMEM, stream));
+        CHECK(cudaLaunchCooperativeKernel(kernels[warps == 16 ? 1 : 0], dim3(sms), dim3(32 * (1 + warps)), args,
+                                          RING_SMEM, stream));
     };
     // One graph per (PDL, stall).
     auto build_graph = [&](bool pdl, long long stall) {
@@ -631,17 +642,20 @@ int main(int argc, char **argv) {
     // With --diagnose, the largest ring once more without its waits and as a bare stream; those
     // two compute nothing checkable and are listed as diagnostics.
     std::vector<std::string> names{"graph", "graph_pdl"};
-    std::vector<int> var_slots{0, 0}, var_mode{0, 0};
+    std::vector<int> var_slots{0, 0}, var_mode{0, 0}, var_warps{0, 0};
     for (int s : slots) {
         names.push_back("persistent_slots" + std::to_string(s));
         var_slots.push_back(s);
         var_mode.push_back(MODE_FULL);
+        var_warps.push_back(8);
     }
     {
         const int s = *std::max_element(slots.begin(), slots.end());
+        names.push_back("persistent_slots" + std::to_string(s) + "_warps16");
         names.push_back("persistent_slots" + std::to_string(s) + "_paired");
-        var_slots.push_back(s);
-        var_mode.push_back(MODE_PAIRED);
+        var_slots.insert(var_slots.end(), {s, s});
+        var_mode.insert(var_mode.end(), {MODE_FULL, MODE_PAIRED});
+        var_warps.insert(var_warps.end(), {16, 8});
     }
     const int nchecked = (int)names.size();
     if (diagnose) {
@@ -650,6 +664,7 @@ int main(int argc, char **argv) {
         names.push_back("diagnostic_persistent_slots" + std::to_string(s) + "_stream");
         var_slots.insert(var_slots.end(), {s, s});
         var_mode.insert(var_mode.end(), {MODE_NO_WAIT, MODE_STREAM});
+        var_warps.insert(var_warps.end(), {8, 8});
     }
     const int nvar = (int)names.size();
     std::vector<std::vector<cudaGraphExec_t>> graphs(2);
@@ -657,7 +672,7 @@ int main(int argc, char **argv) {
         for (double s : stalls) graphs[v].push_back(build_graph(v == 1, (long long)s));
     auto step = [&](int v, int si) {
         if (v < 2) CHECK(cudaGraphLaunch(graphs[v][si], stream));
-        else persistent_step((long long)stalls[si], var_slots[v], var_mode[v]);
+        else persistent_step((long long)stalls[si], var_slots[v], var_mode[v], var_warps[v]);
     };
 
     // Checks: poisoned activations, one step, logits against the float64 chain.
@@ -737,7 +752,7 @@ int main(int argc, char **argv) {
     printf("copy_gbps_before=%.0f copy_gbps_after=%.0f floor_us=%.1f last_step_rel_l2=%.3e\n", copy_before,
            copy_after, floor_us, last_err);
     if (timeline) print_timeline(chain, sms, [&](unsigned long long *tl) {
-        persistent_step(0, var_slots[nchecked - 1], var_mode[nchecked - 1], tl);
+        persistent_step(0, var_slots[nchecked - 1], var_mode[nchecked - 1], var_warps[nchecked - 1], tl);
     }, stream);
     bool all = last_err < 1e-4;
     for (int v = 0; v < nvar; ++v) {
