@@ -442,14 +442,22 @@ double rel_l2(const std::vector<float> &got, const std::vector<double> &want) {
     return std::sqrt(num / den);
 }
 
-std::vector<double> parse_list(const char *s) {
+// A comma list of numbers for `flag`; anything else ends the program with the flag named.
+std::vector<double> parse_list(const char *flag, const char *s) {
     std::vector<double> v;
     std::string str(s);
     size_t i = 0;
     while (i <= str.size()) {
         size_t j = str.find(',', i);
         if (j == std::string::npos) j = str.size();
-        v.push_back(atof(str.substr(i, j - i).c_str()));
+        const std::string item = str.substr(i, j - i);
+        char *end = nullptr;
+        const double d = strtod(item.c_str(), &end);
+        if (item.empty() || *end != '\0' || !std::isfinite(d) || d < 0) {
+            fprintf(stderr, FLOOR_NAME ": %s wants a comma list of numbers >= 0, got \"%s\"\n", flag, s);
+            exit(1);
+        }
+        v.push_back(d);
         i = j + 1;
     }
     return v;
@@ -528,12 +536,12 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--reps")) reps = atoi(need("--reps"));
         else if (!strcmp(argv[i], "--warmup")) warmup = atoi(need("--warmup"));
         else if (!strcmp(argv[i], "--layers")) layers = atoi(need("--layers"));
-        else if (!strcmp(argv[i], "--stall-ns")) stalls = parse_list(need("--stall-ns"));
+        else if (!strcmp(argv[i], "--stall-ns")) stalls = parse_list("--stall-ns", need("--stall-ns"));
         else if (!strcmp(argv[i], "--diagnose")) diagnose = true;
         else if (!strcmp(argv[i], "--timeline")) timeline = true;
         else if (!strcmp(argv[i], "--slots")) {
             slots.clear();
-            for (double d : parse_list(need("--slots"))) slots.push_back((int)d);
+            for (double d : parse_list("--slots", need("--slots"))) slots.push_back((int)d);
         }
         else {
             const bool help = !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h");
@@ -638,41 +646,31 @@ int main(int argc, char **argv) {
         CHECK(cudaGraphDestroy(graph));
         return exec;
     };
-    // Variants: the two graphs, then the persistent kernel at each ring size.
-    // With --diagnose, the largest ring once more without its waits and as a bare stream; those
-    // two compute nothing checkable and are listed as diagnostics.
-    std::vector<std::string> names{"graph", "graph_pdl"};
-    std::vector<int> var_slots{0, 0}, var_mode{0, 0}, var_warps{0, 0};
-    for (int s : slots) {
-        names.push_back("persistent_slots" + std::to_string(s));
-        var_slots.push_back(s);
-        var_mode.push_back(MODE_FULL);
-        var_warps.push_back(8);
-    }
-    {
-        const int s = *std::max_element(slots.begin(), slots.end());
-        names.push_back("persistent_slots" + std::to_string(s) + "_warps16");
-        names.push_back("persistent_slots" + std::to_string(s) + "_paired");
-        var_slots.insert(var_slots.end(), {s, s});
-        var_mode.insert(var_mode.end(), {MODE_FULL, MODE_PAIRED});
-        var_warps.insert(var_warps.end(), {16, 8});
-    }
-    const int nchecked = (int)names.size();
+    // Variants: the two graphs; the persistent kernel at each ring size, and at the largest with
+    // sixteen consumer warps and with paired segments (all checked); with --diagnose, the largest
+    // ring once more without its waits and as a bare stream (nothing checkable, listed last).
+    struct Variant {
+        std::string name;
+        int slots, mode, warps;
+    };
+    std::vector<Variant> vars{{"graph", 0, 0, 0}, {"graph_pdl", 0, 0, 0}};
+    const int most = *std::max_element(slots.begin(), slots.end());
+    const std::string ring = "persistent_slots" + std::to_string(most);
+    for (int s : slots) vars.push_back({"persistent_slots" + std::to_string(s), s, MODE_FULL, 8});
+    vars.push_back({ring + "_warps16", most, MODE_FULL, 16});
+    vars.push_back({ring + "_paired", most, MODE_PAIRED, 8});
+    const int nchecked = (int)vars.size();
     if (diagnose) {
-        const int s = *std::max_element(slots.begin(), slots.end());
-        names.push_back("diagnostic_persistent_slots" + std::to_string(s) + "_no_wait");
-        names.push_back("diagnostic_persistent_slots" + std::to_string(s) + "_stream");
-        var_slots.insert(var_slots.end(), {s, s});
-        var_mode.insert(var_mode.end(), {MODE_NO_WAIT, MODE_STREAM});
-        var_warps.insert(var_warps.end(), {8, 8});
+        vars.push_back({"diagnostic_" + ring + "_no_wait", most, MODE_NO_WAIT, 8});
+        vars.push_back({"diagnostic_" + ring + "_stream", most, MODE_STREAM, 8});
     }
-    const int nvar = (int)names.size();
+    const int nvar = (int)vars.size();
     std::vector<std::vector<cudaGraphExec_t>> graphs(2);
     for (int v = 0; v < 2; ++v)
         for (double s : stalls) graphs[v].push_back(build_graph(v == 1, (long long)s));
     auto step = [&](int v, int si) {
         if (v < 2) CHECK(cudaGraphLaunch(graphs[v][si], stream));
-        else persistent_step((long long)stalls[si], var_slots[v], var_mode[v], var_warps[v]);
+        else persistent_step((long long)stalls[si], vars[v].slots, vars[v].mode, vars[v].warps);
     };
 
     // Checks: poisoned activations, one step, logits against the float64 chain.
@@ -689,7 +687,7 @@ int main(int argc, char **argv) {
             double err = rel_l2(got, want);
             bool pass = err < 1e-4;
             ok[v] = ok[v] && pass;
-            printf("check variant=%s stall_ns=%.0f rel_l2=%.3e %s\n", names[v].c_str(), stalls[si], err,
+            printf("check variant=%s stall_ns=%.0f rel_l2=%.3e %s\n", vars[v].name.c_str(), stalls[si], err,
                    pass ? "PASS" : "FAIL");
         }
     }
@@ -752,13 +750,14 @@ int main(int argc, char **argv) {
     printf("copy_gbps_before=%.0f copy_gbps_after=%.0f floor_us=%.1f last_step_rel_l2=%.3e\n", copy_before,
            copy_after, floor_us, last_err);
     if (timeline) print_timeline(chain, sms, [&](unsigned long long *tl) {
-        persistent_step(0, var_slots[nchecked - 1], var_mode[nchecked - 1], var_warps[nchecked - 1], tl);
+        const Variant &last = vars[nchecked - 1];
+        persistent_step(0, last.slots, last.mode, last.warps, tl);
     }, stream);
     bool all = last_err < 1e-4;
     for (int v = 0; v < nvar; ++v) {
         all = all && ok[v];
         if (!ok[v]) {
-            printf("variant=%s not timed: its check failed\n", names[v].c_str());
+            printf("variant=%s not timed: its check failed\n", vars[v].name.c_str());
             continue;
         }
         for (size_t si = 0; si < stalls.size(); ++si) {
@@ -766,7 +765,7 @@ int main(int argc, char **argv) {
             double med = median(t);
             printf("variant=%s stall_ns=%.0f step_us_median=%.1f step_us_min=%.1f step_us_max=%.1f "
                    "pct_of_floor=%.1f samples=%zu steps_per_sample=%d\n",
-                   names[v].c_str(), stalls[si], med, *std::min_element(t.begin(), t.end()),
+                   vars[v].name.c_str(), stalls[si], med, *std::min_element(t.begin(), t.end()),
                    *std::max_element(t.begin(), t.end()), 100.0 * floor_us / med, t.size(), steps);
         }
     }
